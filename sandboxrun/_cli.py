@@ -1,0 +1,178 @@
+"""The command line. stdout is the protocol: only answers go there; logs go to stderr.
+
+Exit codes: 0 when the hooks ran (whatever they decided), 1 when `doctor` finds a
+problem, 2 for a usage, configuration or engine error (one line on stderr).
+With `--fail-closed`, an engine that cannot run the hooks answers a cancel on
+stdout instead, in the agent's own terms, so the agent blocks rather than goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+from . import _doctor
+from ._docker import DockerBackend
+from ._engine import connect
+from ._errors import ConfigError, EngineError, SandboxrunError
+from ._reaper import reap
+from ._runner import DIALECTS, HookFactory, resolve_workspaces
+from ._settings import Settings
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="sandboxrun",
+        description="Run AI coding agents' hooks in disposable, hardened Docker containers.",
+    )
+    p.add_argument("-v", "--verbose", action="count", default=0, help="more logs on stderr")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def agent_opts(cmd: argparse.ArgumentParser) -> None:
+        cmd.add_argument("--agent", choices=sorted(DIALECTS), help="hook dialect (default cline)")
+        cmd.add_argument(
+            "--workspace", action="append", default=[], metavar="DIR",
+            help="workspace root (repeatable; default: the event's roots, else the cwd)",
+        )
+
+    run = sub.add_parser("run", help="run the hooks for one event (event JSON on stdin)")
+    run.add_argument("hook", metavar="HOOK", help="hook name, e.g. PreToolUse")
+    agent_opts(run)
+    run.add_argument("--timeout", type=float, metavar="S", help="seconds per hook (default 30)")
+    run.add_argument("--image", help="hook runtime image")
+    run.add_argument("--fail-closed", action="store_true", default=None,
+                     help="a failed or timed-out hook counts as a cancel")
+
+    lst = sub.add_parser("list", help="show the hooks found and the files skipped, with why")
+    lst.add_argument("hook", nargs="?", metavar="HOOK", help="only this hook name")
+    agent_opts(lst)
+    lst.add_argument("--json", action="store_true", help="machine-readable output")
+
+    images = sub.add_parser("images", help="manage the hook runtime images")
+    isub = images.add_subparsers(dest="images_command", required=True, metavar="ACTION")
+    build = isub.add_parser("build", help="build the default hook image from images/")
+    build.add_argument("--offline", action="store_true",
+                       help="no registry: build the Debian base with debootstrap (needs root)")
+
+    reap_p = sub.add_parser("reap", help="remove containers left behind by killed runs")
+    reap_p.add_argument("--all", action="store_true", help="remove every sandboxrun container")
+
+    sub.add_parser("doctor", help="check the engine, image and runtime")
+    return p
+
+
+def _setup_logging(verbose: int) -> None:
+    logger.remove()
+    level = {0: "WARNING", 1: "INFO"}.get(verbose, "DEBUG")
+    logger.add(sys.stderr, level=level, format="sandboxrun: {level.name.lower()}: {message}")
+    logger.enable("sandboxrun")
+
+
+def _read_event() -> dict[str, Any]:
+    raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
+    if not raw.strip():
+        return {}
+    try:
+        event = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"event on stdin is not valid JSON: {exc}") from None
+    if not isinstance(event, dict):
+        raise ConfigError(f"event on stdin must be a JSON object, not {type(event).__name__}")
+    return event
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    settings = Settings.load(
+        agent=args.agent, timeout=args.timeout, image=args.image, fail_closed=args.fail_closed
+    )
+    event = _read_event()
+    try:
+        backend = DockerBackend(settings)
+        backend.check()
+        try:
+            reap(backend.client)
+        except SandboxrunError as exc:
+            logger.warning("stale-container sweep failed: {}", exc)
+        factory = HookFactory(settings, backend)
+        result = factory.run(args.hook, event, args.workspace)
+    except EngineError as exc:
+        if not settings.fail_closed:
+            raise
+        print(f"sandboxrun: {exc}", file=sys.stderr)
+        message = f"sandboxrun: hooks could not run (fail-closed): {exc}"
+        _emit({"cancel": True, "contextModification": "", "errorMessage": message, "hooks": []})
+        return 0
+    _emit(result.to_json())
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    settings = Settings.load(agent=args.agent)
+    roots = resolve_workspaces({}, args.workspace)
+    found = DIALECTS[settings.agent].discover(args.hook, roots, str(Path.home()))
+    if args.json:
+        hooks = [{"hook": h.hook_name, "path": h.name, "source": h.source} for h in found.hooks]
+        skipped = [{"path": s.path, "source": s.source, "reason": s.reason} for s in found.skipped]
+        _emit({"agent": settings.agent, "hooks": hooks, "skipped": skipped})
+        return 0
+    print(f"hooks ({settings.agent}):" if found.hooks else f"no hooks found ({settings.agent})")
+    for h in found.hooks:
+        print(f"  {h.hook_name:<16} {h.source:<9} {h.name}")
+    if found.skipped:
+        print("skipped:")
+        for s in found.skipped:
+            print(f"  {s.path} ({s.source}): {s.reason}")
+    return 0
+
+
+def _cmd_images(args: argparse.Namespace) -> int:
+    from ._images import build_images
+
+    settings = Settings.load()
+    image_id = build_images(connect(settings.docker_host), image=settings.image,
+                            offline=args.offline)
+    print(f"built {settings.image} ({image_id[:19]})")
+    return 0
+
+
+def _cmd_reap(args: argparse.Namespace) -> int:
+    removed = reap(connect(Settings.load().docker_host), everything=args.all)
+    print(f"removed {len(removed)} container(s)")
+    return 0
+
+
+def _emit(document: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    return _doctor.doctor(Settings.load())
+
+
+COMMANDS = {
+    "run": _cmd_run,
+    "list": _cmd_list,
+    "images": _cmd_images,
+    "reap": _cmd_reap,
+    "doctor": _cmd_doctor,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    _setup_logging(args.verbose)
+    try:
+        code: int = COMMANDS[args.command](args)
+        return code
+    except SandboxrunError as exc:
+        print(f"sandboxrun: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,250 @@
+"""The Cline hook protocol (and Careti's): see reference/cline-hooks.md.
+
+Pure functions over paths, bytes and dicts: no Docker, no threads. Careti is the
+same dialect with other folders, so agent variants are data (`ClineDialect`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import stat
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+from ._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
+
+HOOK_NAMES = (
+    "TaskStart",
+    "TaskResume",
+    "TaskCancel",
+    "TaskComplete",
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "PreCompact",
+    "Notification",
+)
+CONTEXT_LIMIT = 50_000
+TRUNCATION_NOTE = "\n\n[... context truncated due to size limit ...]"
+# Cline's order of the common fields; the payload object comes last.
+_BASE_FIELDS = ("clineVersion", "hookName", "timestamp", "taskId", "workspaceRoots", "userId")
+
+
+@dataclass(frozen=True, slots=True)
+class ClineDialect:
+    """Cline's legacy HookFactory protocol; `global_dir`/`workspace_dir` vary per fork."""
+
+    agent: str
+    global_dir: str  # relative to $HOME
+    workspace_dir: str  # relative to each workspace root
+    default_timeout: float = 30.0
+
+    # -- discovery ---------------------------------------------------------------
+
+    def folders(self, workspaces: Sequence[str], home: str) -> list[tuple[str, str, str]]:
+        """(folder, source, workdir) in Cline's order: global first, then each root."""
+        primary = workspaces[0] if workspaces else os.getcwd()
+        found = [(os.path.join(home, self.global_dir), "global", primary)]
+        found += [(os.path.join(r, self.workspace_dir), "workspace", r) for r in workspaces]
+        return found
+
+    def discover(
+        self, hook_name: str | None, workspaces: Sequence[str], home: str
+    ) -> Discovery:
+        """The hooks for `hook_name` (every hook name if None), and the near-misses."""
+        hooks: list[HookSpec] = []
+        skipped: list[Skipped] = []
+        wanted = (hook_name,) if hook_name else HOOK_NAMES
+        for folder, source, workdir in self.folders(workspaces, home):
+            try:
+                entries = sorted(os.listdir(folder))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError as exc:
+                skipped.append(Skipped(folder, source, f"cannot list folder: {exc.strerror}"))
+                continue
+            for entry in entries:
+                path = os.path.join(folder, entry)
+                name, reason = _classify(path, entry, wanted)
+                if name is None:
+                    continue
+                if reason is not None:
+                    skipped.append(Skipped(path, source, reason))
+                    continue
+                hooks.append(
+                    HookSpec(
+                        hook_name=name,
+                        name=path,
+                        source=source,
+                        # Cline spawns `/bin/sh -c '<path>'`: the shebang picks the interpreter.
+                        argv=("/bin/sh", "-c", shlex.quote(path)),
+                        workdir=workdir,
+                        mounts=_unique([*workspaces, folder]),
+                    )
+                )
+        return Discovery(tuple(hooks), tuple(skipped))
+
+    # -- input -------------------------------------------------------------------
+
+    def prepare_input(
+        self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str]
+    ) -> bytes:
+        """The event as the hook reads it: base fields filled in, compact, no newline."""
+        base: dict[str, Any] = {
+            "clineVersion": event.get("clineVersion"),
+            "hookName": event.get("hookName") or hook_name,
+            "timestamp": event.get("timestamp") or str(int(time.time() * 1000)),
+            "taskId": event.get("taskId"),
+            "workspaceRoots": event.get("workspaceRoots") or list(workspaces),
+            "userId": event.get("userId"),
+        }
+        merged = {k: v for k, v in base.items() if v is not None}
+        merged.update({k: v for k, v in event.items() if k not in _BASE_FIELDS})
+        return json.dumps(merged, separators=(",", ":"), ensure_ascii=False).encode()
+
+    # -- output ------------------------------------------------------------------
+
+    def interpret(self, spec: HookSpec, result: ExecResult, timeout: float) -> HookOutcome:
+        """Turn what the sandbox saw into Cline's reading of it."""
+        common: dict[str, Any] = {
+            "spec": spec,
+            "exit_code": result.exit_code,
+            "duration_ms": result.duration_ms,
+            "oom_killed": result.oom_killed,
+            "output_truncated": result.output_truncated,
+            "stderr": result.stderr.decode("utf-8", "replace"),
+        }
+        if result.timed_out:
+            error = f"{spec.hook_name} hook timed out after {timeout:g}s and was killed"
+            return HookOutcome(status="timed_out", error=error, **common)
+        if result.killed_reason:
+            return HookOutcome(status="failed", error=result.killed_reason, **common)
+        if result.oom_killed:
+            error = f"{spec.hook_name} hook was killed: out of memory"
+            return HookOutcome(status="failed", error=error, **common)
+        if result.exit_code != 0:
+            # Cline does not parse the stdout of a failed hook, even valid JSON.
+            error = f"{spec.hook_name} hook exited with code {result.exit_code}"
+            return HookOutcome(status="failed", error=error, **common)
+        answer, warning = parse_output(result.stdout.decode("utf-8", "replace"))
+        return HookOutcome(status="completed", error=warning, answer=answer, **common)
+
+    def combine(self, outcomes: Sequence[HookOutcome], fail_closed: bool) -> dict[str, Any]:
+        """Cline's combination, keeping every completed answer (see the reference)."""
+        cancel = any(o.answer.get("cancel") is True for o in outcomes)
+        contexts = [o.answer.get("contextModification", "").strip() for o in outcomes]
+        errors = [o.answer.get("errorMessage", "").strip() for o in outcomes]
+        if fail_closed:
+            for o in outcomes:
+                if o.status != "completed":
+                    cancel = True
+                    errors.append(f"sandboxrun: hook {o.spec.name} {o.status}: {o.error}")
+        return {
+            "cancel": cancel,
+            "contextModification": "\n\n".join(c for c in contexts if c),
+            "errorMessage": "\n".join(e for e in errors if e),
+        }
+
+
+CLINE = ClineDialect("cline", "Documents/Cline/Hooks", ".clinerules/hooks")
+CARETI = ClineDialect("careti", "Documents/.agents/hooks", ".agents/hooks")
+
+
+def _classify(path: str, entry: str, wanted: Sequence[str]) -> tuple[str | None, str | None]:
+    """(hook name, None) for a hook; (name, reason) for a near-miss; (None, _) to ignore."""
+    stem = entry.split(".", 1)[0]
+    exact = entry if entry in wanted else None
+    near = next((w for w in wanted if stem.lower() == w.lower()), None)
+    if exact is None and near is None:
+        return None, None
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return near or exact, f"cannot stat: {exc.strerror} (a dangling symlink?)"
+    if exact is None:
+        assert near is not None
+        if stem != near:
+            return near, f"name differs in case: the hook must be named exactly {near}"
+        return near, f"has an extension: on Linux the hook is the file named exactly {near}"
+    if stat.S_ISDIR(st.st_mode):
+        return exact, "is a directory, not a file"
+    if not stat.S_ISREG(st.st_mode):
+        return exact, "is not a regular file"
+    if not st.st_mode & 0o111:
+        return exact, "not executable: a disabled hook (chmod +x to enable)"
+    return exact, None
+
+
+def _unique(paths: Sequence[str]) -> tuple[str, ...]:
+    """Paths in order, dropping repeats and paths inside an earlier one."""
+    kept: list[str] = []
+    for p in paths:
+        if not any(p == k or Path(p).is_relative_to(k) for k in kept):
+            kept.append(p)
+    return tuple(kept)
+
+
+def parse_output(stdout: str) -> tuple[dict[str, Any], str | None]:
+    """A completed hook's stdout -> (validated answer, warning or None)."""
+    text = stdout.replace("\r\n", "\n")
+    if not text.strip():
+        return {"cancel": False}, None
+    try:
+        data: Any = json.loads(text)
+    except (ValueError, RecursionError):
+        data = _last_json_object(text)
+        if data is None:
+            logger.warning("hook printed no JSON object; treated as cancel=false")
+            return {"cancel": False}, "no JSON object in stdout; treated as cancel=false"
+    if not isinstance(data, dict):
+        return {"cancel": False}, "stdout JSON is not an object; treated as cancel=false"
+    return _validate(data)
+
+
+def _last_json_object(text: str) -> Any:
+    """Cline's fallback: the last line with `}`, upward until the braces balance."""
+    lines = text.split("\n")
+    end = next((i for i in range(len(lines) - 1, -1, -1) if "}" in lines[i]), None)
+    if end is None:
+        return None
+    depth = 0
+    for start in range(end, -1, -1):
+        depth += lines[start].count("}") - lines[start].count("{")
+        if depth <= 0 and "{" in lines[start]:
+            chunk = [lines[start][lines[start].index("{") :], *lines[start + 1 : end + 1]]
+            try:
+                return json.loads("\n".join(chunk))
+            except (ValueError, RecursionError):
+                return None
+    return None
+
+
+def _validate(data: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    if "shouldContinue" in data:
+        return {"cancel": False}, "invalid output: legacy field shouldContinue; ignored"
+    answer: dict[str, Any] = {}
+    fields = (
+        ("cancel", ("cancel",), bool),
+        ("contextModification", ("contextModification", "context_modification"), str),
+        ("errorMessage", ("errorMessage", "error_message"), str),
+    )
+    for key, spellings, kind in fields:
+        for spelling in spellings:
+            if spelling in data:
+                if not isinstance(data[spelling], kind):
+                    msg = f"invalid output: {spelling} must be a {kind.__name__}; ignored"
+                    return {"cancel": False}, msg
+                answer[key] = data[spelling]
+                break
+    answer.setdefault("cancel", False)
+    context = answer.get("contextModification")
+    if context is not None and len(context) > CONTEXT_LIMIT:
+        answer["contextModification"] = context[:CONTEXT_LIMIT] + TRUNCATION_NOTE
+    return answer, None

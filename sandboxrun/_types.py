@@ -1,0 +1,97 @@
+"""The values that cross the seams: dialect -> runner -> backend and back.
+
+Frozen, slotted dataclasses: cheap to build, safe to share between threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Status = Literal["completed", "failed", "timed_out", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class ExecRequest:
+    """One command to run once, in isolation."""
+
+    argv: tuple[str, ...]
+    stdin: bytes
+    workdir: str
+    mounts: tuple[str, ...] = ()  # host paths, mounted read-only at the same path
+    env: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = 30.0
+    label: str = ""  # what the logs call it (hook name or command)
+
+
+@dataclass(frozen=True, slots=True)
+class ExecResult:
+    """What happened to one command. Never describes *our* failures (those raise)."""
+
+    exit_code: int | None
+    stdout: bytes  # the tail, at most Settings.stdout_tail bytes
+    stderr: bytes  # the tail
+    duration_ms: int
+    timed_out: bool = False
+    oom_killed: bool = False
+    output_truncated: bool = False  # bytes were dropped, or the hook was killed for output
+    killed_reason: str | None = None  # why we killed it before its deadline, if we did
+
+
+@dataclass(frozen=True, slots=True)
+class HookSpec:
+    """One hook found by discovery, ready to run."""
+
+    hook_name: str  # the event, e.g. PreToolUse
+    name: str  # what the report calls it: a path or a command
+    source: str  # global/workspace (cline); user/project/local (claude)
+    argv: tuple[str, ...]
+    workdir: str
+    mounts: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+    timeout: float | None = None  # None: the settings' timeout
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file that looks like a hook but is not one, and why."""
+
+    path: str
+    source: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    hooks: tuple[HookSpec, ...]
+    skipped: tuple[Skipped, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HookOutcome:
+    """One hook's run as the user sees it, plus the dialect's reading of its answer."""
+
+    spec: HookSpec
+    status: Status
+    exit_code: int | None = None
+    duration_ms: int = 0
+    oom_killed: bool = False
+    output_truncated: bool = False
+    error: str | None = None
+    stderr: str = ""
+    answer: Mapping[str, Any] = field(default_factory=dict)
+
+    def report(self) -> dict[str, Any]:
+        """The element of the `hooks` array in the CLI's JSON (DESIGN.md §3.1)."""
+        return {
+            "name": self.spec.name,
+            "source": self.spec.source,
+            "status": self.status,
+            "exitCode": self.exit_code,
+            "durationMs": self.duration_ms,
+            "oomKilled": self.oom_killed,
+            "outputTruncated": self.output_truncated,
+            "error": self.error,
+            "stderr": self.stderr,
+        }
