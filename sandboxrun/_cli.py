@@ -22,6 +22,7 @@ from ._docker import DockerBackend
 from ._engine import connect
 from ._errors import ConfigError, EngineError, SandboxrunError
 from ._reaper import reap
+from ._cline import HOOK_NAMES
 from ._runner import DIALECTS, HookFactory, resolve_workspaces
 from ._settings import Settings
 
@@ -91,6 +92,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     settings = Settings.load(
         agent=args.agent, timeout=args.timeout, image=args.image, fail_closed=args.fail_closed
     )
+    if args.hook not in HOOK_NAMES:
+        raise ConfigError(f"unknown hook {args.hook!r}: one of {', '.join(HOOK_NAMES)}")
     event = _read_event()
     try:
         backend = DockerBackend(settings)

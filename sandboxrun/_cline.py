@@ -34,7 +34,15 @@ HOOK_NAMES = (
 CONTEXT_LIMIT = 50_000
 TRUNCATION_NOTE = "\n\n[... context truncated due to size limit ...]"
 # Cline's order of the common fields; the payload object comes last.
-_BASE_FIELDS = ("clineVersion", "hookName", "timestamp", "taskId", "workspaceRoots", "userId")
+_BASE_FIELDS = (
+    "clineVersion",
+    "hookName",
+    "timestamp",
+    "taskId",
+    "workspaceRoots",
+    "userId",
+    "model",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,10 +108,12 @@ class ClineDialect:
         base: dict[str, Any] = {
             "clineVersion": event.get("clineVersion"),
             "hookName": event.get("hookName") or hook_name,
-            "timestamp": event.get("timestamp") or str(int(time.time() * 1000)),
+            "timestamp": str(event.get("timestamp") or int(time.time() * 1000)),
             "taskId": event.get("taskId"),
-            "workspaceRoots": event.get("workspaceRoots") or list(workspaces),
+            # The roots the hooks really get (mounted at these paths), not what was asked.
+            "workspaceRoots": list(workspaces),
             "userId": event.get("userId"),
+            "model": event.get("model"),
         }
         merged = {k: v for k, v in base.items() if v is not None}
         merged.update({k: v for k, v in event.items() if k not in _BASE_FIELDS})
@@ -128,6 +138,9 @@ class ClineDialect:
             return HookOutcome(status="failed", error=result.killed_reason, **common)
         if result.oom_killed:
             error = f"{spec.hook_name} hook was killed: out of memory"
+            return HookOutcome(status="failed", error=error, **common)
+        if result.exit_code is None:
+            error = f"{spec.hook_name} hook ended without an exit code"
             return HookOutcome(status="failed", error=error, **common)
         if result.exit_code != 0:
             # Cline does not parse the stdout of a failed hook, even valid JSON.

@@ -115,7 +115,8 @@ def resolve_workspaces(event: Mapping[str, Any], given: Sequence[str] = ()) -> l
         path = os.path.abspath(root)
         if not os.path.isdir(path):
             raise ConfigError(f"workspace {path} does not exist or is not a directory")
-        resolved.append(path)
+        if path not in resolved:  # a root given twice still has one hook folder
+            resolved.append(path)
     return resolved
 
 

@@ -1,0 +1,93 @@
+"""Shared fixtures. Each fixture is a small, independent function: add new ones below."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+from sandboxrun import ExecRequest, ExecResult, FakeBackend, Settings
+
+HookAnswer = ExecResult | Callable[[ExecRequest], ExecResult]
+
+
+# -- isolation from the developer's environment ------------------------------------
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake, empty HOME; no SANDBOXRUN_* variable or real config file is ever read."""
+    fake_home = tmp_path / "home"
+    fake_home.mkdir()
+    monkeypatch.setenv("HOME", str(fake_home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    for name in list(os.environ):
+        if name.startswith("SANDBOXRUN_"):
+            monkeypatch.delenv(name)
+    # Points at a file that does not exist (tests may create it).
+    monkeypatch.setenv("SANDBOXRUN_CONFIG", str(tmp_path / "sandboxrun-config.toml"))
+    return fake_home
+
+
+@pytest.fixture
+def settings(home: Path) -> Settings:
+    """Default settings, built in the isolated environment of `home`."""
+    return Settings.load()
+
+
+# -- hooks on disk -------------------------------------------------------------------
+
+
+@pytest.fixture
+def make_hook() -> Callable[..., Path]:
+    """`make_hook(folder, name="PreToolUse", mode=0o755, body=...)` writes a hook file."""
+
+    def make(
+        folder: str | os.PathLike[str],
+        name: str = "PreToolUse",
+        mode: int = 0o755,
+        body: str = '#!/bin/sh\necho \'{"cancel": false}\'\n',
+    ) -> Path:
+        path = Path(folder) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body)
+        path.chmod(mode)
+        return path
+
+    return make
+
+
+# -- a backend without Docker -----------------------------------------------------------
+
+
+def hook_path_of(request: ExecRequest) -> str:
+    """The hook path inside a Cline request's `/bin/sh -c '<path>'`."""
+    return shlex.split(request.argv[-1])[0]
+
+
+@pytest.fixture
+def fake() -> Callable[..., FakeBackend]:
+    """`fake({hook_path: ExecResult | handler}, default=None)` -> a FakeBackend.
+
+    A request for a hook path that is neither in the mapping nor covered by
+    `default` fails the test.
+    """
+
+    def make(
+        answers: Mapping[str | os.PathLike[str], HookAnswer] | None = None,
+        default: HookAnswer | None = None,
+    ) -> FakeBackend:
+        table = {str(k): v for k, v in (answers or {}).items()}
+
+        def handler(request: ExecRequest) -> ExecResult:
+            answer = table.get(hook_path_of(request), default)
+            if answer is None:
+                raise AssertionError(f"unexpected hook run: {request.argv}")
+            return answer if isinstance(answer, ExecResult) else answer(request)
+
+        return FakeBackend(handler)
+
+    return make

@@ -1,0 +1,88 @@
+"""Fixtures for the tests that need a real Docker Engine.
+
+Without an engine these tests skip, except in CI (`CI=true`), where a missing
+engine or image is a failure: the sandbox is only proven against the real thing.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandboxrun import DockerBackend, HookFactory, SandboxrunError, Settings
+from sandboxrun._docker import LABEL
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "/tests/engine/" in str(item.path):
+            item.add_marker(pytest.mark.docker)
+
+
+@pytest.fixture(scope="session")
+def engine() -> Iterator[DockerBackend]:
+    """A DockerBackend on the real engine, with the default image present."""
+    try:
+        backend = DockerBackend(Settings.load())
+        backend.check()
+    except SandboxrunError as exc:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI needs a Docker Engine and the hook image: {exc}")
+        pytest.skip(f"no Docker Engine: {exc}")
+    yield backend
+    mine = {"label": [f"{LABEL}=1", f"sandboxrun.pid={os.getpid()}"]}
+    leftover = backend.api.containers(all=True, filters=mine)
+    assert not leftover, f"containers left behind: {[c['Id'][:12] for c in leftover]}"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / ".clinerules" / "hooks").mkdir(parents=True)
+    (ws / "README.md").write_text("hello from the workspace\n")
+    return ws
+
+
+HookWriter = Callable[..., Path]
+
+
+@pytest.fixture
+def hook(workspace: Path) -> HookWriter:
+    """Write an executable hook script into the workspace's Cline hook folder."""
+
+    def write(body: str, name: str = "PreToolUse", shebang: str = "#!/bin/bash") -> Path:
+        path = workspace / ".clinerules" / "hooks" / name
+        path.write_text(f"{shebang}\n{textwrap.dedent(body).strip()}\n")
+        path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        return path
+
+    return write
+
+
+Runner = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture
+def run_hooks(engine: DockerBackend, workspace: Path, tmp_path: Path) -> Runner:
+    """Run the workspace's hooks for one event through the public API; return the JSON."""
+
+    def run(
+        hook_name: str = "PreToolUse", event: dict[str, Any] | None = None, **overrides: Any
+    ) -> dict[str, Any]:
+        settings = Settings.load(**overrides) if overrides else engine.settings
+        backend = engine if not overrides else DockerBackend(settings, client=engine.client)
+        factory = HookFactory(settings, backend, home=str(tmp_path / "home"))
+        result = factory.run(hook_name, event or {}, [str(workspace)])
+        return result.to_json()
+
+    return run
+
+
+def labelled_containers(engine: DockerBackend) -> list[dict[str, Any]]:
+    return list(engine.api.containers(all=True, filters={"label": f"{LABEL}=1"}))
