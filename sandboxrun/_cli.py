@@ -18,11 +18,11 @@ from typing import Any
 from loguru import logger
 
 from . import _doctor
+from ._cline import HOOK_NAMES
 from ._docker import DockerBackend
 from ._engine import connect
 from ._errors import ConfigError, EngineError, SandboxrunError
 from ._reaper import reap
-from ._cline import HOOK_NAMES
 from ._runner import DIALECTS, HookFactory, resolve_workspaces
 from ._settings import Settings
 
@@ -71,8 +71,12 @@ def _parser() -> argparse.ArgumentParser:
 def _setup_logging(verbose: int) -> None:
     logger.remove()
     level = {0: "WARNING", 1: "INFO"}.get(verbose, "DEBUG")
-    logger.add(sys.stderr, level=level, format="sandboxrun: {level.name.lower()}: {message}")
+    logger.add(sys.stderr, level=level, format=_log_format)
     logger.enable("sandboxrun")
+
+
+def _log_format(record: Any) -> str:
+    return f"sandboxrun: {record['level'].name.lower()}: {{message}}\n{{exception}}"
 
 
 def _read_event() -> dict[str, Any]:

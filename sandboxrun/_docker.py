@@ -72,10 +72,11 @@ class DockerBackend:
         with self._lock:
             self._count += 1
             name = f"sandboxrun-{self.run_id[:12]}-{self._count}"
+        created = time.monotonic()  # durationMs counts the sandbox's own cost too
         with engine_errors(self.settings.docker_host, self.settings.image):
             cid = retry_engine(self.api.create_container)(**self._config(request, name))["Id"]
             try:
-                return _Run(self, cid, request).execute()
+                return _Run(self, cid, request, created).execute()
             finally:
                 self._remove(cid)
 
@@ -126,8 +127,7 @@ class DockerBackend:
                 "sandboxrun.deadline": str(deadline),
                 "sandboxrun.hook": request.label[:200],
             },
-            "stdin_open": True,
-            "stdin_once": True,
+            "stdin_open": True,  # with detach=False docker-py also sets StdinOnce
             "tty": False,
             "host_config": host_config,
         }
@@ -136,8 +136,10 @@ class DockerBackend:
 class _Run:
     """The mutable state of one container's run; used once."""
 
-    def __init__(self, backend: DockerBackend, cid: str, request: ExecRequest) -> None:
-        self.b, self.cid, self.req = backend, cid, request
+    def __init__(
+        self, backend: DockerBackend, cid: str, request: ExecRequest, created: float
+    ) -> None:
+        self.b, self.cid, self.req, self.created = backend, cid, request, created
         self.stdout = bytearray()
         self.stderr = bytearray()
         self.total = 0
@@ -152,11 +154,10 @@ class _Run:
             self.cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
         )
         self.sock = getattr(attached, "_sock", attached)
+        writer = threading.Thread(target=self._feed, daemon=True)
         try:
             # Not retried: a start that reached the engine may have run the hook.
             api.start(self.cid)
-            started = time.monotonic()
-            writer = threading.Thread(target=self._feed, daemon=True)
             writer.start()
             timer = threading.Timer(self.req.timeout, self._deadline)
             watchdog = threading.Timer(self.req.timeout + STREAM_GRACE, self._hang_up)
@@ -168,9 +169,13 @@ class _Run:
             finally:
                 timer.cancel()
                 watchdog.cancel()
-            duration_ms = int((time.monotonic() - started) * 1000)
+            duration_ms = int((time.monotonic() - self.created) * 1000)
         finally:
             self._hang_up()
+            if writer.is_alive():
+                writer.join(timeout=STREAM_GRACE)  # unblocked by the shutdown above
+            self.sock.close()
+            attached.close()
         exit_code = retry_engine(api.wait)(self.cid, timeout=STREAM_GRACE)["StatusCode"]
         oom = bool(retry_engine(api.inspect_container)(self.cid)["State"].get("OOMKilled"))
         return ExecResult(

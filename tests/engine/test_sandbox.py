@@ -38,8 +38,8 @@ def test_workspace_is_read_only(hook: HookWriter, run_hooks: Runner, workspace: 
     """New files cannot be created in the workspace, and existing ones stay unchanged."""
     hook("""
         cat README.md >/dev/null || exit 9
-        touch new-file 2>&1 || true
-        echo changed >> README.md 2>&1 || true
+        touch new-file || true
+        (echo changed >> README.md) 2>/dev/null || true
         echo '{"contextModification": "tried"}'
     """)
     result = run_hooks()
