@@ -1,0 +1,151 @@
+"""The CLI as users and agents meet it: a subprocess, JSON on stdin, one JSON on stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sandboxrun import DockerBackend
+from sandboxrun._docker import LABEL
+
+from .conftest import HookWriter
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "examples" / "demo"
+EVENT = (DEMO / "event.json").read_text()
+
+
+def sandboxrun(*args: str, stdin: str = "", env: dict[str, str] | None = None, **kw):
+    """Run the real command line, as an agent would."""
+    return subprocess.run(
+        [sys.executable, "-m", "sandboxrun", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        **kw,
+    )
+
+
+def test_demo_blocks_rm_rf_and_contains_the_snoop(engine: DockerBackend) -> None:
+    """The README's demo: the guard cancels, the cloned hook reaches nothing, stdout is one JSON."""
+    done = sandboxrun(
+        "run",
+        "PreToolUse",
+        "--workspace",
+        str(DEMO / "app"),
+        "--workspace",
+        str(DEMO / "cloned-plugin"),
+        stdin=EVENT,
+        env={"DEMO_API_TOKEN": "hunter2"},
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1
+    result = json.loads(lines[0])
+    assert result["cancel"] is True
+    assert "rm -rf" in result["errorMessage"]
+    assert "GOT IT" not in result["contextModification"]
+    assert result["contextModification"].count("failed (") == 7
+    assert [h["status"] for h in result["hooks"]] == ["completed", "completed"]
+    assert not (DEMO / "cloned-plugin" / "PWNED").exists()
+
+
+def test_missing_image_is_one_line(engine: DockerBackend) -> None:
+    """A missing image exits 2 with one line saying how to build it; stdout stays empty."""
+    done = sandboxrun("run", "PreToolUse", "--image", "sandboxrun/absent:0", stdin="{}")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "sandboxrun images build" in done.stderr
+
+
+def test_unreachable_engine_is_one_line(tmp_path: Path) -> None:
+    """An engine that does not answer exits 2 with one line naming the address."""
+    sock = f"unix://{tmp_path}/none.sock"
+    done = sandboxrun("run", "PreToolUse", stdin="{}", env={"SANDBOXRUN_DOCKER_HOST": sock})
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.count("\n") == 1 and sock in done.stderr
+
+
+def test_unreachable_engine_fail_closed_cancels(tmp_path: Path) -> None:
+    """With --fail-closed an engine that cannot run hooks is a cancel, in Cline's terms."""
+    env = {"DOCKER_HOST": f"unix://{tmp_path}/none.sock"}
+    done = sandboxrun("run", "PreToolUse", "--fail-closed", stdin="{}", env=env)
+    assert done.returncode == 0
+    result = json.loads(done.stdout)
+    assert result["cancel"] is True and "fail-closed" in result["errorMessage"]
+
+
+def test_list_names_hooks_and_near_misses(workspace: Path, hook: HookWriter) -> None:
+    """`list` shows the hook and explains the files it skipped."""
+    hook("true")
+    (workspace / ".clinerules" / "hooks" / "PostToolUse").write_text("#!/bin/sh\n")
+    (workspace / ".clinerules" / "hooks" / "TaskStart.sh").write_text("#!/bin/sh\n")
+    done = sandboxrun("list", "--workspace", str(workspace), "--json")
+    listing = json.loads(done.stdout)
+    assert [h["hook"] for h in listing["hooks"]] == ["PreToolUse"]
+    reasons = {Path(s["path"]).name: s["reason"] for s in listing["skipped"]}
+    assert "not executable" in reasons["PostToolUse"]
+    assert "extension" in reasons["TaskStart.sh"]
+
+
+def test_doctor_passes(engine: DockerBackend) -> None:
+    """On this machine the engine, runtime and image checks pass."""
+    done = sandboxrun("doctor")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FAIL" not in done.stdout
+
+
+def test_killed_run_leaves_a_container_that_reap_removes(
+    engine: DockerBackend, workspace: Path, hook: HookWriter
+) -> None:
+    """SIGKILL on sandboxrun mid-run leaves a labelled container; `reap` removes it at once."""
+    hook("sleep 120")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--workspace", str(workspace)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(b"{}")
+    proc.stdin.close()
+    owned = {"label": [f"{LABEL}=1", f"sandboxrun.pid={proc.pid}"]}
+    for _ in range(200):
+        if engine.api.containers(filters=owned):
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the run never started its container")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert engine.api.containers(all=True, filters=owned), "the orphan should still be there"
+    done = sandboxrun("reap")
+    assert done.returncode == 0, done.stderr
+    assert engine.api.containers(all=True, filters=owned) == []
+
+
+def test_reap_spares_containers_of_live_runs(engine: DockerBackend) -> None:
+    """A container whose owner lives and whose deadline is ahead survives `reap`;
+    `reap --all` removes it."""
+    labels = {
+        LABEL: "1",
+        "sandboxrun.pid": str(os.getpid()),
+        "sandboxrun.host": os.uname().nodename,
+        "sandboxrun.deadline": str(int(time.time() + 600)),
+    }
+    cid = engine.api.create_container(engine.settings.image, ["true"], labels=labels)["Id"]
+    try:
+        assert sandboxrun("reap").returncode == 0
+        assert engine.api.containers(all=True, filters={"id": cid})
+        assert sandboxrun("reap", "--all").returncode == 0
+        assert engine.api.containers(all=True, filters={"id": cid}) == []
+    finally:
+        if engine.api.containers(all=True, filters={"id": cid}):
+            engine.api.remove_container(cid, force=True)
