@@ -41,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
             "--workspace", action="append", default=[], metavar="DIR",
             help="workspace root (repeatable; default: the event's roots, else the cwd)",
         )
+        cmd.add_argument(
+            "--hooks-dir", action="append", default=[], metavar="DIR",
+            help="search only this hook folder (repeatable), not the agent's usual ones",
+        )
 
     run = sub.add_parser("run", help="run the hooks for one event (event JSON on stdin)")
     run.add_argument("hook", metavar="HOOK", help="hook name, e.g. PreToolUse")
@@ -106,7 +110,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             reap(backend.client)
         except SandboxrunError as exc:
             logger.warning("stale-container sweep failed: {}", exc)
-        factory = HookFactory(settings, backend)
+        factory = HookFactory(settings, backend, hooks_dirs=args.hooks_dir)
         result = factory.run(args.hook, event, args.workspace)
     except EngineError as exc:
         if not settings.fail_closed:
@@ -122,7 +126,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_list(args: argparse.Namespace) -> int:
     settings = Settings.load(agent=args.agent)
     roots = resolve_workspaces({}, args.workspace)
-    found = DIALECTS[settings.agent].discover(args.hook, roots, str(Path.home()))
+    found = DIALECTS[settings.agent].discover(args.hook, roots, str(Path.home()), args.hooks_dir)
     if args.json:
         hooks = [{"hook": h.hook_name, "path": h.name, "source": h.source} for h in found.hooks]
         skipped = [{"path": s.path, "source": s.source, "reason": s.reason} for s in found.skipped]

@@ -56,21 +56,33 @@ class ClineDialect:
 
     # -- discovery ---------------------------------------------------------------
 
-    def folders(self, workspaces: Sequence[str], home: str) -> list[tuple[str, str, str]]:
-        """(folder, source, workdir) in Cline's order: global first, then each root."""
+    def folders(
+        self, workspaces: Sequence[str], home: str, explicit: Sequence[str] = ()
+    ) -> list[tuple[str, str, str]]:
+        """(folder, source, workdir) in Cline's order: global first, then each root.
+
+        Explicit hook folders replace both: that is how a trusted global hook forwards
+        events to sandboxrun without sandboxrun finding (and re-running) itself.
+        """
         primary = workspaces[0] if workspaces else os.getcwd()
+        if explicit:
+            return [(os.path.abspath(d), "explicit", primary) for d in explicit]
         found = [(os.path.join(home, self.global_dir), "global", primary)]
         found += [(os.path.join(r, self.workspace_dir), "workspace", r) for r in workspaces]
         return found
 
     def discover(
-        self, hook_name: str | None, workspaces: Sequence[str], home: str
+        self,
+        hook_name: str | None,
+        workspaces: Sequence[str],
+        home: str,
+        explicit: Sequence[str] = (),
     ) -> Discovery:
         """The hooks for `hook_name` (every hook name if None), and the near-misses."""
         hooks: list[HookSpec] = []
         skipped: list[Skipped] = []
         wanted = (hook_name,) if hook_name else HOOK_NAMES
-        for folder, source, workdir in self.folders(workspaces, home):
+        for folder, source, workdir in self.folders(workspaces, home, explicit):
             try:
                 entries = sorted(os.listdir(folder))
             except (FileNotFoundError, NotADirectoryError):

@@ -127,14 +127,21 @@ class HookFactory:
     >>> result = factory.run("PreToolUse", event)       # doctest: +SKIP
     """
 
-    def __init__(self, settings: Settings, backend: Backend, home: str | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        backend: Backend,
+        home: str | None = None,
+        hooks_dirs: Sequence[str] = (),
+    ) -> None:
         self.settings = settings
+        self.hooks_dirs = tuple(hooks_dirs)  # given: only these folders are searched
         self.backend = backend
         self.dialect = DIALECTS[settings.agent]
         self.home = home if home is not None else str(Path.home())
 
     def discover(self, hook_name: str | None, workspaces: Sequence[str]) -> Discovery:
-        return self.dialect.discover(hook_name, workspaces, self.home)
+        return self.dialect.discover(hook_name, workspaces, self.home, self.hooks_dirs)
 
     def create(self, hook_name: str, workspaces: Sequence[str]) -> CombinedHookRunner:
         hooks = self.discover(hook_name, workspaces).hooks

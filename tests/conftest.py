@@ -6,6 +6,7 @@ import os
 import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,3 +92,22 @@ def fake() -> Callable[..., FakeBackend]:
         return FakeBackend(handler)
 
     return make
+
+
+# -- the count of engine tests, visible at the end of every run ----------------------
+
+_ENGINE_OUTCOMES: dict[str, int] = {"passed": 0, "failed": 0, "skipped": 0}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Count the outcomes of tests marked `docker` (those under tests/engine/)."""
+    if "docker" not in report.keywords:
+        return
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        _ENGINE_OUTCOMES[report.outcome] += 1
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say how many tests ran against the real Docker Engine."""
+    counts = ", ".join(f"{n} {k}" for k, n in _ENGINE_OUTCOMES.items())
+    terminalreporter.write_line(f"engine tests (real Docker Engine): {counts}")

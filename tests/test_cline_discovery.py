@@ -357,3 +357,18 @@ def test_no_workspaces_means_the_cwd_for_global_hooks(home, tmp_path, make_hook,
     make_hook(home / GLOBAL)
     [spec] = CLINE.discover("PreToolUse", [], str(home)).hooks
     assert spec.workdir == os.getcwd()
+
+
+def test_explicit_hooks_dirs_replace_the_usual_folders(
+    home: Path, roots: list[str], make_hook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--hooks-dir searches only the given folders (relative to the cwd), source explicit."""
+    make_hook(home / GLOBAL)
+    make_hook(Path(roots[0]) / LOCAL)
+    extra = make_hook(tmp_path / "sandboxed")
+    monkeypatch.chdir(tmp_path)
+    found = CLINE.discover("PreToolUse", roots, str(home), ["sandboxed"])
+    assert [(h.name, h.source, h.workdir) for h in found.hooks] == [
+        (str(extra), "explicit", roots[0])
+    ]
+    assert str(tmp_path / "sandboxed") in found.hooks[0].mounts
