@@ -149,3 +149,33 @@ def test_reap_spares_containers_of_live_runs(engine: DockerBackend) -> None:
     finally:
         if engine.api.containers(all=True, filters={"id": cid}):
             engine.api.remove_container(cid, force=True)
+
+
+def test_readme_forwarding_global_hook(
+    engine: DockerBackend, workspace: Path, tmp_path: Path
+) -> None:
+    """The README's wiring: Cline runs a global hook that forwards to `sandboxrun run
+    --hooks-dir`, and the repository's moved hook answers from inside the sandbox."""
+    moved = workspace / ".clinerules" / "sandboxed-hooks"
+    moved.mkdir()
+    (moved / "PreToolUse").write_text(
+        '#!/bin/sh\necho \'{"cancel": true, "errorMessage": "no"}\'\n'
+    )
+    (moved / "PreToolUse").chmod(0o755)
+    forward = tmp_path / "home" / "Documents" / "Cline" / "Hooks" / "PreToolUse"
+    forward.parent.mkdir(parents=True)
+    forward.write_text(
+        f"#!/bin/sh\nexec {sys.executable} -m sandboxrun run PreToolUse \\\n"
+        "     --hooks-dir .clinerules/sandboxed-hooks --fail-closed\n"
+    )
+    forward.chmod(0o755)
+    event = {"hookName": "PreToolUse", "workspaceRoots": [str(workspace)]}
+    # As Cline does it: `/bin/sh -c '<path>'` in the primary root, the event on stdin.
+    done = subprocess.run(
+        ["/bin/sh", "-c", str(forward)], input=json.dumps(event), capture_output=True,
+        text=True, cwd=workspace, env={**os.environ, "HOME": str(tmp_path / "home")}, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["cancel"], result["errorMessage"]) == (True, "no")
+    assert [h["source"] for h in result["hooks"]] == ["explicit"]
