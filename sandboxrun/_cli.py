@@ -18,7 +18,6 @@ from typing import Any
 from loguru import logger
 
 from . import _doctor
-from ._cline import HOOK_NAMES
 from ._docker import DockerBackend
 from ._engine import connect
 from ._errors import ConfigError, EngineError, SandboxrunError
@@ -100,8 +99,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     settings = Settings.load(
         agent=args.agent, timeout=args.timeout, image=args.image, fail_closed=args.fail_closed
     )
-    if args.hook not in HOOK_NAMES:
-        raise ConfigError(f"unknown hook {args.hook!r}: one of {', '.join(HOOK_NAMES)}")
+    dialect = DIALECTS[settings.agent]
+    if args.hook not in dialect.hook_names:
+        known = ", ".join(dialect.hook_names)
+        raise ConfigError(f"unknown {settings.agent} hook {args.hook!r}: one of {known}")
     event = _read_event()
     try:
         backend = DockerBackend(settings)
@@ -117,7 +118,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise
         print(f"sandboxrun: {exc}", file=sys.stderr)
         message = f"sandboxrun: hooks could not run (fail-closed): {exc}"
-        _emit({"cancel": True, "contextModification": "", "errorMessage": message, "hooks": []})
+        _emit({**dialect.blocked_answer(message), "hooks": []})
         return 0
     _emit(result.to_json())
     return 0
@@ -125,8 +126,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     settings = Settings.load(agent=args.agent)
-    roots = resolve_workspaces({}, args.workspace)
-    found = DIALECTS[settings.agent].discover(args.hook, roots, str(Path.home()), args.hooks_dir)
+    dialect = DIALECTS[settings.agent]
+    roots = resolve_workspaces({}, args.workspace, dialect)
+    found = dialect.discover(args.hook, roots, str(Path.home()), args.hooks_dir)
     if args.json:
         hooks = [{"hook": h.hook_name, "path": h.name, "source": h.source} for h in found.hooks]
         skipped = [{"path": s.path, "source": s.source, "reason": s.reason} for s in found.skipped]

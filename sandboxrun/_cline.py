@@ -53,6 +53,17 @@ class ClineDialect:
     global_dir: str  # relative to $HOME
     workspace_dir: str  # relative to each workspace root
     default_timeout: float = 30.0
+    hook_names: tuple[str, ...] = HOOK_NAMES
+
+    def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
+        roots = event.get("workspaceRoots")
+        return list(roots) if isinstance(roots, list) else []
+
+    def matches(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:
+        return True  # Cline hooks have no matchers: the file name is the event
+
+    def blocked_answer(self, reason: str) -> dict[str, Any]:
+        return {"cancel": True, "contextModification": "", "errorMessage": reason}
 
     # -- discovery ---------------------------------------------------------------
 

@@ -73,8 +73,9 @@ class DockerBackend:
             self._count += 1
             name = f"sandboxrun-{self.run_id[:12]}-{self._count}"
         created = time.monotonic()  # durationMs counts the sandbox's own cost too
+        config = self._config(request, name)
         with engine_errors(self.settings.docker_host, self.settings.image):
-            cid = retry_engine(self.api.create_container)(**self._config(request, name))["Id"]
+            cid = retry_engine(self.api.create_container)(**config)["Id"]
             try:
                 return _Run(self, cid, request, created).execute()
             finally:

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import docker
 import docker.errors
 import requests
+from docker.utils.socket import SocketError
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
 from ._errors import EngineError, EngineUnavailable, ImageMissing
@@ -61,6 +62,8 @@ def engine_errors(address: str | None = None, image: str | None = None) -> Itera
         raise EngineUnavailable(
             f"no Docker Engine answers at {where}: {ENGINE_HINT} ({_one_line(exc)[:160]})"
         ) from None
+    except (OSError, SocketError) as exc:  # the attach stream broke under us
+        raise EngineError(f"lost the connection to the Docker Engine: {_one_line(exc)}") from None
 
 
 def connect(address: str | None) -> Any:

@@ -20,12 +20,13 @@ from typing import Any
 from loguru import logger
 
 from ._backend import Backend
-from ._cline import CARETI, CLINE, ClineDialect
+from ._cline import CARETI, CLINE
+from ._dialect import Dialect
 from ._errors import ConfigError, SandboxrunError
 from ._settings import Settings
 from ._types import Discovery, ExecRequest, HookOutcome, HookSpec
 
-DIALECTS: dict[str, ClineDialect] = {"cline": CLINE, "careti": CARETI}
+DIALECTS: dict[str, Dialect] = {"cline": CLINE, "careti": CARETI}
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +45,13 @@ class HookRunner:
     """Runs one hook once in the backend and reads its answer."""
 
     def __init__(
-        self, spec: HookSpec, backend: Backend, dialect: ClineDialect, settings: Settings
+        self, spec: HookSpec, backend: Backend, dialect: Dialect, settings: Settings
     ) -> None:
         self.spec, self.backend, self.dialect, self.settings = spec, backend, dialect, settings
 
     def run(self, stdin: bytes) -> HookOutcome:
         spec = self.spec
-        timeout = spec.timeout or self.settings.timeout
+        timeout = spec.timeout or self.settings.timeout or self.dialect.default_timeout
         request = ExecRequest(
             argv=spec.argv,
             stdin=stdin,
@@ -86,7 +87,7 @@ class HookRunner:
 class CombinedHookRunner:
     """Runs several hooks concurrently, all to completion, and combines them."""
 
-    def __init__(self, runners: Sequence[HookRunner], dialect: ClineDialect, fail_closed: bool):
+    def __init__(self, runners: Sequence[HookRunner], dialect: Dialect, fail_closed: bool):
         self.runners, self.dialect, self.fail_closed = list(runners), dialect, fail_closed
 
     def run(self, stdin: bytes) -> CombinedResult:
@@ -101,13 +102,16 @@ class CombinedHookRunner:
 class NoOpHookRunner(CombinedHookRunner):
     """Nothing to run: the answer of no hooks."""
 
-    def __init__(self, dialect: ClineDialect, fail_closed: bool = False) -> None:
+    def __init__(self, dialect: Dialect, fail_closed: bool = False) -> None:
         super().__init__([], dialect, fail_closed)
 
 
-def resolve_workspaces(event: Mapping[str, Any], given: Sequence[str] = ()) -> list[str]:
-    """Workspace roots: the given ones, else the event's `workspaceRoots`, else the cwd."""
-    roots = list(given) or list(event.get("workspaceRoots") or []) or [os.getcwd()]
+def resolve_workspaces(
+    event: Mapping[str, Any], given: Sequence[str] = (), dialect: Dialect = CLINE
+) -> list[str]:
+    """Workspace roots: the given ones, else the event's (`workspaceRoots` for Cline,
+    `cwd` for Claude), else the current directory."""
+    roots = list(given) or dialect.event_workspaces(event) or [os.getcwd()]
     resolved = []
     for root in roots:
         if not isinstance(root, str) or not root:
@@ -143,8 +147,11 @@ class HookFactory:
     def discover(self, hook_name: str | None, workspaces: Sequence[str]) -> Discovery:
         return self.dialect.discover(hook_name, workspaces, self.home, self.hooks_dirs)
 
-    def create(self, hook_name: str, workspaces: Sequence[str]) -> CombinedHookRunner:
-        hooks = self.discover(hook_name, workspaces).hooks
+    def create(
+        self, hook_name: str, workspaces: Sequence[str], event: Mapping[str, Any] | None = None
+    ) -> CombinedHookRunner:
+        found = self.discover(hook_name, workspaces).hooks
+        hooks = [h for h in found if self.dialect.matches(h, event or {})]
         if not hooks:
             return NoOpHookRunner(self.dialect, self.settings.fail_closed)
         runners = [HookRunner(h, self.backend, self.dialect, self.settings) for h in hooks]
@@ -154,6 +161,6 @@ class HookFactory:
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str] = ()
     ) -> CombinedResult:
         """Discover, run and combine the hooks of one event."""
-        roots = resolve_workspaces(event, workspaces)
+        roots = resolve_workspaces(event, workspaces, self.dialect)
         stdin = self.dialect.prepare_input(hook_name, event, roots)
-        return self.create(hook_name, roots).run(stdin)
+        return self.create(hook_name, roots, event).run(stdin)

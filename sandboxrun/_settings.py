@@ -45,7 +45,9 @@ class Settings(BaseSettings):
     agent: Agent = "cline"
     image: str = "sandboxrun/hooks:latest"
     runtime: str | None = Field(None, description="OCI runtime, e.g. runsc; None = engine default")
-    timeout: float = Field(30.0, gt=0, le=3600, description="seconds per hook (Cline: 30)")
+    timeout: float | None = Field(
+        None, gt=0, le=3600, description="seconds per hook; None: the agent's (cline 30, claude 60)"
+    )
     memory: str = Field("512m", description="memory limit; swap is not allowed on top")
     pids: int = Field(256, ge=16, description="process/thread limit per hook")
     cpus: float = Field(1.0, gt=0, le=64)

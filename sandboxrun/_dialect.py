@@ -1,0 +1,57 @@
+"""The dialect seam: one agent family's hook protocol, as pure functions.
+
+A dialect knows where hooks live, what the hook reads on stdin, how stdout,
+stderr and the exit code become an answer, and how several answers combine. It
+never touches Docker or threads. Agent variants (careti, qoder...) are instances
+of the same dialect class with other data, not other code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from ._types import Discovery, ExecResult, HookOutcome, HookSpec
+
+
+class Dialect(Protocol):
+    @property
+    def agent(self) -> str:
+        """The agent's name, as `--agent` spells it."""
+
+    @property
+    def default_timeout(self) -> float:
+        """Seconds a hook may run when neither it nor the settings say otherwise."""
+
+    @property
+    def hook_names(self) -> tuple[str, ...]:
+        """The event names this agent knows."""
+
+    def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
+        """The workspace roots an event names (before --workspace and the cwd)."""
+
+    def discover(
+        self,
+        hook_name: str | None,
+        workspaces: Sequence[str],
+        home: str,
+        explicit: Sequence[str] = (),
+    ) -> Discovery:
+        """Every hook configured for `hook_name` (all names if None), and near-misses."""
+
+    def matches(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:
+        """Whether a discovered hook applies to this event (matchers)."""
+
+    def prepare_input(
+        self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str]
+    ) -> bytes:
+        """The bytes the hook reads on stdin: the event with base fields filled in."""
+
+    def interpret(self, spec: HookSpec, result: ExecResult, timeout: float) -> HookOutcome:
+        """What the agent makes of one hook's run."""
+
+    def combine(self, outcomes: Sequence[HookOutcome], fail_closed: bool) -> dict[str, Any]:
+        """The agent's combination of several hooks' answers (without the report)."""
+
+    def blocked_answer(self, reason: str) -> dict[str, Any]:
+        """The answer that blocks, in this agent's terms (for fail-closed errors)."""
