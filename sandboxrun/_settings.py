@@ -25,7 +25,7 @@ from pydantic_settings import (
 
 from ._errors import ConfigError
 
-Agent = Literal["cline", "careti"]
+Agent = Literal["cline", "careti", "claude", "qoder", "qoder-cn"]
 
 
 def config_path() -> Path:
@@ -57,6 +57,9 @@ class Settings(BaseSettings):
     output_limit: int = Field(16 << 20, ge=4096, description="bytes of output before a kill")
     stderr_report: int = Field(4000, ge=0, description="characters of stderr in the report")
     fail_closed: bool = False
+    network: Literal["none", "bridge"] = Field(
+        "none", description="bridge gives hooks network: only for hooks you trust"
+    )
     docker_host: str | None = Field(None, description="engine address; default: DOCKER_HOST")
     user: str | None = Field(None, description="uid:gid to run hooks as; default: see docs")
 

@@ -51,6 +51,7 @@ class HookSpec:
     mounts: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
     timeout: float | None = None  # None: the settings' timeout
+    matcher: str | None = None  # claude family: which tool/source/... the hook applies to
 
 
 @dataclass(frozen=True, slots=True)
