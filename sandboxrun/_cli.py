@@ -21,6 +21,7 @@ from . import _doctor
 from ._docker import DockerBackend
 from ._engine import connect
 from ._errors import ConfigError, EngineError, SandboxrunError
+from ._exec import exec_request, run_exec, sandbox_failure
 from ._reaper import reap
 from ._runner import DIALECTS, HookFactory, resolve_workspaces
 from ._settings import Settings
@@ -52,6 +53,21 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--image", help="hook runtime image")
     run.add_argument("--fail-closed", action="store_true", default=None,
                      help="a failed or timed-out hook counts as a cancel")
+
+    ex = sub.add_parser(
+        "exec", help="run ONE hook command sandboxed, passing stdin/stdout/stderr/exit through"
+    )
+    ex.add_argument("--agent", choices=sorted(DIALECTS), default="claude",
+                    help="whose terms a fail-closed block uses (default claude)")
+    ex.add_argument("--workspace", metavar="DIR",
+                    help="default: the agent's project-dir variable, else the cwd")
+    ex.add_argument("--timeout", type=float, metavar="S", help="seconds (default: the agent's)")
+    ex.add_argument("--image", help="hook runtime image")
+    ex.add_argument("--network", choices=["none", "bridge"],
+                    help="bridge gives the hook network: only for hooks you trust")
+    ex.add_argument("--fail-closed", action="store_true", default=None,
+                    help="a timeout or sandbox failure blocks, in the agent's terms")
+    ex.add_argument("cmdline", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]")
 
     lst = sub.add_parser("list", help="show the hooks found and the files skipped, with why")
     lst.add_argument("hook", nargs="?", metavar="HOOK", help="only this hook name")
@@ -124,6 +140,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_exec(args: argparse.Namespace) -> int:
+    settings = Settings.load(
+        agent=args.agent, timeout=args.timeout, image=args.image, network=args.network,
+        fail_closed=args.fail_closed,
+    )  # fmt: skip
+    command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
+    stdin = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
+    request = exec_request(settings, command, stdin, args.workspace)
+    try:
+        backend = DockerBackend(settings)
+        backend.check()
+        out = run_exec(settings, backend, request)
+    except EngineError as exc:
+        out = sandbox_failure(settings, f"the sandbox could not run the hook: {exc}")
+    sys.stdout.buffer.write(out.stdout)
+    sys.stdout.buffer.flush()
+    sys.stderr.buffer.write(out.stderr)
+    sys.stderr.buffer.flush()
+    return out.exit_code
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     settings = Settings.load(agent=args.agent)
     dialect = DIALECTS[settings.agent]
@@ -171,6 +208,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 COMMANDS = {
     "run": _cmd_run,
+    "exec": _cmd_exec,
     "list": _cmd_list,
     "images": _cmd_images,
     "reap": _cmd_reap,

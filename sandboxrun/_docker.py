@@ -93,7 +93,7 @@ class DockerBackend:
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
         host_config = self.api.create_host_config(
             binds={p: {"bind": p, "mode": "ro"} for p in request.mounts},
-            network_mode="none",
+            network_mode=s.network,  # "none" unless the user's own settings say bridge
             read_only=True,
             tmpfs={"/tmp": f"{tmpfs},mode=1777", HOME: f"{tmpfs},mode=0700,uid={uid},gid={gid}"},
             cap_drop=["ALL"],

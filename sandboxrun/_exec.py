@@ -1,0 +1,102 @@
+"""`sandboxrun exec`: one hook command, sandboxed, with byte-for-byte pass-through.
+
+For agents whose hooks are shell commands (Claude Code, Qoder, Codex...): a settings
+entry `"command": "./hooks/guard.sh"` becomes `"command": "sandboxrun exec --
+./hooks/guard.sh"` and behaves the same, only confined. stdin goes in unchanged;
+stdout, stderr and the exit code come back unchanged (2 stays 2).
+
+When the sandbox, not the hook, ends the run (deadline, out of memory, output cap,
+engine failure), the agent gets a non-blocking error: exit 1 and one line on
+stderr. With fail-closed it gets a block in its own terms instead: exit 2 with the
+reason on stderr for the claude family, `{"cancel": true, ...}` on stdout for Cline's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ._backend import Backend
+from ._errors import ConfigError, EngineError
+from ._runner import DIALECTS
+from ._settings import Settings
+from ._types import ExecRequest, ExecResult
+
+
+@dataclass(frozen=True, slots=True)
+class ExecOutput:
+    """What `sandboxrun exec` hands back to the agent."""
+
+    stdout: bytes
+    stderr: bytes
+    exit_code: int
+
+
+def exec_request(
+    settings: Settings, command: Sequence[str], stdin: bytes, workspace: str | None
+) -> ExecRequest:
+    """The sandboxed run of `command` in the workspace (given, else the agent's
+    project-dir variable, else the current directory)."""
+    if not command:
+        raise ConfigError("exec needs a command: sandboxrun exec [OPTIONS] -- COMMAND [ARG...]")
+    dialect = DIALECTS[settings.agent]
+    var = getattr(dialect, "project_dir_var", None)
+    root = os.path.abspath(workspace or (var and os.environ.get(var)) or os.getcwd())
+    if not os.path.isdir(root):
+        raise ConfigError(f"workspace {root} does not exist or is not a directory")
+    # One argument is a shell string, as the agent itself would run it; several are argv.
+    argv = ("/bin/sh", "-c", command[0]) if len(command) == 1 else tuple(command)
+    mounts = [root]
+    first = shlex.split(command[0])[0] if command[0].strip() else ""
+    if os.path.isabs(first) and os.path.isfile(first):
+        folder = os.path.dirname(first)  # a hook kept outside the workspace, e.g. ~/.claude/hooks
+        if not folder.startswith(root + os.sep):
+            mounts.append(folder)
+    return ExecRequest(
+        argv=argv,
+        stdin=stdin,
+        workdir=root,
+        mounts=tuple(mounts),
+        env={var: root} if var else {},
+        timeout=settings.timeout or dialect.default_timeout,
+        label=" ".join(command)[:200],
+    )
+
+
+def run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> ExecOutput:
+    """Run once; pass the hook's bytes through, or say why the sandbox ended it."""
+    try:
+        result = backend.run(request)
+    except EngineError as exc:
+        return sandbox_failure(settings, f"the sandbox could not run the hook: {exc}")
+    why = _ended_by_sandbox(result, request.timeout)
+    if why:
+        return sandbox_failure(settings, why, result)
+    return ExecOutput(result.stdout, result.stderr, result.exit_code or 0)
+
+
+def _ended_by_sandbox(result: ExecResult, timeout: float) -> str | None:
+    if result.timed_out:
+        return f"hook timed out after {timeout:g}s and was killed"
+    if result.killed_reason:
+        return f"hook {result.killed_reason}"
+    if result.oom_killed:
+        return "hook was killed: out of memory"
+    if result.exit_code is None:
+        return "hook ended without an exit code"
+    return None
+
+
+def sandbox_failure(settings: Settings, why: str, result: ExecResult | None = None) -> ExecOutput:
+    """The agent's answer when the sandbox, not the hook, ended the run."""
+    stderr = result.stderr if result else b""
+    if not settings.fail_closed:
+        return ExecOutput(b"", stderr + f"sandboxrun: {why}\n".encode(), 1)
+    reason = f"sandboxrun (fail-closed): {why}"
+    if settings.agent in ("cline", "careti"):
+        answer = {"cancel": True, "errorMessage": reason}
+        return ExecOutput(json.dumps(answer).encode() + b"\n", stderr, 0)
+    return ExecOutput(b"", stderr + reason.encode() + b"\n", 2)
