@@ -1,0 +1,103 @@
+"""`sandboxrun exec` as a hook command: same bytes and exit code as the unwrapped hook,
+only confined."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sandboxrun import DockerBackend
+
+EVENT = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                    "tool_input": {"command": "rm -rf /"}})  # fmt: skip
+GUARD = """#!/bin/sh
+# Blocks rm -rf the Claude Code way: exit 2, the reason on stderr.
+input=$(cat)
+printf 'seen %s bytes\\n' "$(printf %s "$input" | wc -c)"
+case "$input" in
+  *"rm -rf"*) echo "rm -rf is not allowed" >&2; exit 2 ;;
+esac
+echo "fine" >&2
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "hooks").mkdir(parents=True)
+    (root / "hooks" / "guard.sh").write_text(GUARD)
+    (root / "hooks" / "guard.sh").chmod(0o755)
+    return root
+
+
+def agent_runs(
+    command: str, project: Path, stdin: str, **env: str
+) -> subprocess.CompletedProcess[bytes]:
+    """Run a settings entry's command as Claude Code does: `sh -c` in the project dir."""
+    path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
+    return subprocess.run(
+        ["sh", "-c", command], input=stdin.encode(), capture_output=True, cwd=project,
+        env={**os.environ, "PATH": path, "CLAUDE_PROJECT_DIR": str(project), **env}, timeout=90,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "stdin", [EVENT, json.dumps({"tool_name": "Bash", "tool_input": {"command": "ls"}})]
+)
+def test_exec_passes_everything_through(engine: DockerBackend, project: Path, stdin: str) -> None:
+    """Wrapped and unwrapped, the agent sees the same stdout, stderr and exit code."""
+    bare = agent_runs("./hooks/guard.sh", project, stdin)
+    wrapped = agent_runs("sandboxrun exec -- ./hooks/guard.sh", project, stdin)
+    assert (wrapped.returncode, wrapped.stdout, wrapped.stderr) == (
+        bare.returncode, bare.stdout, bare.stderr,
+    )  # fmt: skip
+    assert bare.returncode in (0, 2)
+
+
+def test_exec_binary_output_and_exit_code(engine: DockerBackend, project: Path) -> None:
+    """NUL bytes, invalid UTF-8 and any exit code come back unchanged."""
+    cmd = "printf 'a\\000b\\377'; printf 'e\\001' >&2; exit 7"
+    done = agent_runs(f"sandboxrun exec -- {json.dumps(cmd)}", project, "")
+    assert (done.returncode, done.stdout, done.stderr) == (7, b"a\0b\xff", b"e\x01")
+
+
+def test_exec_is_confined(engine: DockerBackend, project: Path) -> None:
+    """Inside exec: no network, read-only project, no host variables, project dir set."""
+    probe = (
+        "touch x 2>/dev/null && echo wrote; "
+        "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), 2)\" 2>/dev/null && echo net; "
+        'env | grep -q HOSTSECRET && echo leaked; echo "dir=$CLAUDE_PROJECT_DIR"'
+    )
+    done = agent_runs(f"sandboxrun exec -- {json.dumps(probe)}", project, "", HOSTSECRET="x")
+    assert done.stdout.decode().split() == [f"dir={project}"], done.stderr
+    assert not (project / "x").exists()
+
+
+def test_exec_timeout_is_a_non_blocking_error(engine: DockerBackend, project: Path) -> None:
+    """A hook past its deadline: exit 1 and one line on stderr; fail-closed makes it exit 2."""
+    done = agent_runs("sandboxrun exec --timeout 1 -- 'sleep 30'", project, "")
+    assert done.returncode == 1
+    assert done.stderr.decode().strip().startswith("sandboxrun: hook timed out after 1s")
+    closed = agent_runs("sandboxrun exec --fail-closed --timeout 1 -- 'sleep 30'", project, "")
+    assert closed.returncode == 2 and b"timed out" in closed.stderr
+
+
+def test_exec_cline_fail_closed_answers_cancel(engine: DockerBackend, project: Path) -> None:
+    """For the Cline family a fail-closed timeout is a cancel on stdout."""
+    done = agent_runs("sandboxrun exec --agent cline --fail-closed --timeout 1 -- 'sleep 30'",
+                      project, "")  # fmt: skip
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["cancel"] is True
+
+
+def test_exec_engine_unreachable_is_exit_1(project: Path, tmp_path: Path) -> None:
+    """No engine: a non-blocking error with one line, never a traceback."""
+    done = agent_runs("sandboxrun exec -- true", project, "",
+                      DOCKER_HOST=f"unix://{tmp_path}/none.sock")  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.decode().count("\n") == 1 and b"no Docker Engine" in done.stderr
