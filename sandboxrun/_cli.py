@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -122,6 +124,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     event = _read_event()
     try:
         backend = DockerBackend(settings)
+        _stop_cleanly(backend)
         backend.check()
         try:
             reap(backend.client)
@@ -150,6 +153,7 @@ def _cmd_exec(args: argparse.Namespace) -> int:
     request = exec_request(settings, command, stdin, args.workspace)
     try:
         backend = DockerBackend(settings)
+        _stop_cleanly(backend)
         backend.check()
         out = run_exec(settings, backend, request)
     except EngineError as exc:
@@ -195,6 +199,18 @@ def _cmd_reap(args: argparse.Namespace) -> int:
     removed = reap(connect(Settings.load().docker_host), everything=args.all)
     print(f"removed {len(removed)} container(s)")
     return 0
+
+
+def _stop_cleanly(backend: DockerBackend) -> None:
+    """On SIGTERM/SIGINT/SIGHUP (an agent giving up on its hook), remove our containers
+    before dying, so no hook outlives the sandboxrun that started it."""
+
+    def handler(signum: int, frame: object) -> None:
+        backend.abort()
+        os._exit(128 + signum)  # worker threads are blocked on streams we just closed
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, handler)
 
 
 def _emit(document: dict[str, Any]) -> None:

@@ -50,6 +50,7 @@ class DockerBackend:
         self.run_id = uuid.uuid4().hex
         self._count = 0
         self._lock = threading.Lock()
+        self._active: set[str] = set()  # containers of runs in flight, for abort()
         self._memory = parse_size(settings.memory)
 
     # -- preflight ---------------------------------------------------------------
@@ -76,10 +77,21 @@ class DockerBackend:
         config = self._config(request, name)
         with engine_errors(self.settings.docker_host, self.settings.image):
             cid = retry_engine(self.api.create_container)(**config)["Id"]
+            with self._lock:
+                self._active.add(cid)
             try:
                 return _Run(self, cid, request, created).execute()
             finally:
                 self._remove(cid)
+                with self._lock:
+                    self._active.discard(cid)
+
+    def abort(self) -> None:
+        """Remove every container of a run still in flight (we are being stopped)."""
+        with self._lock:
+            doomed = list(self._active)
+        for cid in doomed:
+            self._remove(cid)
 
     def _remove(self, cid: str) -> None:
         try:

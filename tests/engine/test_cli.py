@@ -102,27 +102,46 @@ def test_doctor_passes(engine: DockerBackend) -> None:
     assert "FAIL" not in done.stdout
 
 
+def start_run_and_wait_for_container(
+    engine: DockerBackend, workspace: Path
+) -> subprocess.Popen[bytes]:
+    """Start `sandboxrun run` on a sleeping hook; return once its container runs."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--workspace", str(workspace)],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.stdin is not None
+    proc.stdin.write(b"{}")
+    proc.stdin.close()
+    for _ in range(200):
+        if engine.api.containers(filters=owned_by(proc.pid)):
+            return proc
+        time.sleep(0.05)
+    raise AssertionError("the run never started its container")
+
+
+def owned_by(pid: int) -> dict[str, list[str]]:
+    return {"label": [f"{LABEL}=1", f"sandboxrun.pid={pid}"]}
+
+
+def test_sigterm_removes_the_containers_at_once(
+    engine: DockerBackend, workspace: Path, hook: HookWriter
+) -> None:
+    """An agent that gives up on its hook (SIGTERM) leaves no container running."""
+    hook("sleep 120")
+    proc = start_run_and_wait_for_container(engine, workspace)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+    assert engine.api.containers(all=True, filters=owned_by(proc.pid)) == []
+
+
 def test_killed_run_leaves_a_container_that_reap_removes(
     engine: DockerBackend, workspace: Path, hook: HookWriter
 ) -> None:
     """SIGKILL on sandboxrun mid-run leaves a labelled container; `reap` removes it at once."""
     hook("sleep 120")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--workspace", str(workspace)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    assert proc.stdin is not None
-    proc.stdin.write(b"{}")
-    proc.stdin.close()
-    owned = {"label": [f"{LABEL}=1", f"sandboxrun.pid={proc.pid}"]}
-    for _ in range(200):
-        if engine.api.containers(filters=owned):
-            break
-        time.sleep(0.05)
-    else:
-        raise AssertionError("the run never started its container")
+    proc = start_run_and_wait_for_container(engine, workspace)
+    owned = owned_by(proc.pid)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert engine.api.containers(all=True, filters=owned), "the orphan should still be there"
