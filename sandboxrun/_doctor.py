@@ -1,31 +1,133 @@
-"""`sandboxrun doctor`: is this machine ready to run hooks sandboxed?"""
+"""`sandboxrun doctor`: is this machine ready to run hooks sandboxed, and does the
+sandbox really confine? The confinement checks are observed from inside a probe
+container started with the configured settings, never read from our own config:
+misconfiguration that silently runs code unconfined is the failure that matters.
+"""
 
 from __future__ import annotations
 
+import os
+import tempfile
+import uuid
+from collections.abc import Callable
+
 from ._docker import DockerBackend
 from ._errors import SandboxrunError
-from ._settings import Settings
+from ._settings import Settings, parse_size
+from ._types import ExecRequest
+
+# Plain sh and /proc: no coreutils that call statx (they fail under old gVisor builds).
+PROBE = r"""
+out() { printf '%s=%s\n' "$1" "$2"; }
+out uid "$(id -u)"
+out ifaces "$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')"
+if (: > /etc/.sandboxrun-probe) 2>/dev/null; then out rootfs writable; else out rootfs read-only; fi
+if (: > "$PWD/.sandboxrun-probe") 2>/dev/null; then out workspace writable; else out workspace read-only; fi
+out caps "$(grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status | tr -s '\t ' ' ' | cut -d' ' -f2 | sort -u | tr '\n' ' ')"
+out nnp "$(grep NoNewPrivs /proc/self/status | tr -s '\t ' ' ' | cut -d' ' -f2)"
+out nofile "$(ulimit -n)"
+out pids "$(cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max 2>/dev/null)"
+out memory "$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null)"
+out canary "$(env | grep -c "$1")"
+out statx "$(ls / >/dev/null 2>&1 && echo ok || echo broken)"
+"""
+
+
+def probe(backend: DockerBackend) -> dict[str, str]:
+    """Run the probe in a sandbox made exactly as hooks get theirs; return what it saw."""
+    canary = uuid.uuid4().hex
+    os.environ["SANDBOXRUN_DOCTOR_CANARY"] = canary  # must not be visible inside
+    try:
+        with tempfile.TemporaryDirectory(prefix="sandboxrun-doctor-") as ws:
+            os.chmod(ws, 0o755)
+            result = backend.run(
+                ExecRequest(
+                    argv=("/bin/sh", "-c", PROBE, "probe", canary),
+                    stdin=b"",
+                    workdir=ws,
+                    mounts=(ws,),
+                    timeout=30,
+                    label="doctor probe",
+                )
+            )
+            leaked_file = os.path.exists(os.path.join(ws, ".sandboxrun-probe"))
+    finally:
+        del os.environ["SANDBOXRUN_DOCTOR_CANARY"]
+    if result.exit_code != 0 or result.timed_out:
+        raise SandboxrunError(
+            f"the probe container failed (exit {result.exit_code}): "
+            + result.stderr.decode("utf-8", "replace").strip()[-300:]
+        )
+    seen = dict(
+        line.split("=", 1)
+        for line in result.stdout.decode("utf-8", "replace").splitlines()
+        if "=" in line
+    )
+    if leaked_file:
+        seen["workspace"] = "writable"
+    return seen
+
+
+def confinement_checks(settings: Settings, seen: dict[str, str]) -> list[tuple[bool, str, str]]:
+    """(ok, property, what was seen) for each confinement property."""
+    memory = parse_size(settings.memory)
+
+    def limit(value: str, want: int) -> bool:
+        return value.strip().isdigit() and int(value) == want
+
+    rows: list[tuple[str, Callable[[str], bool], str]] = [
+        ("network absent", lambda v: v.split() == ["lo"], "ifaces"),
+        ("root filesystem read-only", lambda v: v == "read-only", "rootfs"),
+        ("workspace read-only", lambda v: v == "read-only", "workspace"),
+        ("capabilities empty", lambda v: v.split() == ["0000000000000000"], "caps"),
+        ("no-new-privileges set", lambda v: v == "1", "nnp"),
+        ("user is not root", lambda v: v.isdigit() and v != "0", "uid"),
+        (f"open files limited to {settings.nofile}", lambda v: limit(v, settings.nofile), "nofile"),
+        (f"processes limited to {settings.pids}", lambda v: limit(v, settings.pids), "pids"),
+        (f"memory limited to {settings.memory}", lambda v: limit(v, memory), "memory"),
+        ("no host environment visible", lambda v: v == "0", "canary"),
+    ]
+    out = []
+    for what, ok, key in rows:
+        value = seen.get(key, "(not seen)")
+        out.append((ok(value), what, f"saw {key}={value.strip() or '(empty)'}"))
+    if seen.get("statx") == "broken":
+        out.append(
+            (
+                False,
+                "coreutils work (statx)",
+                "`ls` fails inside: an old gVisor"
+                " build without statx; use a newer runsc or hooks without ls/stat",
+            )
+        )
+    return out
 
 
 def doctor(settings: Settings) -> int:
-    """Print one pass/fail line per check; 0 if all pass, 1 otherwise."""
+    """Print one pass/FAIL line per check; 0 if all pass, 1 otherwise."""
     lines: list[tuple[bool, str, str]] = []
     try:
         backend = DockerBackend(settings)
         version = backend.api.version()
-        lines.append((True, "engine", f"Docker Engine {version.get('Version')} at "
-                      f"{settings.docker_host or 'the default address'}"))
+        where = settings.docker_host or os.environ.get("DOCKER_HOST") or "the local socket"
+        lines.append((True, "engine", f"Docker Engine {version.get('Version')} at {where}"))
         info = backend.api.info()
         runtimes = ", ".join(sorted(info.get("Runtimes", {})))
         wanted = settings.runtime or f"{info.get('DefaultRuntime')} (engine default)"
-        lines.append((True, "runtimes", f"available: {runtimes}; hooks use {wanted}"))
-        try:
-            backend.check()
-            lines.append((True, "image", f"{settings.image} present"))
-        except SandboxrunError as exc:
-            lines.append((False, "image/runtime", str(exc)))
+        has_runsc = "runsc" in info.get("Runtimes", {})
+        lines.append(
+            (
+                True,
+                "runtimes",
+                f"available: {runtimes}; hooks use {wanted}"
+                + ("" if has_runsc else "; gVisor (runsc) not registered"),
+            )
+        )
+        backend.check()
+        lines.append((True, "image", f"{settings.image} present"))
+        lines += confinement_checks(settings, probe(backend))
     except SandboxrunError as exc:
-        lines.append((False, "engine", str(exc)))
+        lines.append((False, "sandbox", str(exc)))
     for ok, what, detail in lines:
         print(f"{'pass' if ok else 'FAIL'}  {what}: {detail}")
     return 0 if all(ok for ok, _, _ in lines) else 1

@@ -198,3 +198,14 @@ def test_readme_forwarding_global_hook(
     result = json.loads(done.stdout)
     assert (result["cancel"], result["errorMessage"]) == (True, "no")
     assert [h["source"] for h in result["hooks"]] == ["explicit"]
+
+
+def test_doctor_fails_naming_a_weakened_property(engine: DockerBackend) -> None:
+    """Loosening confinement (network bridge, root user) makes doctor fail and say which."""
+    done = sandboxrun("doctor", env={"SANDBOXRUN_NETWORK": "bridge", "SANDBOXRUN_USER": "0:0"})
+    assert done.returncode == 1
+    failed = [line for line in done.stdout.splitlines() if line.startswith("FAIL")]
+    assert [line.split(":")[0] for line in failed] == [
+        "FAIL  network absent",
+        "FAIL  user is not root",
+    ]
