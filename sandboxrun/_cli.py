@@ -27,6 +27,7 @@ from ._exec import exec_request, run_exec, sandbox_failure
 from ._reaper import reap
 from ._runner import DIALECTS, HookFactory, resolve_workspaces
 from ._settings import Settings
+from ._types import ExecRequest, ExecResult
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -122,16 +123,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         known = ", ".join(dialect.hook_names)
         raise ConfigError(f"unknown {settings.agent} hook {args.hook!r}: one of {known}")
     event = _read_event()
+    engine = _Engine(settings)
+    factory = HookFactory(settings, engine, hooks_dirs=args.hooks_dir)
+    roots = resolve_workspaces(event, args.workspace, dialect)
+    runner = factory.create(args.hook, roots, event)
     try:
-        backend = DockerBackend(settings)
-        _stop_cleanly(backend)
-        backend.check()
-        try:
-            reap(backend.client)
-        except SandboxrunError as exc:
-            logger.warning("stale-container sweep failed: {}", exc)
-        factory = HookFactory(settings, backend, hooks_dirs=args.hooks_dir)
-        result = factory.run(args.hook, event, args.workspace)
+        if runner.runners:  # no hooks, no engine needed: agents call us for every event
+            engine.start()
+        result = runner.run(dialect.prepare_input(args.hook, event, roots))
     except EngineError as exc:
         if not settings.fail_closed:
             raise
@@ -141,6 +140,31 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 0
     _emit(result.to_json())
     return 0
+
+
+class _Engine:
+    """The Docker backend, connected only once there is a hook to run."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.backend: DockerBackend | None = None
+
+    def start(self) -> DockerBackend:
+        """Connect, check the image and runtime, sweep stale containers."""
+        backend = self.backend = DockerBackend(self.settings)
+        _stop_cleanly(backend)
+        backend.check()
+        try:
+            reap(backend.client)
+        except SandboxrunError as exc:
+            logger.warning("stale-container sweep failed: {}", exc)
+        return backend
+
+    def check(self) -> None:
+        (self.backend or self.start()).check()
+
+    def run(self, request: ExecRequest) -> ExecResult:
+        return (self.backend or self.start()).run(request)
 
 
 def _cmd_exec(args: argparse.Namespace) -> int:

@@ -59,7 +59,10 @@ def test_demo_blocks_rm_rf_and_contains_the_snoop(engine: DockerBackend) -> None
 
 def test_missing_image_is_one_line(engine: DockerBackend) -> None:
     """A missing image exits 2 with one line saying how to build it; stdout stays empty."""
-    done = sandboxrun("run", "PreToolUse", "--image", "sandboxrun/absent:0", stdin="{}")
+    ws = str(DEMO / "app")
+    done = sandboxrun(
+        "run", "PreToolUse", "--workspace", ws, "--image", "nope/absent:0", stdin="{}"
+    )
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.count("\n") == 1 and "sandboxrun images build" in done.stderr
@@ -67,8 +70,9 @@ def test_missing_image_is_one_line(engine: DockerBackend) -> None:
 
 def test_unreachable_engine_is_one_line(tmp_path: Path) -> None:
     """An engine that does not answer exits 2 with one line naming the address."""
-    sock = f"unix://{tmp_path}/none.sock"
-    done = sandboxrun("run", "PreToolUse", stdin="{}", env={"SANDBOXRUN_DOCKER_HOST": sock})
+    sock, ws = f"unix://{tmp_path}/none.sock", str(DEMO / "app")
+    env = {"SANDBOXRUN_DOCKER_HOST": sock}
+    done = sandboxrun("run", "PreToolUse", "--workspace", ws, stdin="{}", env=env)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.count("\n") == 1 and sock in done.stderr
 
@@ -76,7 +80,8 @@ def test_unreachable_engine_is_one_line(tmp_path: Path) -> None:
 def test_unreachable_engine_fail_closed_cancels(tmp_path: Path) -> None:
     """With --fail-closed an engine that cannot run hooks is a cancel, in Cline's terms."""
     env = {"DOCKER_HOST": f"unix://{tmp_path}/none.sock"}
-    done = sandboxrun("run", "PreToolUse", "--fail-closed", stdin="{}", env=env)
+    ws = str(DEMO / "app")
+    done = sandboxrun("run", "PreToolUse", "--workspace", ws, "--fail-closed", stdin="{}", env=env)
     assert done.returncode == 0
     result = json.loads(done.stdout)
     assert result["cancel"] is True and "fail-closed" in result["errorMessage"]
@@ -93,6 +98,16 @@ def test_list_names_hooks_and_near_misses(workspace: Path, hook: HookWriter) -> 
     reasons = {Path(s["path"]).name: s["reason"] for s in listing["skipped"]}
     assert "not executable" in reasons["PostToolUse"]
     assert "extension" in reasons["TaskStart.sh"]
+
+
+def test_no_hooks_needs_no_engine(tmp_path: Path) -> None:
+    """An event with no hook to run is answered without touching the engine."""
+    env = {"DOCKER_HOST": f"unix://{tmp_path}/none.sock"}
+    done = sandboxrun("run", "PreToolUse", "--workspace", str(tmp_path), stdin="{}", env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "cancel": False, "contextModification": "", "errorMessage": "", "hooks": []
+    }  # fmt: skip
 
 
 def test_doctor_passes(engine: DockerBackend) -> None:
