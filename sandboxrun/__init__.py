@@ -12,7 +12,9 @@ The public surface is what `__all__` lists; everything else is private. Build
 from loguru import logger
 
 from ._backend import Backend, FakeBackend
+from ._claude import ClaudeDialect
 from ._cline import ClineDialect, parse_output
+from ._dialect import Dialect
 from ._docker import DockerBackend
 from ._errors import ConfigError, EngineError, EngineUnavailable, ImageMissing, SandboxrunError
 from ._reaper import reap
@@ -26,10 +28,12 @@ logger.disable("sandboxrun")
 __version__ = "0.1.0"
 __all__ = [
     "Backend",
+    "ClaudeDialect",
     "ClineDialect",
     "CombinedHookRunner",
     "CombinedResult",
     "ConfigError",
+    "Dialect",
     "Discovery",
     "DockerBackend",
     "EngineError",

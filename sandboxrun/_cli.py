@@ -195,13 +195,17 @@ def _cmd_list(args: argparse.Namespace) -> int:
     roots = resolve_workspaces({}, args.workspace, dialect)
     found = dialect.discover(args.hook, roots, str(Path.home()), args.hooks_dir)
     if args.json:
-        hooks = [{"hook": h.hook_name, "path": h.name, "source": h.source} for h in found.hooks]
+        hooks = [
+            {"hook": h.hook_name, "path": h.name, "source": h.source, "matcher": h.matcher}
+            for h in found.hooks
+        ]
         skipped = [{"path": s.path, "source": s.source, "reason": s.reason} for s in found.skipped]
         _emit({"agent": settings.agent, "hooks": hooks, "skipped": skipped})
         return 0
     print(f"hooks ({settings.agent}):" if found.hooks else f"no hooks found ({settings.agent})")
     for h in found.hooks:
-        print(f"  {h.hook_name:<16} {h.source:<9} {h.name}")
+        matcher = f"  [matcher {h.matcher}]" if h.matcher not in (None, "", "*") else ""
+        print(f"  {h.hook_name:<16} {h.source:<9} {h.name}{matcher}")
     if found.skipped:
         print("skipped:")
         for s in found.skipped:

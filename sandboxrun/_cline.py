@@ -13,11 +13,11 @@ import stat
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from loguru import logger
 
+from ._dialect import unique_mounts
 from ._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
 
 HOOK_NAMES = (
@@ -117,7 +117,7 @@ class ClineDialect:
                         # Cline spawns `/bin/sh -c '<path>'`: the shebang picks the interpreter.
                         argv=("/bin/sh", "-c", shlex.quote(path)),
                         workdir=workdir,
-                        mounts=_unique([*workspaces, folder]),
+                        mounts=unique_mounts([*workspaces, folder]),
                     )
                 )
         return Discovery(tuple(hooks), tuple(skipped))
@@ -216,15 +216,6 @@ def _classify(path: str, entry: str, wanted: Sequence[str]) -> tuple[str | None,
     if not st.st_mode & 0o111:
         return exact, "not executable: a disabled hook (chmod +x to enable)"
     return exact, None
-
-
-def _unique(paths: Sequence[str]) -> tuple[str, ...]:
-    """Paths in order, dropping repeats and paths inside an earlier one."""
-    kept: list[str] = []
-    for p in paths:
-        if not any(p == k or Path(p).is_relative_to(k) for k in kept):
-            kept.append(p)
-    return tuple(kept)
 
 
 def parse_output(stdout: str) -> tuple[dict[str, Any], str | None]:

@@ -9,6 +9,7 @@ of the same dialect class with other data, not other code.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from ._types import Discovery, ExecResult, HookOutcome, HookSpec
@@ -55,3 +56,12 @@ class Dialect(Protocol):
 
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         """The answer that blocks, in this agent's terms (for fail-closed errors)."""
+
+
+def unique_mounts(paths: Sequence[str]) -> tuple[str, ...]:
+    """Paths in order, dropping repeats and paths inside an earlier one."""
+    kept: list[str] = []
+    for p in paths:
+        if not any(p == k or Path(p).is_relative_to(k) for k in kept):
+            kept.append(p)
+    return tuple(kept)

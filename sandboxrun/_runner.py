@@ -20,13 +20,20 @@ from typing import Any
 from loguru import logger
 
 from ._backend import Backend
+from ._claude import CLAUDE, QODER, QODER_CN
 from ._cline import CARETI, CLINE
 from ._dialect import Dialect
 from ._errors import ConfigError, SandboxrunError
 from ._settings import Settings
 from ._types import Discovery, ExecRequest, HookOutcome, HookSpec
 
-DIALECTS: dict[str, Dialect] = {"cline": CLINE, "careti": CARETI}
+DIALECTS: dict[str, Dialect] = {
+    "cline": CLINE,
+    "careti": CARETI,
+    "claude": CLAUDE,
+    "qoder": QODER,
+    "qoder-cn": QODER_CN,
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -158,7 +158,7 @@ def test_list_json(home, ws, make_hook, capsys) -> None:
     assert err == ""
     doc = one_json_line(out)
     assert doc["agent"] == "cline"
-    assert doc["hooks"] == [{"hook": "PreToolUse", "path": str(g), "source": "global"}]
+    assert doc["hooks"] == [{"hook": "PreToolUse", "path": str(g), "source": "global", "matcher": None}]
     [skip] = doc["skipped"]
     assert set(skip) == {"path", "source", "reason"}
     assert (skip["path"], skip["source"]) == (str(ws / LOCAL / "pretooluse"), "workspace")
@@ -171,7 +171,7 @@ def test_list_json_filters_by_hook_name(home, ws, make_hook, capsys) -> None:
     post = make_hook(ws / LOCAL, "PostToolUse")
     assert cli.main(["list", "PostToolUse", "--json"]) == 0
     doc = one_json_line(capsys.readouterr().out)
-    assert doc["hooks"] == [{"hook": "PostToolUse", "path": str(post), "source": "workspace"}]
+    assert doc["hooks"] == [{"hook": "PostToolUse", "path": str(post), "source": "workspace", "matcher": None}]
     assert doc["skipped"] == []
 
 

@@ -9,10 +9,12 @@ import sandboxrun
 
 PUBLIC = [
     "Backend",
+    "ClaudeDialect",
     "ClineDialect",
     "CombinedHookRunner",
     "CombinedResult",
     "ConfigError",
+    "Dialect",
     "Discovery",
     "DockerBackend",
     "EngineError",
