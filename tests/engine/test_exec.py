@@ -46,17 +46,50 @@ def agent_runs(
     )  # fmt: skip
 
 
+def settings_command(project: Path, command: str) -> str:
+    """Write a real .claude/settings.json entry and read its command back, as the agent does."""
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir(exist_ok=True)
+    entry = {"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}
+    settings.write_text(json.dumps({"hooks": {"PreToolUse": [entry]}}))
+    loaded = json.loads(settings.read_text())
+    return str(loaded["hooks"]["PreToolUse"][0]["hooks"][0]["command"])
+
+
 @pytest.mark.parametrize(
-    "stdin", [EVENT, json.dumps({"tool_name": "Bash", "tool_input": {"command": "ls"}})]
+    "stdin",
+    [EVENT, json.dumps({"tool_name": "Bash", "tool_input": {"command": "ls"}})],
+    ids=["blocking", "non-blocking"],
 )
 def test_exec_passes_everything_through(engine: DockerBackend, project: Path, stdin: str) -> None:
-    """Wrapped and unwrapped, the agent sees the same stdout, stderr and exit code."""
-    bare = agent_runs("./hooks/guard.sh", project, stdin)
-    wrapped = agent_runs("sandboxrun exec -- ./hooks/guard.sh", project, stdin)
+    """A settings entry wrapped in `sandboxrun exec` gives the agent the same stdout,
+    stderr and exit code as the unwrapped entry, for a blocking and a non-blocking hook."""
+    bare = agent_runs(settings_command(project, "./hooks/guard.sh"), project, stdin)
+    wrapped = agent_runs(
+        settings_command(project, "sandboxrun exec -- ./hooks/guard.sh"), project, stdin
+    )
     assert (wrapped.returncode, wrapped.stdout, wrapped.stderr) == (
         bare.returncode, bare.stdout, bare.stderr,
     )  # fmt: skip
-    assert bare.returncode in (0, 2)
+    assert bare.returncode == (2 if "rm -rf" in stdin else 0)
+
+
+def test_run_agent_claude_blocks_from_the_sandbox(engine: DockerBackend, project: Path) -> None:
+    """`sandboxrun run --agent claude` finds the project's hook, runs it confined, and blocks."""
+    settings_command(project, "./hooks/guard.sh")
+    event = json.loads(EVENT) | {"cwd": str(project)}
+    done = subprocess.run(
+        [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--agent", "claude"],
+        input=json.dumps(event), capture_output=True, text=True, timeout=90,
+        env={**os.environ, "HOME": str(project.parent)},  # no user-level hooks of ours
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["blocked"], result["permissionDecision"]) == (True, "deny")
+    assert result["reason"] == "rm -rf is not allowed"
+    assert [(h["name"], h["source"], h["exitCode"]) for h in result["hooks"]] == [
+        ("./hooks/guard.sh", "project", 2)
+    ]
 
 
 def test_exec_binary_output_and_exit_code(engine: DockerBackend, project: Path) -> None:
