@@ -48,6 +48,18 @@ class CombinedResult:
         return {**self.answer, "hooks": [o.report() for o in self.outcomes]}
 
 
+# Sources whose files come with the (untrusted) workspace.
+WORKSPACE_SOURCES = frozenset({"workspace", "project", "local"})
+
+
+def hook_timeout(spec: HookSpec, limit: float) -> float:
+    """A hook's own timeout applies, but one that comes with the workspace may only
+    shorten the user's limit, never lengthen it."""
+    if spec.timeout is None:
+        return limit
+    return min(spec.timeout, limit) if spec.source in WORKSPACE_SOURCES else spec.timeout
+
+
 class HookRunner:
     """Runs one hook once in the backend and reads its answer."""
 
@@ -58,7 +70,7 @@ class HookRunner:
 
     def run(self, stdin: bytes) -> HookOutcome:
         spec = self.spec
-        timeout = spec.timeout or self.settings.timeout or self.dialect.default_timeout
+        timeout = hook_timeout(spec, self.settings.timeout or self.dialect.default_timeout)
         request = ExecRequest(
             argv=spec.argv,
             stdin=stdin,

@@ -27,13 +27,21 @@ from sandboxrun._runner import resolve_workspaces
 GLOBAL = Path("Documents/Cline/Hooks")
 LOCAL = Path(".clinerules/hooks")
 REPORT_KEYS = [
-    "name", "source", "status", "exitCode", "durationMs", "oomKilled", "outputTruncated",
-    "error", "stderr",
+    "name",
+    "source",
+    "status",
+    "exitCode",
+    "durationMs",
+    "oomKilled",
+    "outputTruncated",
+    "error",
+    "stderr",
 ]
 
 
-def answer(doc: object = None, *, exit_code: int | None = 0, stderr: bytes = b"",
-           **kw: object) -> ExecResult:
+def answer(
+    doc: object = None, *, exit_code: int | None = 0, stderr: bytes = b"", **kw: object
+) -> ExecResult:
     """An ExecResult whose stdout is `doc` as JSON (or raw bytes/str)."""
     if isinstance(doc, bytes):
         stdout = doc
@@ -41,8 +49,7 @@ def answer(doc: object = None, *, exit_code: int | None = 0, stderr: bytes = b""
         stdout = doc.encode()
     else:
         stdout = json.dumps(doc if doc is not None else {}).encode()
-    return ExecResult(exit_code=exit_code, stdout=stdout, stderr=stderr, duration_ms=5,
-                      **kw)  # type: ignore[arg-type]
+    return ExecResult(exit_code=exit_code, stdout=stdout, stderr=stderr, duration_ms=5, **kw)  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -112,28 +119,31 @@ def test_contexts_trimmed_empty_dropped_joined_in_discovery_order(
         workspace_done.set()
         return answer({"contextModification": "\n  line one\n  line two  "})
 
-    backend = fake({
-        g: slow_global,
-        h1: first_workspace,
-        h2: answer({"contextModification": "   \n\t"}),
-        h3: answer({"contextModification": "last"}),
-    })
-    result = run(settings, backend, home, {}, [str(r1), str(r2), str(r3)])
-    assert result.answer["contextModification"] == (
-        "from global\n\nline one\n  line two\n\nlast"
+    backend = fake(
+        {
+            g: slow_global,
+            h1: first_workspace,
+            h2: answer({"contextModification": "   \n\t"}),
+            h3: answer({"contextModification": "last"}),
+        }
     )
+    result = run(settings, backend, home, {}, [str(r1), str(r2), str(r3)])
+    assert result.answer["contextModification"] == ("from global\n\nline one\n  line two\n\nlast")
     assert [o.spec.name for o in result.outcomes] == [str(g), str(h1), str(h2), str(h3)]
 
 
-def test_error_messages_trimmed_and_joined_with_newline(home, settings, ws, event,
-                                                        make_hook, fake) -> None:
+def test_error_messages_trimmed_and_joined_with_newline(
+    home, settings, ws, event, make_hook, fake
+) -> None:
     """errorMessages are trimmed, empties dropped, joined with a single newline."""
     g = make_hook(home / GLOBAL)
     w = make_hook(ws / LOCAL)
-    backend = fake({
-        g: answer({"cancel": True, "errorMessage": "  blocked by policy \n"}),
-        w: answer({"errorMessage": "second"}),
-    })
+    backend = fake(
+        {
+            g: answer({"cancel": True, "errorMessage": "  blocked by policy \n"}),
+            w: answer({"errorMessage": "second"}),
+        }
+    )
     assert run(settings, backend, home, event).answer["errorMessage"] == (
         "blocked by policy\nsecond"
     )
@@ -149,7 +159,9 @@ def test_combine_directly_ignores_failed_hooks_answers() -> None:
         HookOutcome(spec, "failed", 1, error="PreToolUse hook exited with code 1"),
     ]
     assert CLINE.combine(outcomes, fail_closed=False) == {
-        "cancel": False, "contextModification": "a", "errorMessage": "",
+        "cancel": False,
+        "contextModification": "a",
+        "errorMessage": "",
     }
 
 
@@ -244,8 +256,7 @@ def test_fail_open_by_default(home, settings, ws, event, make_hook, fake, bad) -
     assert result.answer == {"cancel": False, "contextModification": "", "errorMessage": ""}
 
 
-def test_fail_open_engine_error_does_not_cancel(home, settings, ws, event, make_hook,
-                                                fake) -> None:
+def test_fail_open_engine_error_does_not_cancel(home, settings, ws, event, make_hook, fake) -> None:
     """A hook the engine could not run does not cancel by default."""
     hook = make_hook(ws / LOCAL)
 
@@ -264,8 +275,9 @@ def test_fail_open_engine_error_does_not_cancel(home, settings, ws, event, make_
     ],
     ids=["nonzero", "timeout"],
 )
-def test_fail_closed_cancels_and_names_the_hook(home, ws, event, make_hook, fake,
-                                                bad, status, why) -> None:
+def test_fail_closed_cancels_and_names_the_hook(
+    home, ws, event, make_hook, fake, bad, status, why
+) -> None:
     """With fail_closed, a failed hook cancels and errorMessage names the hook and why."""
     g = make_hook(home / GLOBAL)
     w = make_hook(ws / LOCAL)
@@ -292,8 +304,7 @@ def test_fail_closed_engine_error_cancels(home, ws, event, make_hook, fake) -> N
     assert "no such image" in result.answer["errorMessage"]
 
 
-def test_fail_closed_with_healthy_hooks_does_not_cancel(home, ws, event, make_hook,
-                                                        fake) -> None:
+def test_fail_closed_with_healthy_hooks_does_not_cancel(home, ws, event, make_hook, fake) -> None:
     """fail_closed changes nothing when every hook completed."""
     w = make_hook(ws / LOCAL)
     result = run(Settings.load(fail_closed=True), fake({w: answer({})}), home, event)
@@ -307,7 +318,10 @@ def test_no_hooks_is_a_noop(home, settings, ws, event, fake) -> None:
     assert isinstance(factory.create("PreToolUse", [str(ws)]), NoOpHookRunner)
     result = factory.run("PreToolUse", event)
     assert result.to_json() == {
-        "cancel": False, "contextModification": "", "errorMessage": "", "hooks": [],
+        "cancel": False,
+        "contextModification": "",
+        "errorMessage": "",
+        "hooks": [],
     }
     assert backend.requests == []
 
@@ -336,8 +350,14 @@ def test_report_element_keys_exactly(home, settings, ws, event, make_hook, fake)
     [report] = doc["hooks"]
     assert list(report) == REPORT_KEYS
     assert report == {
-        "name": str(w), "source": "workspace", "status": "completed", "exitCode": 0,
-        "durationMs": 42, "oomKilled": False, "outputTruncated": False, "error": None,
+        "name": str(w),
+        "source": "workspace",
+        "status": "completed",
+        "exitCode": 0,
+        "durationMs": 42,
+        "oomKilled": False,
+        "outputTruncated": False,
+        "error": None,
         "stderr": "note\n",
     }
     json.dumps(doc)  # serialisable as is
@@ -357,8 +377,9 @@ def test_error_report_keys_exactly(home, settings, ws, event, make_hook, fake) -
 
 
 @pytest.mark.parametrize(("keep", "expected"), [(5, "56789"), (100, "0123456789"), (0, "")])
-def test_stderr_report_bounds_the_reported_tail(home, ws, event, make_hook, fake,
-                                                keep, expected) -> None:
+def test_stderr_report_bounds_the_reported_tail(
+    home, ws, event, make_hook, fake, keep, expected
+) -> None:
     """Only the last `stderr_report` characters of stderr are reported (0 = none)."""
     w = make_hook(ws / LOCAL)
     settings = Settings.load(stderr_report=keep)
@@ -413,8 +434,9 @@ def test_default_timeout_is_thirty_seconds(home, settings, ws, event, make_hook,
 
 def test_spec_timeout_overrides_settings(settings, fake) -> None:
     """A spec with its own timeout uses it instead of the settings' one."""
-    spec = HookSpec("PreToolUse", "/h", "workspace", ("/bin/sh", "-c", "/h"), "/", (), {},
-                    timeout=3.0)
+    spec = HookSpec(
+        "PreToolUse", "/h", "workspace", ("/bin/sh", "-c", "/h"), "/", (), {}, timeout=3.0
+    )
     backend = fake(default=answer({}))
     outcome = HookRunner(spec, backend, CLINE, settings).run(b"{}")
     assert outcome.status == "completed"
@@ -435,16 +457,16 @@ def test_combined_runner_hands_every_hook_the_same_stdin(settings, fake) -> None
     assert [r.stdin for r in backend.requests] == [b'{"x":1}'] * 3
 
 
-def test_event_workspace_roots_drive_discovery(home, settings, ws, event, make_hook,
-                                               fake) -> None:
+def test_event_workspace_roots_drive_discovery(home, settings, ws, event, make_hook, fake) -> None:
     """Without explicit workspaces, the event's workspaceRoots are searched for hooks."""
     w = make_hook(ws / LOCAL)
     backend = fake({w: answer({"cancel": True})})
     assert run(settings, backend, home, event).answer["cancel"] is True
 
 
-def test_given_workspaces_override_the_event(home, settings, tmp_path, event, make_hook,
-                                             fake) -> None:
+def test_given_workspaces_override_the_event(
+    home, settings, tmp_path, event, make_hook, fake
+) -> None:
     """Explicit workspaces win over the event's roots, and the hook sees them as filled."""
     other = tmp_path / "other"
     other.mkdir()
@@ -531,3 +553,19 @@ def test_factory_run_with_a_missing_workspace_raises(home, settings, tmp_path, f
     with pytest.raises(ConfigError):
         run(settings, backend, home, {"workspaceRoots": [str(tmp_path / "gone")]})
     assert backend.requests == []
+
+
+@pytest.mark.parametrize(
+    ("source", "own", "expected"),
+    [("project", 5.0, 5.0), ("project", 600.0, 60.0), ("local", 600.0, 60.0),
+     ("user", 600.0, 600.0), ("project", None, 60.0)],
+)  # fmt: skip
+def test_workspace_hook_timeout_never_exceeds_the_users_limit(
+    source: str, own: float | None, expected: float
+) -> None:
+    """A timeout from a workspace file may shorten the limit but not lengthen it."""
+    from sandboxrun import HookSpec
+    from sandboxrun._runner import hook_timeout
+
+    spec = HookSpec("PreToolUse", "x", source, ("x",), "/", (), timeout=own)
+    assert hook_timeout(spec, 60.0) == expected
