@@ -16,7 +16,14 @@ from ._claude import ClaudeDialect
 from ._cline import ClineDialect, parse_output
 from ._dialect import Dialect
 from ._docker import DockerBackend
-from ._errors import ConfigError, EngineError, EngineUnavailable, ImageMissing, SandboxrunError
+from ._errors import (
+    ConfigError,
+    EngineError,
+    EngineUnavailable,
+    ImageMissing,
+    RuntimeMissing,
+    SandboxrunError,
+)
 from ._reaper import reap
 from ._runner import CombinedHookRunner, CombinedResult, HookFactory, HookRunner, NoOpHookRunner
 from ._settings import Settings
@@ -47,6 +54,7 @@ __all__ = [
     "HookSpec",
     "ImageMissing",
     "NoOpHookRunner",
+    "RuntimeMissing",
     "SandboxrunError",
     "Settings",
     "Skipped",

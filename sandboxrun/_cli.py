@@ -22,7 +22,7 @@ from loguru import logger
 from . import _doctor
 from ._docker import DockerBackend
 from ._engine import connect
-from ._errors import ConfigError, EngineError, SandboxrunError
+from ._errors import ConfigError, EngineError, RuntimeMissing, SandboxrunError
 from ._exec import exec_request, run_exec, sandbox_failure
 from ._reaper import reap
 from ._runner import DIALECTS, HookFactory, resolve_workspaces
@@ -54,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     agent_opts(run)
     run.add_argument("--timeout", type=float, metavar="S", help="seconds per hook (default 30)")
     run.add_argument("--image", help="hook runtime image")
+    run.add_argument("--runtime", help="OCI runtime, e.g. runsc (gVisor); refused if missing")
     run.add_argument("--fail-closed", action="store_true", default=None,
                      help="a failed or timed-out hook counts as a cancel")
 
@@ -66,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="default: the agent's project-dir variable, else the cwd")
     ex.add_argument("--timeout", type=float, metavar="S", help="seconds (default: the agent's)")
     ex.add_argument("--image", help="hook runtime image")
+    ex.add_argument("--runtime", help="OCI runtime, e.g. runsc (gVisor); refused if missing")
     ex.add_argument("--network", choices=["none", "bridge"],
                     help="bridge gives the hook network: only for hooks you trust")
     ex.add_argument("--fail-closed", action="store_true", default=None,
@@ -116,8 +118,9 @@ def _read_event() -> dict[str, Any]:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     settings = Settings.load(
-        agent=args.agent, timeout=args.timeout, image=args.image, fail_closed=args.fail_closed
-    )
+        agent=args.agent, timeout=args.timeout, image=args.image, runtime=args.runtime,
+        fail_closed=args.fail_closed,
+    )  # fmt: skip
     dialect = DIALECTS[settings.agent]
     if args.hook not in dialect.hook_names:
         known = ", ".join(dialect.hook_names)
@@ -132,7 +135,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             engine.start()
         result = runner.run(dialect.prepare_input(args.hook, event, roots))
     except EngineError as exc:
-        if not settings.fail_closed:
+        # A missing runtime is never a reason to run weaker, nor to let the action pass.
+        if not (settings.fail_closed or isinstance(exc, RuntimeMissing)):
             raise
         print(f"sandboxrun: {exc}", file=sys.stderr)
         message = f"sandboxrun: hooks could not run (fail-closed): {exc}"
@@ -170,6 +174,7 @@ class _Engine:
 def _cmd_exec(args: argparse.Namespace) -> int:
     settings = Settings.load(
         agent=args.agent, timeout=args.timeout, image=args.image, network=args.network,
+        runtime=args.runtime,
         fail_closed=args.fail_closed,
     )  # fmt: skip
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
@@ -181,6 +186,8 @@ def _cmd_exec(args: argparse.Namespace) -> int:
         backend.check()
         out = run_exec(settings, backend, request)
     except EngineError as exc:
+        if isinstance(exc, RuntimeMissing):
+            settings = settings.model_copy(update={"fail_closed": True})
         out = sandbox_failure(settings, f"the sandbox could not run the hook: {exc}")
     sys.stdout.buffer.write(out.stdout)
     sys.stdout.buffer.flush()

@@ -29,7 +29,7 @@ from docker.utils.socket import STDOUT, frames_iter
 from loguru import logger
 
 from ._engine import connect, engine_errors, retry_engine
-from ._errors import ImageMissing
+from ._errors import RuntimeMissing
 from ._settings import Settings, parse_size
 from ._types import ExecRequest, ExecResult
 
@@ -62,7 +62,7 @@ class DockerBackend:
             if self.settings.runtime:
                 runtimes = retry_engine(self.api.info)().get("Runtimes", {})
                 if self.settings.runtime not in runtimes:
-                    raise ImageMissing(
+                    raise RuntimeMissing(
                         f"runtime {self.settings.runtime!r} is not registered with the engine"
                         f" (have: {', '.join(sorted(runtimes))}); refusing to run without it"
                     )

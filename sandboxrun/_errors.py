@@ -7,7 +7,9 @@ exception; it is recorded in the hook's outcome.
     ├── ConfigError          bad settings, bad command-line values, malformed input
     └── EngineError          anything between us and the container engine
         ├── EngineUnavailable   no engine answers at the configured address
-        └── ImageMissing        the configured image (or runtime) is not there
+        ├── ImageMissing        the configured image is not there
+        └── RuntimeMissing      the requested runtime (e.g. runsc) is not registered:
+                                runs fail closed rather than fall back to a weaker one
 
 Every message is one line and says what to do, because the CLI prints it as is.
 """
@@ -32,4 +34,8 @@ class EngineUnavailable(EngineError):
 
 
 class ImageMissing(EngineError):
-    """The hook image or the requested runtime is not available on the engine."""
+    """The hook image is not available on the engine."""
+
+
+class RuntimeMissing(EngineError):
+    """The requested runtime is not registered with the engine."""

@@ -28,6 +28,7 @@ PUBLIC = [
     "HookSpec",
     "ImageMissing",
     "NoOpHookRunner",
+    "RuntimeMissing",
     "SandboxrunError",
     "Settings",
     "Skipped",

@@ -224,3 +224,13 @@ def test_doctor_fails_naming_a_weakened_property(engine: DockerBackend) -> None:
         "FAIL  network absent",
         "FAIL  user is not root",
     ]
+
+
+def test_missing_runtime_fails_closed(engine: DockerBackend) -> None:
+    """A requested runtime that is not registered blocks, never falls back to a weaker one."""
+    ws = str(DEMO / "app")
+    done = sandboxrun("run", "PreToolUse", "--workspace", ws, "--runtime", "absent", stdin="{}")
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["cancel"] is True
+    wrapped = sandboxrun("exec", "--runtime", "absent", "--", "true")
+    assert wrapped.returncode == 2 and "refusing" in wrapped.stderr
