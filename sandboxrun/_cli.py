@@ -88,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     reap_p = sub.add_parser("reap", help="remove containers left behind by killed runs")
     reap_p.add_argument("--all", action="store_true", help="remove every sandboxrun container")
 
-    sub.add_parser("doctor", help="check the engine, image and runtime")
+    sub.add_parser("doctor", help="check the engine, image, runtime and the confinement itself")
     return p
 
 
