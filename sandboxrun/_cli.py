@@ -212,11 +212,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
     print(f"hooks ({settings.agent}):" if found.hooks else f"no hooks found ({settings.agent})")
     for h in found.hooks:
         matcher = f"  [matcher {h.matcher}]" if h.matcher not in (None, "", "*") else ""
-        print(f"  {h.hook_name:<16} {h.source:<9} {h.name}{matcher}")
+        print(_safe(f"  {h.hook_name:<16} {h.source:<9} {h.name}{matcher}"))
     if found.skipped:
         print("skipped:")
         for s in found.skipped:
-            print(f"  {s.path} ({s.source}): {s.reason}")
+            print(_safe(f"  {s.path} ({s.source}): {s.reason}"))
     return 0
 
 
@@ -246,6 +246,12 @@ def _stop_cleanly(backend: DockerBackend) -> None:
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, handler)
+
+
+def _safe(text: str) -> str:
+    """Names come from the (untrusted) workspace: never send its control characters
+    (terminal escape sequences) to the user's terminal."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
 def _emit(document: dict[str, Any]) -> None:

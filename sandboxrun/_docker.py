@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import threading
 import time
@@ -104,7 +105,7 @@ class DockerBackend:
         uid, gid, groups = _identity(s.user, request.mounts)
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
         host_config = self.api.create_host_config(
-            binds={p: {"bind": p, "mode": "ro"} for p in request.mounts},
+            binds=_read_only_binds(request.mounts),
             network_mode=s.network,  # "none" unless the user's own settings say bridge
             read_only=True,
             tmpfs={"/tmp": f"{tmpfs},mode=1777", HOME: f"{tmpfs},mode=0700,uid={uid},gid={gid}"},
@@ -268,6 +269,33 @@ def _identity(user: str | None, mounts: tuple[str, ...]) -> tuple[int, int, list
     if os.getuid() != 0:
         owner = (os.getuid(), os.getgid())
     return owner[0], owner[1], [g for g in groups if g != owner[1]]
+
+
+def _read_only_binds(paths: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    """Each path read-only at its own place, and every filesystem mounted below it too.
+
+    Docker before API 1.44 makes a `ro` bind read-only only at its top: a filesystem
+    mounted inside the workspace (a tmpfs, a USB disk, a bind) would stay writable
+    through it. So each nested mount point gets its own read-only bind.
+    """
+    binds = {p: {"bind": p, "mode": "ro"} for p in paths}
+    points = _mount_points()
+    for path in paths:
+        real = os.path.realpath(path)  # mountinfo speaks of real paths
+        for point in points:
+            if point.startswith(real.rstrip("/") + "/"):
+                binds[point] = {"bind": path + point[len(real) :], "mode": "ro"}
+    return binds
+
+
+def _mount_points() -> list[str]:
+    try:
+        with open("/proc/self/mountinfo") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    # Field 5 is the mount point, with spaces and the like escaped as octal (\040).
+    return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), ln.split()[4]) for ln in lines]
 
 
 def _environment(extra: Mapping[str, str]) -> dict[str, str]:

@@ -96,7 +96,7 @@ def fake() -> Callable[..., FakeBackend]:
 
 # -- the count of engine tests, visible at the end of every run ----------------------
 
-_ENGINE_OUTCOMES: dict[str, int] = {"passed": 0, "failed": 0, "skipped": 0}
+_ENGINE_OUTCOMES: dict[str, int] = {"passed": 0, "failed": 0, "skipped": 0, "xfailed": 0}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -104,7 +104,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if "docker" not in report.keywords:
         return
     if report.when == "call" or (report.when == "setup" and not report.passed):
-        _ENGINE_OUTCOMES[report.outcome] += 1
+        _ENGINE_OUTCOMES["xfailed" if hasattr(report, "wasxfail") else report.outcome] += 1
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
