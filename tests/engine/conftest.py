@@ -20,9 +20,29 @@ from sandboxrun._docker import LABEL
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    gvisor = under_gvisor()
     for item in items:
         if "/tests/engine/" in str(item.path):
             item.add_marker(pytest.mark.docker)
+        marker = item.get_closest_marker("runc_only")
+        if gvisor and marker:
+            item.add_marker(pytest.mark.skip(reason=f"differs under gVisor: {marker.args[0]}"))
+
+
+def under_gvisor() -> bool:
+    """Whether this run sandboxes hooks with gVisor (SANDBOXRUN_RUNTIME=runsc)."""
+    return os.environ.get("SANDBOXRUN_RUNTIME") == "runsc"
+
+
+# Why a test's expectation holds only under runc (listed in the issue note too).
+GVISOR_THREADS = (
+    "gVisor's own threads count against the pids and memory limits, so the whole sandbox"
+    " dies (exit 2 or 137) instead of the hook seeing EAGAIN: contained, reported as failed"
+)
+GVISOR_USERNS = (
+    "gVisor implements user namespaces in its own kernel: unshare -r succeeds there"
+    " without reaching the host"
+)
 
 
 @pytest.fixture(scope="session")

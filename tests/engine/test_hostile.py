@@ -38,7 +38,7 @@ import pytest
 from sandboxrun import DockerBackend, HookFactory
 from sandboxrun._docker import LABEL
 
-from .conftest import HookWriter, Runner
+from .conftest import GVISOR_THREADS, GVISOR_USERNS, HookWriter, Runner
 
 PY = "#!/usr/bin/env python3"
 SLACK = 10.0  # seconds past a deadline that still count as "ended on time"
@@ -151,6 +151,7 @@ def cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 # -- resource exhaustion ---------------------------------------------------------------
 
 
+@pytest.mark.runc_only(GVISOR_THREADS)
 def test_thread_bomb_stops_at_the_pids_limit(
     engine: DockerBackend, hook: HookWriter, run_hooks: Runner
 ) -> None:
@@ -179,6 +180,7 @@ def test_thread_bomb_stops_at_the_pids_limit(
     assert_next_hook_runs(hook, run_hooks)
 
 
+@pytest.mark.runc_only(GVISOR_THREADS)
 def test_fork_bomb_is_contained_and_killed_at_the_deadline(
     engine: DockerBackend, hook: HookWriter, run_hooks: Runner
 ) -> None:
@@ -713,6 +715,7 @@ def test_hook_file_symlinked_outside_its_folder_never_runs_the_target(
     assert result["cancel"] is False and "outside target ran" not in json.dumps(result)
 
 
+@pytest.mark.runc_only(GVISOR_USERNS)
 def test_setuid_binaries_su_and_sudo_gain_nothing(hook: HookWriter, run_hooks: Runner) -> None:
     """sudo is absent; setuid-root su runs with the hook's uid (no-new-privileges) and fails;
     the mount and unshare tools fail: nothing ever runs as uid 0."""
@@ -756,8 +759,8 @@ _FILE_HANDLE = (8).to_bytes(4, "little") + (1).to_bytes(4, "little") + b"\0" * 8
 AT_FDCWD = -100
 SYSCALLS = [
     pytest.param((165, 40), [b"none", b"/tmp", b"tmpfs", 0, 0], id="mount"),
-    pytest.param((272, 97), [0x10000000], id="unshare-user"),
-    pytest.param((272, 97), [0x00020000], id="unshare-mount"),
+    pytest.param((272, 97), [0x10000000], id="unshare-user", marks=pytest.mark.runc_only(GVISOR_USERNS)),
+    pytest.param((272, 97), [0x00020000], id="unshare-mount", marks=pytest.mark.runc_only(GVISOR_USERNS)),
     pytest.param((250, 219), [0, -3, 1], id="keyctl"),
     pytest.param((248, 217), [b"user", b"hostile", b"value", 5, -2], id="add_key"),
     pytest.param((321, 280), [0, _BPF_ARRAY_MAP, len(_BPF_ARRAY_MAP)], id="bpf"),
@@ -767,7 +770,8 @@ SYSCALLS = [
     pytest.param((175, 105), [b"\0" * 64, 64, b""], id="init_module"),
     pytest.param((161, 51), [b"/tmp"], id="chroot"),
     pytest.param((105, 146), [0], id="setuid-0"),
-    pytest.param((259, 33), [AT_FDCWD, b"/tmp/mem", 0o020600, (1 << 8) | 1], id="mknod-chardev"),
+    pytest.param((259, 33), [AT_FDCWD, b"/tmp/mem", 0o020600, (1 << 8) | 1], id="mknod-chardev",
+                 marks=pytest.mark.runc_only("gVisor's tmpfs accepts mknod; the node opens onto gVisor's own emulated devices, never a host one")),
     pytest.param((425, 425), [4, _IO_URING_PARAMS], id="io_uring_setup"),
 ]
 IO_URING_KNOWN = (
@@ -839,6 +843,7 @@ def test_ptrace_cannot_reach_any_process_outside_the_sandbox(
     assert all(own_process(cmdline) for cmdline in got["procs"].values()), got["procs"]
 
 
+@pytest.mark.runc_only("a ptrace-stopped init does not keep a gVisor sandbox alive: the run completes early")
 def test_ptrace_stopping_pid_1_still_ends_at_the_deadline(
     hook: HookWriter, run_hooks: Runner
 ) -> None:
