@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ._dialect import unique_mounts
+from ._dialect import outcome_fields, sandbox_ending, unique_mounts
 from ._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
 
 HOOK_NAMES = (
@@ -267,27 +267,11 @@ class ClaudeDialect:
 
     def interpret(self, spec: HookSpec, result: ExecResult, timeout: float) -> HookOutcome:
         """Exit 0: the JSON answer or plain text; 2: a blocking error; else non-blocking."""
-        stderr = result.stderr.decode("utf-8", "replace")
-        common: dict[str, Any] = {
-            "spec": spec,
-            "exit_code": result.exit_code,
-            "duration_ms": result.duration_ms,
-            "oom_killed": result.oom_killed,
-            "output_truncated": result.output_truncated,
-            "stderr": stderr,
-        }
-        event = spec.hook_name
-        if result.timed_out:
-            error = f"{event} hook timed out after {timeout:g}s and was killed"
-            return HookOutcome(status="timed_out", error=error, **common)
-        if result.killed_reason:
-            return HookOutcome(status="failed", error=result.killed_reason, **common)
-        if result.oom_killed:
-            error = f"{event} hook was killed: out of memory"
-            return HookOutcome(status="failed", error=error, **common)
-        if result.exit_code is None:
-            error = f"{event} hook ended without an exit code"
-            return HookOutcome(status="failed", error=error, **common)
+        common = outcome_fields(spec, result)
+        stderr, event = common["stderr"], spec.hook_name
+        ended = sandbox_ending(result, timeout)
+        if ended:  # killed: no decision
+            return HookOutcome(status=ended[0], error=f"{event} hook {ended[1]}", **common)
         if result.exit_code == 2:
             # A blocking error: stderr is the reason, stdout is ignored (even JSON).
             answer = blocking_error(event, stderr, spec.name)

@@ -17,7 +17,7 @@ from typing import Any
 
 from loguru import logger
 
-from ._dialect import unique_mounts
+from ._dialect import outcome_fields, sandbox_ending, unique_mounts
 from ._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
 
 HOOK_NAMES = (
@@ -146,25 +146,10 @@ class ClineDialect:
 
     def interpret(self, spec: HookSpec, result: ExecResult, timeout: float) -> HookOutcome:
         """Turn what the sandbox saw into Cline's reading of it."""
-        common: dict[str, Any] = {
-            "spec": spec,
-            "exit_code": result.exit_code,
-            "duration_ms": result.duration_ms,
-            "oom_killed": result.oom_killed,
-            "output_truncated": result.output_truncated,
-            "stderr": result.stderr.decode("utf-8", "replace"),
-        }
-        if result.timed_out:
-            error = f"{spec.hook_name} hook timed out after {timeout:g}s and was killed"
-            return HookOutcome(status="timed_out", error=error, **common)
-        if result.killed_reason:
-            return HookOutcome(status="failed", error=result.killed_reason, **common)
-        if result.oom_killed:
-            error = f"{spec.hook_name} hook was killed: out of memory"
-            return HookOutcome(status="failed", error=error, **common)
-        if result.exit_code is None:
-            error = f"{spec.hook_name} hook ended without an exit code"
-            return HookOutcome(status="failed", error=error, **common)
+        common = outcome_fields(spec, result)
+        ended = sandbox_ending(result, timeout)
+        if ended:
+            return HookOutcome(status=ended[0], error=f"{spec.hook_name} hook {ended[1]}", **common)
         if result.exit_code != 0:
             # Cline does not parse the stdout of a failed hook, even valid JSON.
             error = f"{spec.hook_name} hook exited with code {result.exit_code}"

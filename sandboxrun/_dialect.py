@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from ._types import Discovery, ExecResult, HookOutcome, HookSpec
+from ._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
 
 
 class Dialect(Protocol):
@@ -65,3 +65,29 @@ def unique_mounts(paths: Sequence[str]) -> tuple[str, ...]:
         if not any(p == k or Path(p).is_relative_to(k) for k in kept):
             kept.append(p)
     return tuple(kept)
+
+
+def sandbox_ending(result: ExecResult, timeout: float) -> tuple[Status, str] | None:
+    """(status, why) when the sandbox, not the hook, decided how the run ended:
+    the deadline, the output cap, the memory limit. None when the hook exited itself."""
+    if result.timed_out:
+        return "timed_out", f"timed out after {timeout:g}s and was killed"
+    if result.killed_reason:
+        return "failed", result.killed_reason
+    if result.oom_killed:
+        return "failed", "was killed: out of memory"
+    if result.exit_code is None:
+        return "failed", "ended without an exit code"
+    return None
+
+
+def outcome_fields(spec: HookSpec, result: ExecResult) -> dict[str, Any]:
+    """The fields of a `HookOutcome` that every dialect reads the same way."""
+    return {
+        "spec": spec,
+        "exit_code": result.exit_code,
+        "duration_ms": result.duration_ms,
+        "oom_killed": result.oom_killed,
+        "output_truncated": result.output_truncated,
+        "stderr": result.stderr.decode("utf-8", "replace"),
+    }

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._backend import Backend
+from ._dialect import sandbox_ending
 from ._errors import ConfigError, EngineError
 from ._runner import DIALECTS
 from ._settings import Settings
@@ -72,22 +73,10 @@ def run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exec
         result = backend.run(request)
     except EngineError as exc:
         return sandbox_failure(settings, f"the sandbox could not run the hook: {exc}")
-    why = _ended_by_sandbox(result, request.timeout)
-    if why:
-        return sandbox_failure(settings, why, result)
+    ended = sandbox_ending(result, request.timeout)
+    if ended:
+        return sandbox_failure(settings, f"hook {ended[1]}", result)
     return ExecOutput(result.stdout, result.stderr, result.exit_code or 0)
-
-
-def _ended_by_sandbox(result: ExecResult, timeout: float) -> str | None:
-    if result.timed_out:
-        return f"hook timed out after {timeout:g}s and was killed"
-    if result.killed_reason:
-        return f"hook {result.killed_reason}"
-    if result.oom_killed:
-        return "hook was killed: out of memory"
-    if result.exit_code is None:
-        return "hook ended without an exit code"
-    return None
 
 
 def sandbox_failure(settings: Settings, why: str, result: ExecResult | None = None) -> ExecOutput:

@@ -179,7 +179,7 @@ def test_timeout_gives_no_decision() -> None:
         ({"exit_code": 137, "oom_killed": True}, "PreToolUse hook was killed: out of memory"),
         (
             {"exit_code": 137, "killed_reason": "printed more than 16 MiB"},
-            "printed more than 16 MiB",
+            "PreToolUse hook printed more than 16 MiB",
         ),
         ({"exit_code": None}, "PreToolUse hook ended without an exit code"),
         ({"exit_code": 2, "oom_killed": True}, "PreToolUse hook was killed: out of memory"),

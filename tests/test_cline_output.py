@@ -320,7 +320,7 @@ def test_killed_reason_is_failed_with_that_reason() -> None:
         30,
     )
     assert outcome.status == "failed"
-    assert outcome.error == reason
+    assert outcome.error == f"PreToolUse hook {reason}"
     assert outcome.output_truncated is True
     assert outcome.answer == {}
 
