@@ -1,5 +1,5 @@
 """Latency of one hook, side by side in one run: bare subprocess, plain `docker run`,
-sandboxrun's Python API and the `sandboxrun run` CLI. Interleaved, so machine noise
+sandboxrun's Python API and the `sandboxrun run` and `exec` commands. Interleaved, so machine noise
 hits every variant alike. Reports percentiles and ratios to the bare subprocess.
 
     .venv/bin/python bench/latency.py [--runs 30]
@@ -35,6 +35,7 @@ def variants(settings: Settings) -> dict[str, Callable[[], object]]:
         settings.image, "/bin/sh", "-c", str(HOOK),
     ]  # fmt: skip
     cli = [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--workspace", str(WS)]
+    wrapped = [sys.executable, "-m", "sandboxrun", "exec", "--workspace", str(WS), "--", str(HOOK)]
 
     def run(cmd: list[str]) -> Callable[[], object]:
         return lambda: subprocess.run(cmd, input=STDIN, capture_output=True, check=True, cwd=WS)
@@ -43,7 +44,8 @@ def variants(settings: Settings) -> dict[str, Callable[[], object]]:
         "bare subprocess": run(["/bin/sh", "-c", str(HOOK)]),
         "docker run --rm": run(docker_run),
         "sandboxrun API": lambda: factory.run("PreToolUse", EVENT, [str(WS)]),
-        "sandboxrun CLI": run(cli),
+        "sandboxrun run": run(cli),
+        "sandboxrun exec": run(wrapped),
     }
 
 
