@@ -53,6 +53,7 @@ class DockerBackend:
         self._lock = threading.Lock()
         self._active: set[str] = set()  # containers of runs in flight, for abort()
         self._memory = parse_size(settings.memory)
+        self._helper: str | bool | None = False  # the image's seccomp helper; False: unknown
 
     # -- preflight ---------------------------------------------------------------
 
@@ -75,7 +76,7 @@ class DockerBackend:
             self._count += 1
             name = f"sandboxrun-{self.run_id[:12]}-{self._count}"
         created = time.monotonic()  # durationMs counts the sandbox's own cost too
-        config = self._config(request, name)
+        config = self._config(request, name, self._seccomp_helper())
         with engine_errors(self.settings.docker_host, self.settings.image):
             cid = retry_engine(self.api.create_container)(**config)["Id"]
             with self._lock:
@@ -94,13 +95,23 @@ class DockerBackend:
         for cid in doomed:
             self._remove(cid)
 
+    def _seccomp_helper(self) -> str | None:
+        """The image's `sandboxrun.seccomp-helper` (denies io_uring, then execs the hook),
+        looked up once; images without it run hooks directly (`doctor` warns)."""
+        if self._helper is False:
+            with engine_errors(self.settings.docker_host, self.settings.image):
+                image = retry_engine(self.api.inspect_image)(self.settings.image)
+            labels = (image.get("Config") or {}).get("Labels") or {}
+            self._helper = labels.get("sandboxrun.seccomp-helper") or None
+        return self._helper if isinstance(self._helper, str) else None
+
     def _remove(self, cid: str) -> None:
         try:
             retry_engine(self.api.remove_container)(cid, force=True)
         except Exception as exc:  # cleanup never raises; `reap` sweeps what is left
             logger.warning("could not remove container {}: {}", cid[:12], exc)
 
-    def _config(self, request: ExecRequest, name: str) -> dict[str, Any]:
+    def _config(self, request: ExecRequest, name: str, helper: str | None) -> dict[str, Any]:
         s = self.settings
         uid, gid, groups = _identity(s.user, request.mounts)
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
@@ -128,7 +139,7 @@ class DockerBackend:
         deadline = int(time.time() + request.timeout + 2 * STREAM_GRACE)
         return {
             "image": s.image,
-            "command": list(request.argv),
+            "command": [helper, *request.argv] if helper else list(request.argv),
             "name": name,
             "user": f"{uid}:{gid}",
             "working_dir": request.workdir,

@@ -100,15 +100,15 @@ def confinement_checks(
             continue
         out.append((ok(value), what, f"saw {key}={value.strip() or '(empty)'}"))
     if seen.get("io_uring") == "True" and settings.runtime != "runsc":
-        # A warning, not a failure: the engine's own profile decides, and Docker >= 25
+        # A warning, not a failure: the default image's helper denies it, and Docker >= 25
         # blocks it. Under gVisor io_uring never reaches the host kernel.
         out.append(
             (
                 None,
                 "io_uring blocked",
-                "the engine's seccomp profile allows"
-                " io_uring_setup (Docker < 25): a large kernel attack surface; use"
-                " --runtime runsc or Docker >= 25",
+                "io_uring_setup works inside: the engine's profile allows it (Docker < 25)"
+                " and the image has no sandboxrun seccomp helper (see images/Dockerfile);"
+                " use the default image, --runtime runsc or Docker >= 25",
             )
         )
     if seen.get("statx") == "broken":

@@ -775,8 +775,8 @@ SYSCALLS = [
     pytest.param((425, 425), [4, _IO_URING_PARAMS], id="io_uring_setup"),
 ]
 IO_URING_KNOWN = (
-    "KNOWN WEAKNESS: the engine's default seccomp profile allows io_uring_setup (Docker >= 25"
-    " blocks it); sandboxrun ships no profile of its own and `doctor` warns about it"
+    "KNOWN WEAKNESS: the engine's seccomp profile allows io_uring_setup (Docker < 25) and the"
+    " image has no sandboxrun.seccomp-helper to deny it; `doctor` warns about it"
 )
 
 
