@@ -76,7 +76,11 @@ def run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exec
     ended = sandbox_ending(result, request.timeout)
     if ended:
         return sandbox_failure(settings, f"hook {ended[1]}", result)
-    return ExecOutput(result.stdout, result.stderr, result.exit_code or 0)
+    stderr = result.stderr
+    if result.output_truncated:  # rare: hook answers are small; say so rather than hide it
+        kept = settings.stdout_tail
+        stderr += f"sandboxrun: output was cut to its last {kept} bytes (stdout_tail)\n".encode()
+    return ExecOutput(result.stdout, stderr, result.exit_code or 0)
 
 
 def sandbox_failure(settings: Settings, why: str, result: ExecResult | None = None) -> ExecOutput:

@@ -134,3 +134,12 @@ def test_exec_engine_unreachable_is_exit_1(project: Path, tmp_path: Path) -> Non
                       DOCKER_HOST=f"unix://{tmp_path}/none.sock")  # fmt: skip
     assert done.returncode == 1
     assert done.stderr.decode().count("\n") == 1 and b"no Docker Engine" in done.stderr
+
+
+def test_exec_says_when_output_was_cut(engine: DockerBackend, project: Path) -> None:
+    """Past stdout_tail the tail is passed on, the exit code stays, and stderr says so."""
+    cmd = "yes x | head -c 2000000; echo done; exit 3"
+    done = agent_runs(f"sandboxrun exec -- {json.dumps(cmd)}", project, "")
+    assert done.returncode == 3
+    assert done.stdout.endswith(b"x\ndone\n") and len(done.stdout) == 1 << 20, done.stdout[-30:]
+    assert b"output was cut to its last 1048576 bytes" in done.stderr
