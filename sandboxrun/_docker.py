@@ -59,8 +59,9 @@ class DockerBackend:
 
     def check(self) -> None:
         """Refuse to start unless the image (and a requested runtime) are there."""
+        self._helper = False  # look the image up afresh (it raises if it is missing)
+        self._seccomp_helper()
         with engine_errors(self.settings.docker_host, self.settings.image):
-            retry_engine(self.api.inspect_image)(self.settings.image)
             if self.settings.runtime:
                 runtimes = retry_engine(self.api.info)().get("Runtimes", {})
                 if self.settings.runtime not in runtimes:
