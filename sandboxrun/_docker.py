@@ -140,6 +140,8 @@ class DockerBackend:
         deadline = int(time.time() + request.timeout + 2 * STREAM_GRACE)
         return {
             "image": s.image,
+            # The image's ENTRYPOINT must not stand between us and the hook: reset it.
+            "entrypoint": [""],
             "command": [helper, *request.argv] if helper else list(request.argv),
             "name": name,
             "user": f"{uid}:{gid}",

@@ -143,3 +143,18 @@ def test_exec_says_when_output_was_cut(engine: DockerBackend, project: Path) -> 
     assert done.returncode == 3
     assert done.stdout.endswith(b"x\ndone\n") and len(done.stdout) == 1 << 20, done.stdout[-30:]
     assert b"output was cut to its last 1048576 bytes" in done.stderr
+
+
+def test_image_entrypoint_cannot_stand_between(engine: DockerBackend, project: Path, tmp_path: Path) -> None:
+    """An image's ENTRYPOINT is reset: the hook itself runs, not a wrapper of the image's."""
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "Dockerfile").write_text(
+        f'FROM {engine.settings.image}\nENTRYPOINT ["echo", "ENTRYPOINT-RAN"]\n'
+    )
+    tag = "sandboxrun-test/entrypoint:1"
+    engine.client.images.build(path=str(tmp_path / "img"), tag=tag, rm=True)
+    try:
+        done = agent_runs(f"sandboxrun exec --image {tag} -- 'echo hook-ran'", project, "")
+        assert (done.returncode, done.stdout) == (0, b"hook-ran\n"), done.stderr
+    finally:
+        engine.client.images.remove(tag, force=True)
