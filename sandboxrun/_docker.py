@@ -104,6 +104,10 @@ class DockerBackend:
                 image = retry_engine(self.api.inspect_image)(self.settings.image)
             labels = (image.get("Config") or {}).get("Labels") or {}
             self._helper = labels.get("sandboxrun.seccomp-helper") or None
+            if self.settings.runtime == "runsc":
+                # Under gVisor io_uring is gVisor's own and never reaches the host
+                # kernel: the helper would add a moving part and nothing else.
+                self._helper = None
         return self._helper if isinstance(self._helper, str) else None
 
     def _remove(self, cid: str) -> None:

@@ -1215,6 +1215,10 @@ def test_death_by_signal_is_reported_with_its_exit_code(
 # -- lifecycle -------------------------------------------------------------------------
 
 
+@pytest.mark.runc_only(
+    "once in five CI runs, 50 concurrent sandboxes under Debian's 2022 runsc with dockerd"
+    " 20.10 lost their shims and stayed 'Up', unremovable until dockerd restarted"
+)
 def test_fifty_concurrent_runs_get_exactly_their_own_answers(
     engine: DockerBackend, hook: HookWriter, workspace: Path, tmp_path: Path
 ) -> None:
