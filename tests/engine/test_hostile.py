@@ -38,7 +38,7 @@ import pytest
 from sandboxrun import DockerBackend, HookFactory
 from sandboxrun._docker import LABEL
 
-from .conftest import GVISOR_THREADS, GVISOR_USERNS, HookWriter, Runner
+from .conftest import GVISOR_THREADS, GVISOR_USERNS, HookWriter, Runner, under_gvisor
 
 PY = "#!/usr/bin/env python3"
 SLACK = 10.0  # seconds past a deadline that still count as "ended on time"
@@ -804,6 +804,8 @@ def test_privileged_syscall_is_denied(
     assert only(result)["status"] == "completed", result
     denied = {"EPERM", "EACCES", "ENOSYS", "ENODEV", "EOPNOTSUPP", "ENOTSUP"}
     if numbers == (425, 425) and result["contextModification"].startswith("returned"):
+        if under_gvisor():
+            return  # gVisor implements io_uring itself: the host kernel's is never reached
         pytest.xfail(IO_URING_KNOWN)
     assert result["contextModification"] in denied, result["contextModification"]
 
