@@ -79,16 +79,9 @@ class ClaudeDialect:
         return [cwd] if isinstance(cwd, str) and cwd else []
 
     def blocked_answer(self, reason: str) -> dict[str, Any]:
-        return {
-            "blocked": True,
-            "permissionDecision": "deny",
-            "reason": reason,
-            "additionalContext": "",
-            "systemMessage": "",
-            "continue": True,
-            "stopReason": "",
-            "updatedInput": None,
-        }
+        answer = _answer(blocked=True, permissionDecision="deny", reason=reason)
+        del answer["suppressOutput"]  # per hook only: not a field of the combined answer
+        return answer
 
     def discover(
         self,

@@ -128,12 +128,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     event = _read_event()
     engine = _Engine(settings)
     factory = HookFactory(settings, engine, hooks_dirs=args.hooks_dir)
-    roots = resolve_workspaces(event, args.workspace, dialect)
-    runner = factory.create(args.hook, roots, event)
+    runner, stdin = factory.prepare(args.hook, event, args.workspace)
     try:
         if runner.runners:  # no hooks, no engine needed: agents call us for every event
             engine.start()
-        result = runner.run(dialect.prepare_input(args.hook, event, roots))
+        result = runner.run(stdin)
     except EngineError as exc:
         # A missing runtime is never a reason to run weaker, nor to let the action pass.
         if not (settings.fail_closed or isinstance(exc, RuntimeMissing)):
@@ -147,7 +146,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 class _Engine:
-    """The Docker backend, connected only once there is a hook to run."""
+    """The Docker backend, connected only once there is a hook to run; every start
+    checks the image and runtime and sweeps what killed runs left behind."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -181,10 +181,7 @@ def _cmd_exec(args: argparse.Namespace) -> int:
     stdin = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
     request = exec_request(settings, command, stdin, args.workspace)
     try:
-        backend = DockerBackend(settings)
-        _stop_cleanly(backend)
-        backend.check()
-        out = run_exec(settings, backend, request)
+        out = run_exec(settings, _Engine(settings).start(), request)
     except EngineError as exc:
         if isinstance(exc, RuntimeMissing):
             settings = settings.model_copy(update={"fail_closed": True})

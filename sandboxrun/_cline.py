@@ -54,6 +54,7 @@ class ClineDialect:
     workspace_dir: str  # relative to each workspace root
     default_timeout: float = 30.0
     hook_names: tuple[str, ...] = HOOK_NAMES
+    project_dir_var: str | None = None  # Cline hooks learn their roots from the event
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         roots = event.get("workspaceRoots")

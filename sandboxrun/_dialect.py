@@ -28,6 +28,10 @@ class Dialect(Protocol):
     def hook_names(self) -> tuple[str, ...]:
         """The event names this agent knows."""
 
+    @property
+    def project_dir_var(self) -> str | None:
+        """The variable naming the project root for hooks (claude family), or None."""
+
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         """The workspace roots an event names (before --workspace and the cwd)."""
 

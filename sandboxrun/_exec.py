@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._backend import Backend
+from ._cline import ClineDialect
 from ._dialect import sandbox_ending
 from ._errors import ConfigError, EngineError
 from ._runner import DIALECTS
@@ -44,7 +45,7 @@ def exec_request(
     if not command:
         raise ConfigError("exec needs a command: sandboxrun exec [OPTIONS] -- COMMAND [ARG...]")
     dialect = DIALECTS[settings.agent]
-    var = getattr(dialect, "project_dir_var", None)
+    var = dialect.project_dir_var
     root = os.path.abspath(workspace or (var and os.environ.get(var)) or os.getcwd())
     if not os.path.isdir(root):
         raise ConfigError(f"workspace {root} does not exist or is not a directory")
@@ -89,7 +90,8 @@ def sandbox_failure(settings: Settings, why: str, result: ExecResult | None = No
     if not settings.fail_closed:
         return ExecOutput(b"", stderr + f"sandboxrun: {why}\n".encode(), 1)
     reason = f"sandboxrun (fail-closed): {why}"
-    if settings.agent in ("cline", "careti"):
-        answer = {"cancel": True, "errorMessage": reason}
+    dialect = DIALECTS[settings.agent]
+    if isinstance(dialect, ClineDialect):  # Cline's family answers on stdout, not by exit code
+        answer = dialect.blocked_answer(reason)
         return ExecOutput(json.dumps(answer).encode() + b"\n", stderr, 0)
     return ExecOutput(b"", stderr + reason.encode() + b"\n", 2)

@@ -176,10 +176,17 @@ class HookFactory:
         runners = [HookRunner(h, self.backend, self.dialect, self.settings) for h in hooks]
         return CombinedHookRunner(runners, self.dialect, self.settings.fail_closed)
 
+    def prepare(
+        self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str] = ()
+    ) -> tuple[CombinedHookRunner, bytes]:
+        """The runner for one event's hooks, and the stdin they will read."""
+        roots = resolve_workspaces(event, workspaces, self.dialect)
+        stdin = self.dialect.prepare_input(hook_name, event, roots)
+        return self.create(hook_name, roots, event), stdin
+
     def run(
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str] = ()
     ) -> CombinedResult:
         """Discover, run and combine the hooks of one event."""
-        roots = resolve_workspaces(event, workspaces, self.dialect)
-        stdin = self.dialect.prepare_input(hook_name, event, roots)
-        return self.create(hook_name, roots, event).run(stdin)
+        runner, stdin = self.prepare(hook_name, event, workspaces)
+        return runner.run(stdin)
