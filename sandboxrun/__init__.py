@@ -25,9 +25,17 @@ from ._errors import (
     SandboxrunError,
 )
 from ._reaper import reap
-from ._runner import CombinedHookRunner, CombinedResult, HookFactory, HookRunner, NoOpHookRunner
+from ._runner import CombinedHookRunner, HookFactory, HookRunner, NoOpHookRunner
 from ._settings import Settings
-from ._types import Discovery, ExecRequest, ExecResult, HookOutcome, HookSpec, Skipped
+from ._types import (
+    CombinedResult,
+    Discovery,
+    ExecRequest,
+    ExecResult,
+    HookOutcome,
+    HookSpec,
+    Skipped,
+)
 
 # A library stays quiet until the application turns its logs on (the CLI does).
 logger.disable("sandboxrun")

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._dialect import unique_mounts
+from ._dialect import source_of, unique_mounts
 from ._types import Discovery, HookSpec, Skipped
 
 if TYPE_CHECKING:
@@ -54,7 +54,9 @@ def settings_files(
             path = os.path.abspath(given)
             if os.path.isdir(path):
                 path = os.path.join(path, "settings.json")
-            found.append((path, "explicit", os.path.join(os.path.dirname(path), "hooks")))
+            # A settings file inside the workspace is the project's, however it was named.
+            source = source_of(path, workspaces, "explicit").replace("workspace", "project")
+            found.append((path, source, os.path.join(os.path.dirname(path), "hooks")))
         return found
     user = os.path.join(home, dialect.user_dir)
     project = os.path.join(workspaces[0] if workspaces else os.getcwd(), dialect.project_dir)

@@ -14,7 +14,6 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from loguru import logger
@@ -22,12 +21,12 @@ from loguru import logger
 from . import _doctor
 from ._docker import DockerBackend
 from ._engine import connect
-from ._errors import ConfigError, EngineError, RuntimeMissing, SandboxrunError
+from ._errors import ConfigError, SandboxrunError
 from ._exec import exec_request, run_exec, sandbox_failure
 from ._reaper import reap
 from ._runner import DIALECTS, HookFactory, resolve_workspaces
-from ._settings import Settings
-from ._types import ExecRequest, ExecResult
+from ._session import failure_answer
+from ._settings import Settings, account_home, env_fail_closed
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,17 +35,41 @@ def _parser() -> argparse.ArgumentParser:
         description="Run AI coding agents' hooks in disposable, hardened Docker containers.",
     )
     p.add_argument("-v", "--verbose", action="count", default=0, help="more logs on stderr")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--config",
+        metavar="FILE",
+        help="config file (default ~/.config/sandboxrun/config.toml of your account)",
+    )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add = sub.add_parser
+
+    def add_parser(name: str, **kw: Any) -> argparse.ArgumentParser:
+        return add(name, parents=[common], **kw)
+
+    sub.add_parser = add_parser  # type: ignore[method-assign]
 
     def agent_opts(cmd: argparse.ArgumentParser) -> None:
         cmd.add_argument("--agent", choices=sorted(DIALECTS), help="hook dialect (default cline)")
         cmd.add_argument(
-            "--workspace", action="append", default=[], metavar="DIR",
+            "--workspace",
+            action="append",
+            default=[],
+            metavar="DIR",
             help="workspace root (repeatable; default: the event's roots, else the cwd)",
         )
         cmd.add_argument(
-            "--hooks-dir", action="append", default=[], metavar="DIR",
+            "--hooks-dir",
+            action="append",
+            default=[],
+            metavar="DIR",
             help="search only this hook folder (repeatable), not the agent's usual ones",
+        )
+        cmd.add_argument(
+            "--home",
+            metavar="DIR",
+            help="where the user's own hooks are found (default: your account's home;"
+            " $HOME is not read)",
         )
 
     run = sub.add_parser("run", help="run the hooks for one event (event JSON on stdin)")
@@ -55,23 +78,39 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, metavar="S", help="seconds per hook (default 30)")
     run.add_argument("--image", help="hook runtime image")
     run.add_argument("--runtime", help="OCI runtime, e.g. runsc (gVisor); refused if missing")
-    run.add_argument("--fail-closed", action="store_true", default=None,
-                     help="a failed or timed-out hook counts as a cancel")
+    run.add_argument(
+        "--fail-closed",
+        action="store_true",
+        default=None,
+        help="a failed or timed-out hook counts as a cancel",
+    )
 
     ex = sub.add_parser(
         "exec", help="run ONE hook command sandboxed, passing stdin/stdout/stderr/exit through"
     )
-    ex.add_argument("--agent", choices=sorted(DIALECTS), default="claude",
-                    help="whose terms a fail-closed block uses (default claude)")
-    ex.add_argument("--workspace", metavar="DIR",
-                    help="default: the agent's project-dir variable, else the cwd")
+    ex.add_argument(
+        "--agent",
+        choices=sorted(DIALECTS),
+        default="claude",
+        help="whose terms a fail-closed block uses (default claude)",
+    )
+    ex.add_argument(
+        "--workspace", metavar="DIR", help="default: the agent's project-dir variable, else the cwd"
+    )
     ex.add_argument("--timeout", type=float, metavar="S", help="seconds (default: the agent's)")
     ex.add_argument("--image", help="hook runtime image")
     ex.add_argument("--runtime", help="OCI runtime, e.g. runsc (gVisor); refused if missing")
-    ex.add_argument("--network", choices=["none", "bridge"],
-                    help="bridge gives the hook network: only for hooks you trust")
-    ex.add_argument("--fail-closed", action="store_true", default=None,
-                    help="a timeout or sandbox failure blocks, in the agent's terms")
+    ex.add_argument(
+        "--network",
+        choices=["none", "bridge"],
+        help="bridge gives the hook network: only for hooks you trust",
+    )
+    ex.add_argument(
+        "--fail-closed",
+        action="store_true",
+        default=None,
+        help="a timeout or sandbox failure blocks, in the agent's terms",
+    )
     ex.add_argument("cmdline", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]")
 
     lst = sub.add_parser("list", help="show the hooks found and the files skipped, with why")
@@ -82,8 +121,11 @@ def _parser() -> argparse.ArgumentParser:
     images = sub.add_parser("images", help="manage the hook runtime images")
     isub = images.add_subparsers(dest="images_command", required=True, metavar="ACTION")
     build = isub.add_parser("build", help="build the default hook image from images/")
-    build.add_argument("--offline", action="store_true",
-                       help="no registry: build the Debian base with debootstrap (needs root)")
+    build.add_argument(
+        "--offline",
+        action="store_true",
+        help="no registry: build the Debian base with debootstrap (needs root)",
+    )
 
     reap_p = sub.add_parser("reap", help="remove containers left behind by killed runs")
     reap_p.add_argument("--all", action="store_true", help="remove every sandboxrun container")
@@ -117,75 +159,49 @@ def _read_event() -> dict[str, Any]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    settings = Settings.load(
-        agent=args.agent, timeout=args.timeout, image=args.image, runtime=args.runtime,
-        fail_closed=args.fail_closed,
-    )  # fmt: skip
-    dialect = DIALECTS[settings.agent]
-    if args.hook not in dialect.hook_names:
-        known = ", ".join(dialect.hook_names)
-        raise ConfigError(f"unknown {settings.agent} hook {args.hook!r}: one of {known}")
-    event = _read_event()
-    engine = _Engine(settings)
-    factory = HookFactory(settings, engine, hooks_dirs=args.hooks_dir)
-    runner, stdin = factory.prepare(args.hook, event, args.workspace)
     try:
-        if runner.runners:  # no hooks, no engine needed: agents call us for every event
-            engine.start()
-        result = runner.run(stdin)
-    except EngineError as exc:
-        # A missing runtime is never a reason to run weaker, nor to let the action pass.
-        if not (settings.fail_closed or isinstance(exc, RuntimeMissing)):
+        settings = _load(
+            args, agent=args.agent, timeout=args.timeout, image=args.image,
+            runtime=args.runtime, fail_closed=args.fail_closed,
+        )  # fmt: skip
+    except ConfigError as exc:  # a broken config file blocks too, when asked to
+        if not (args.fail_closed or env_fail_closed()):
             raise
-        print(f"sandboxrun: {exc}", file=sys.stderr)
-        message = f"sandboxrun: hooks could not run (fail-closed): {exc}"
-        _emit({**dialect.blocked_answer(message), "hooks": []})
+        _emit(failure_answer(DIALECTS[args.agent or "cline"], True, exc).to_json())
         return 0
+    dialect = DIALECTS[settings.agent]
+    backend = DockerBackend(settings)  # connects only once there is a hook to run
+    _stop_cleanly(backend)
+    factory = HookFactory(settings, backend, home=args.home, hooks_dirs=args.hooks_dir)
+    try:
+        if args.hook not in dialect.hook_names:
+            known = ", ".join(dialect.hook_names)
+            raise ConfigError(f"unknown {settings.agent} hook {args.hook!r}: one of {known}")
+        result = factory.run(args.hook, _read_event(), args.workspace)
+    except Exception as exc:  # under fail-closed, every failure of ours answers the block
+        result = failure_answer(dialect, settings.fail_closed, exc)
     _emit(result.to_json())
+    if result.abandoned:  # stuck threads must not keep the agent waiting on us
+        os._exit(0)
     return 0
 
 
-class _Engine:
-    """The Docker backend, connected only once there is a hook to run; every start
-    checks the image and runtime and sweeps what killed runs left behind."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.backend: DockerBackend | None = None
-
-    def start(self) -> DockerBackend:
-        """Connect, check the image and runtime, sweep stale containers."""
-        backend = self.backend = DockerBackend(self.settings)
-        _stop_cleanly(backend)
-        backend.check()
-        try:
-            reap(backend.client)
-        except SandboxrunError as exc:
-            logger.warning("stale-container sweep failed: {}", exc)
-        return backend
-
-    def check(self) -> None:
-        (self.backend or self.start()).check()
-
-    def run(self, request: ExecRequest) -> ExecResult:
-        return (self.backend or self.start()).run(request)
-
-
 def _cmd_exec(args: argparse.Namespace) -> int:
-    settings = Settings.load(
-        agent=args.agent, timeout=args.timeout, image=args.image, network=args.network,
-        runtime=args.runtime,
-        fail_closed=args.fail_closed,
+    settings = _load(
+        args, agent=args.agent, timeout=args.timeout, image=args.image, network=args.network,
+        runtime=args.runtime, fail_closed=args.fail_closed,
     )  # fmt: skip
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
     stdin = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
-    request = exec_request(settings, command, stdin, args.workspace)
     try:
-        out = run_exec(settings, _Engine(settings).start(), request)
-    except EngineError as exc:
-        if isinstance(exc, RuntimeMissing):
-            settings = settings.model_copy(update={"fail_closed": True})
-        out = sandbox_failure(settings, f"the sandbox could not run the hook: {exc}")
+        request = exec_request(settings, command, stdin, args.workspace)
+        backend = DockerBackend(settings)
+        _stop_cleanly(backend)
+        out = run_exec(settings, backend, request)
+    except Exception as exc:  # ours, not the hook's: a clear line, a block if fail-closed
+        if not isinstance(exc, SandboxrunError):
+            logger.opt(exception=exc).debug("internal error")
+        out = sandbox_failure(settings, f"the hook could not be run: {_one_line(exc)}")
     sys.stdout.buffer.write(out.stdout)
     sys.stdout.buffer.flush()
     sys.stderr.buffer.write(out.stderr)
@@ -193,11 +209,15 @@ def _cmd_exec(args: argparse.Namespace) -> int:
     return out.exit_code
 
 
+def _load(args: argparse.Namespace, **overrides: Any) -> Settings:
+    return Settings.load(config=args.config, **overrides)
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
-    settings = Settings.load(agent=args.agent)
+    settings = _load(args, agent=args.agent)
     dialect = DIALECTS[settings.agent]
-    roots = resolve_workspaces({}, args.workspace, dialect)
-    found = dialect.discover(args.hook, roots, str(Path.home()), args.hooks_dir)
+    roots = resolve_workspaces({}, args.workspace, dialect, settings.allowed_roots)
+    found = dialect.discover(args.hook, roots, args.home or account_home(), args.hooks_dir)
     if args.json:
         hooks = [
             {"hook": h.hook_name, "path": h.name, "source": h.source, "matcher": h.matcher}
@@ -220,15 +240,16 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_images(args: argparse.Namespace) -> int:
     from ._images import build_images
 
-    settings = Settings.load()
-    image_id = build_images(connect(settings.docker_host), image=settings.image,
-                            offline=args.offline)
+    settings = _load(args)
+    image_id = build_images(
+        connect(settings.docker_host), image=settings.image, offline=args.offline
+    )
     print(f"built {settings.image} ({image_id[:19]})")
     return 0
 
 
 def _cmd_reap(args: argparse.Namespace) -> int:
-    removed = reap(connect(Settings.load().docker_host), everything=args.all)
+    removed = reap(connect(_load(args).docker_host), everything=args.all)
     print(f"removed {len(removed)} container(s)")
     return 0
 
@@ -252,12 +273,14 @@ def _safe(text: str) -> str:
 
 
 def _emit(document: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+    # Pure ASCII: every control, bidi override and lone surrogate a hook or a
+    # repository put in a string arrives escaped, and encoding can never fail.
+    sys.stdout.write(json.dumps(document, ensure_ascii=True) + "\n")
     sys.stdout.flush()
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    return _doctor.doctor(Settings.load())
+    return _doctor.doctor(_load(args))
 
 
 COMMANDS = {
@@ -277,7 +300,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = COMMANDS[args.command](args)
         return code
     except SandboxrunError as exc:
-        print(f"sandboxrun: {exc}", file=sys.stderr)
+        print(f"sandboxrun: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug of ours: one line, never a traceback on the agent
+        logger.opt(exception=exc).debug("internal error")
+        print(
+            f"sandboxrun: internal error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr
+        )
+        return 2
+
+
+def _one_line(exc: BaseException) -> str:
+    return _safe(" ".join(str(exc).split()))[:500]

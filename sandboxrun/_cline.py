@@ -17,7 +17,7 @@ from typing import Any
 
 from loguru import logger
 
-from ._dialect import outcome_fields, sandbox_ending, unique_mounts
+from ._dialect import outcome_fields, sandbox_ending, source_of, unique_mounts
 from ._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
 
 HOOK_NAMES = (
@@ -78,7 +78,11 @@ class ClineDialect:
         """
         primary = workspaces[0] if workspaces else os.getcwd()
         if explicit:
-            return [(os.path.abspath(d), "explicit", primary) for d in explicit]
+            # A folder inside a workspace holds the workspace's hooks, however it was named.
+            return [
+                (d, source_of(d, workspaces, "explicit"), primary)
+                for d in map(os.path.abspath, explicit)
+            ]
         found = [(os.path.join(home, self.global_dir), "global", primary)]
         found += [(os.path.join(r, self.workspace_dir), "workspace", r) for r in workspaces]
         return found

@@ -8,6 +8,7 @@ of the same dialect class with other data, not other code.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -69,6 +70,16 @@ def unique_mounts(paths: Sequence[str]) -> tuple[str, ...]:
         if not any(p == k or Path(p).is_relative_to(k) for k in kept):
             kept.append(p)
     return tuple(kept)
+
+
+def source_of(path: str, workspaces: Sequence[str], trusted: str) -> str:
+    """`workspace` for a path inside a workspace root (its files come with the
+    repository, whoever named them), else the `trusted` source it was given as."""
+    real = os.path.realpath(path)
+    for root in workspaces:
+        if Path(real).is_relative_to(os.path.realpath(root)):
+            return "workspace"
+    return trusted
 
 
 def sandbox_ending(result: ExecResult, timeout: float) -> tuple[Status, str] | None:

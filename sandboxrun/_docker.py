@@ -25,18 +25,18 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from docker.types import LogConfig, Ulimit
+from docker.types import LogConfig, Mount, Ulimit
 from docker.utils.socket import STDOUT, frames_iter
 from loguru import logger
 
 from ._engine import connect, engine_errors, retry_engine
-from ._errors import RuntimeMissing
+from ._errors import ConfigError, RuntimeMissing, SandboxrunError
+from ._mounts import hook_home, system_reason, under
+from ._reaper import LABEL, reap
 from ._settings import Settings, parse_size
 from ._types import ExecRequest, ExecResult
 
-HOME = "/home/hook"
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-LABEL = "sandboxrun.managed"
 STREAM_GRACE = 10.0  # seconds after the deadline before we stop waiting for the stream
 NOBODY = 65534
 
@@ -46,19 +46,34 @@ class DockerBackend:
 
     def __init__(self, settings: Settings, client: Any = None) -> None:
         self.settings = settings
-        self.client = client if client is not None else connect(settings.docker_host)
-        self.api = self.client.api
+        self._client = client  # connected on first use: building a backend never fails
         self.run_id = uuid.uuid4().hex
         self._count = 0
         self._lock = threading.Lock()
         self._active: set[str] = set()  # containers of runs in flight, for abort()
         self._memory = parse_size(settings.memory)
         self._helper: str | bool | None = False  # the image's seccomp helper; False: unknown
+        self._checked = False
+
+    @property
+    def client(self) -> Any:
+        """The docker SDK client (connects at first use; `EngineUnavailable` if none)."""
+        with self._lock:
+            if self._client is None:
+                self._client = connect(self.settings.docker_host)
+            return self._client
+
+    @property
+    def api(self) -> Any:
+        return self.client.api
 
     # -- preflight ---------------------------------------------------------------
 
     def check(self) -> None:
-        """Refuse to start unless the image (and a requested runtime) are there."""
+        """Refuse to start unless the image (and a requested runtime) are there; the
+        first success also sweeps what killed runs left behind. Cheap once it passed."""
+        if self._checked:
+            return
         self._helper = False  # look the image up afresh (it raises if it is missing)
         self._seccomp_helper()
         with engine_errors(self.settings.docker_host, self.settings.image):
@@ -69,10 +84,16 @@ class DockerBackend:
                         f"runtime {self.settings.runtime!r} is not registered with the engine"
                         f" (have: {', '.join(sorted(runtimes))}); refusing to run without it"
                     )
+        self._checked = True
+        try:
+            reap(self.client)
+        except SandboxrunError as exc:
+            logger.warning("stale-container sweep failed: {}", exc)
 
     # -- one run -----------------------------------------------------------------
 
     def run(self, request: ExecRequest) -> ExecResult:
+        self.check()  # whatever the entry point: never a run without the preflight
         with self._lock:
             self._count += 1
             name = f"sandboxrun-{self.run_id[:12]}-{self._count}"
@@ -118,13 +139,16 @@ class DockerBackend:
 
     def _config(self, request: ExecRequest, name: str, helper: str | None) -> dict[str, Any]:
         s = self.settings
-        uid, gid, groups = _identity(s.user, request.mounts)
+        uid, gid = _identity(s.user)
+        home = hook_home()
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
         host_config = self.api.create_host_config(
-            binds=_read_only_binds(request.mounts),
+            mounts=_read_only_mounts(request.mounts, s.allowed_roots),
             network_mode=s.network,  # "none" unless the user's own settings say bridge
             read_only=True,
-            tmpfs={"/tmp": f"{tmpfs},mode=1777", HOME: f"{tmpfs},mode=0700,uid={uid},gid={gid}"},
+            # $HOME is a private tmpfs at the user's own home path, so `~/...` in events
+            # and allow-lists means the same inside (and an image's 0700 /root is hidden).
+            tmpfs={"/tmp": f"{tmpfs},mode=1777", home: f"{tmpfs},mode=0700,uid={uid},gid={gid}"},
             cap_drop=["ALL"],
             security_opt=["no-new-privileges:true"],
             init=True,
@@ -138,7 +162,7 @@ class DockerBackend:
                 Ulimit(name="core", soft=0, hard=0),
             ],
             log_config=LogConfig(type=LogConfig.types.NONE),
-            group_add=[str(g) for g in groups] or None,
+            group_add=[str(g) for g in s.groups] or None,  # only groups the user configured
             runtime=s.runtime,
         )
         deadline = int(time.time() + request.timeout + 2 * STREAM_GRACE)
@@ -150,7 +174,7 @@ class DockerBackend:
             "name": name,
             "user": f"{uid}:{gid}",
             "working_dir": request.workdir,
-            "environment": _environment(request.env),
+            "environment": _environment(home, request.env),
             "labels": {
                 LABEL: "1",
                 "sandboxrun.run": self.run_id,
@@ -160,6 +184,8 @@ class DockerBackend:
                 "sandboxrun.hook": request.label[:200],
             },
             "stdin_open": True,  # with detach=False docker-py also sets StdinOnce
+            # Not the proxies of ~/.docker/config.json: nothing of the host's goes in.
+            "use_config_proxy": False,
             "tty": False,
             "host_config": host_config,
         }
@@ -264,46 +290,45 @@ class _Run:
             self.sock.shutdown(socket.SHUT_RDWR)
 
 
-def _identity(user: str | None, mounts: tuple[str, ...]) -> tuple[int, int, list[int]]:
-    """(uid, gid, extra groups) to run as: never root.
+def _identity(user: str | None) -> tuple[int, int]:
+    """(uid, gid) to run as: never root, never someone else's identity.
 
-    The invoking user's own ids when they are not root, so the hook reads exactly
-    what the user can read. When we run as root, the owner of the first mount (the
-    workspace) if that is not root, else nobody; the mounts' groups are added so
-    group-readable files stay readable. Root-only files (mode 600, owned by root)
-    are then unreadable by design.
+    The configured `user`; else the invoking user's own ids, so the hook reads exactly
+    what the user can read; when sandboxrun runs as root, nobody. A hook never takes on
+    the identity of a workspace's owner: an event can name the workspace, and its
+    owner's files (a database's, say) are not the hook's to read.
     """
     if user:
         uid_s, _, gid_s = user.partition(":")
-        return int(uid_s), int(gid_s or uid_s), []
-    owner: tuple[int, int] = (NOBODY, NOBODY)
-    groups: list[int] = []
-    for path in mounts:
-        st = os.stat(path)
-        if st.st_gid and st.st_gid not in groups:
-            groups.append(st.st_gid)
-        if owner == (NOBODY, NOBODY) and st.st_uid:
-            owner = (st.st_uid, st.st_gid or NOBODY)
+        return int(uid_s), int(gid_s or uid_s)
     if os.getuid() != 0:
-        owner = (os.getuid(), os.getgid())
-    return owner[0], owner[1], [g for g in groups if g != owner[1]]
+        return os.getuid(), os.getgid()
+    return NOBODY, NOBODY
 
 
-def _read_only_binds(paths: tuple[str, ...]) -> dict[str, dict[str, str]]:
+def _read_only_mounts(paths: tuple[str, ...], allowed: tuple[str, ...]) -> list[Mount]:
     """Each path read-only at its own place, and every filesystem mounted below it too.
 
+    Mount objects, not `src:dst:ro` strings: a `:` in a path must not change the mount.
     Docker before API 1.44 makes a `ro` bind read-only only at its top: a filesystem
     mounted inside the workspace (a tmpfs, a USB disk, a bind) would stay writable
-    through it. So each nested mount point gets its own read-only bind.
+    through it. So each nested mount point gets its own read-only bind. A folder that
+    would shadow the image's own (`/usr/local/bin`) or expose the system's is refused
+    here as well, whoever asked for it (`_mounts` says why).
     """
-    binds = {p: {"bind": p, "mode": "ro"} for p in paths}
+    targets: dict[str, str] = {}
     points = _mount_points()
     for path in paths:
         real = os.path.realpath(path)  # mountinfo speaks of real paths
+        if os.path.isdir(real) and not under(real, allowed):
+            why = system_reason(real)
+            if why:
+                raise ConfigError(f"refusing to mount {path!r} into a hook's container: {why}")
+        targets[path] = path
         for point in points:
             if point.startswith(real.rstrip("/") + "/"):
-                binds[point] = {"bind": path + point[len(real) :], "mode": "ro"}
-    return binds
+                targets[path + point[len(real) :]] = point
+    return [Mount(target=t, source=src, type="bind", read_only=True) for t, src in targets.items()]
 
 
 def _mount_points() -> list[str]:
@@ -316,7 +341,6 @@ def _mount_points() -> list[str]:
     return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), ln.split()[4]) for ln in lines]
 
 
-def _environment(extra: Mapping[str, str]) -> dict[str, str]:
+def _environment(home: str, extra: Mapping[str, str]) -> dict[str, str]:
     """Nothing from the host: a fixed base, plus what the dialect asked for."""
-    return {"HOME": HOME, "PATH": PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **extra}
-
+    return {"HOME": home, "PATH": PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **extra}

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable
 
 from ._docker import DockerBackend
+from ._engine import DEFAULT_ADDRESS
 from ._errors import SandboxrunError
 from ._settings import Settings, parse_size
 from ._types import ExecRequest
@@ -129,7 +130,7 @@ def doctor(settings: Settings) -> int:
     try:
         backend = DockerBackend(settings)
         version = backend.api.version()
-        where = settings.docker_host or os.environ.get("DOCKER_HOST") or "the local socket"
+        where = settings.docker_host or DEFAULT_ADDRESS
         lines.append((True, "engine", f"Docker Engine {version.get('Version')} at {where}"))
         info = backend.api.info()
         runtimes = ", ".join(sorted(info.get("Runtimes", {})))

@@ -22,7 +22,10 @@ from ._errors import EngineError, EngineUnavailable, ImageMissing
 
 T = TypeVar("T")
 BUILD_HINT = "run `sandboxrun images build --offline` (or `sandboxrun images build`)"
-ENGINE_HINT = "start Docker (scripts/ensure-engine does it as root) or set DOCKER_HOST"
+ENGINE_HINT = (
+    "start Docker (scripts/ensure-engine does it as root) or set docker_host in your config file"
+)
+DEFAULT_ADDRESS = "unix:///var/run/docker.sock"
 
 
 def _transient(exc: BaseException) -> bool:
@@ -58,7 +61,7 @@ def engine_errors(address: str | None = None, image: str | None = None) -> Itera
     except docker.errors.APIError as exc:
         raise EngineError(f"Docker Engine error: {_one_line(exc.explanation or exc)}") from None
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-        where = address or "the default address (DOCKER_HOST or /var/run/docker.sock)"
+        where = address or DEFAULT_ADDRESS
         raise EngineUnavailable(
             f"no Docker Engine answers at {where}: {ENGINE_HINT} ({_one_line(exc)[:160]})"
         ) from None
@@ -67,8 +70,10 @@ def engine_errors(address: str | None = None, image: str | None = None) -> Itera
 
 
 def connect(address: str | None) -> Any:
-    """A docker client for `address` (None: the usual DOCKER_HOST/socket rules)."""
+    """A docker client for `address` (None: the local socket). Never `DOCKER_HOST`:
+    a repository can set the environment of hook processes, and another engine
+    could forge any answer (see `_settings`)."""
     with engine_errors(address):
-        client = docker.DockerClient(base_url=address) if address else docker.from_env()
+        client = docker.DockerClient(base_url=address or DEFAULT_ADDRESS)
         retry_engine(client.ping)()
         return client

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 from ._backend import Backend
 from ._cline import ClineDialect
-from ._dialect import sandbox_ending
-from ._errors import ConfigError, EngineError
+from ._dialect import sandbox_ending, unique_mounts
+from ._errors import ConfigError, EngineError, RuntimeMissing
+from ._mounts import check_root, hook_mount, mountable_file
 from ._runner import DIALECTS
 from ._settings import Settings
 from ._types import ExecRequest, ExecResult
@@ -40,39 +41,61 @@ class ExecOutput:
 def exec_request(
     settings: Settings, command: Sequence[str], stdin: bytes, workspace: str | None
 ) -> ExecRequest:
-    """The sandboxed run of `command` in the workspace (given, else the agent's
-    project-dir variable, else the current directory)."""
+    """The sandboxed run of `command` in the workspace (given, else the current
+    directory, where the agent starts its hooks).
+
+    Not the agent's project-dir variable: a repository can set the environment of
+    the hooks an agent starts, and the workspace decides what is mounted. Inside,
+    the variable names the workspace actually mounted.
+    """
     if not command:
         raise ConfigError("exec needs a command: sandboxrun exec [OPTIONS] -- COMMAND [ARG...]")
     dialect = DIALECTS[settings.agent]
     var = dialect.project_dir_var
-    root = os.path.abspath(workspace or (var and os.environ.get(var)) or os.getcwd())
-    if not os.path.isdir(root):
-        raise ConfigError(f"workspace {root} does not exist or is not a directory")
+    root = check_root(workspace or os.getcwd(), settings.allowed_roots)
     # One argument is a shell string, as the agent itself would run it; several are argv.
     argv = ("/bin/sh", "-c", command[0]) if len(command) == 1 else tuple(command)
-    mounts = [root]
-    first = shlex.split(command[0])[0] if command[0].strip() else ""
-    if os.path.isabs(first) and os.path.isfile(first):
-        folder = os.path.dirname(first)  # a hook kept outside the workspace, e.g. ~/.claude/hooks
-        if not folder.startswith(root + os.sep):
-            mounts.append(folder)
     return ExecRequest(
         argv=argv,
         stdin=stdin,
         workdir=root,
-        mounts=tuple(mounts),
+        mounts=unique_mounts([root, *_files_named(command, root)]),
         env={var: root} if var else {},
         timeout=settings.timeout or dialect.default_timeout,
         label=" ".join(command)[:200],
     )
 
 
+def _files_named(command: Sequence[str], root: str) -> list[str]:
+    """What to mount for the files a command names by absolute path outside the
+    workspace (`~/.claude/hooks/g.sh`, `python3 /opt/hooks/g.py`): each one's folder,
+    or the file alone where its folder is a system folder or the home (`_mounts`)."""
+    words: list[str] = []
+    for part in command:
+        try:
+            words += shlex.split(part) if len(command) == 1 else [part]
+        except ValueError:  # an unbalanced quote: the shell will say so inside
+            words += part.split()
+    inside = os.path.realpath(root) + os.sep
+    return [
+        hook_mount(os.path.abspath(word))
+        for word in words
+        if os.path.isabs(word)
+        and os.path.isfile(word)
+        and mountable_file(word)
+        and not os.path.realpath(word).startswith(inside)
+    ]
+
+
 def run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> ExecOutput:
-    """Run once; pass the hook's bytes through, or say why the sandbox ended it."""
+    """Run once; pass the hook's bytes through, or say why the sandbox ended it. A
+    missing runtime always blocks; other engine failures block under fail-closed."""
     try:
+        backend.check()
         result = backend.run(request)
     except EngineError as exc:
+        if isinstance(exc, RuntimeMissing):
+            settings = settings.model_copy(update={"fail_closed": True})
         return sandbox_failure(settings, f"the sandbox could not run the hook: {exc}")
     ended = sandbox_ending(result, request.timeout)
     if ended:

@@ -17,8 +17,9 @@ from typing import Any
 
 from loguru import logger
 
-from ._docker import LABEL
 from ._engine import engine_errors, retry_engine
+
+LABEL = "sandboxrun.managed"  # on every container sandboxrun starts
 
 
 def is_stale(labels: Mapping[str, str], now: float, host: str) -> bool:

@@ -13,8 +13,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 from loguru import logger
@@ -23,9 +22,11 @@ from ._backend import Backend
 from ._claude import CLAUDE, QODER, QODER_CN
 from ._cline import CARETI, CLINE
 from ._dialect import Dialect
-from ._errors import ConfigError, SandboxrunError
-from ._settings import Settings
-from ._types import Discovery, ExecRequest, HookOutcome, HookSpec
+from ._errors import SandboxrunError
+from ._mounts import check_root
+from ._session import answer_event
+from ._settings import Settings, account_home
+from ._types import CombinedResult, Discovery, ExecRequest, HookOutcome, HookSpec
 
 DIALECTS: dict[str, Dialect] = {
     "cline": CLINE,
@@ -36,18 +37,9 @@ DIALECTS: dict[str, Dialect] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class CombinedResult:
-    """The combined answer of every hook that ran for one event."""
-
-    answer: Mapping[str, Any]  # the dialect's fields, e.g. cancel/contextModification
-    outcomes: tuple[HookOutcome, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        """What `sandboxrun run` prints: the answer plus the per-hook report."""
-        return {**self.answer, "hooks": [o.report() for o in self.outcomes]}
-
-
+# Seconds a run may take beyond its hook's deadline: the kill, the stream's end and the
+# container's removal (the backend's own grace is 10 s for a stream that hangs).
+RUN_GRACE = 25.0
 # Sources whose files come with the (untrusted) workspace.
 WORKSPACE_SOURCES = frozenset({"workspace", "project", "local"})
 
@@ -68,9 +60,13 @@ class HookRunner:
     ) -> None:
         self.spec, self.backend, self.dialect, self.settings = spec, backend, dialect, settings
 
+    @property
+    def timeout(self) -> float:
+        return hook_timeout(self.spec, self.settings.timeout or self.dialect.default_timeout)
+
     def run(self, stdin: bytes) -> HookOutcome:
         spec = self.spec
-        timeout = hook_timeout(spec, self.settings.timeout or self.dialect.default_timeout)
+        timeout = self.timeout
         request = ExecRequest(
             argv=spec.argv,
             stdin=stdin,
@@ -104,14 +100,40 @@ class HookRunner:
 
 
 class CombinedHookRunner:
-    """Runs several hooks concurrently, all to completion, and combines them."""
+    """Runs several hooks concurrently (at most `parallel` at once), all to completion,
+    and combines them with the outcomes of hooks that were `not_run`."""
 
-    def __init__(self, runners: Sequence[HookRunner], dialect: Dialect, fail_closed: bool):
+    def __init__(
+        self,
+        runners: Sequence[HookRunner],
+        dialect: Dialect,
+        fail_closed: bool,
+        parallel: int = 4,
+        not_run: Sequence[HookOutcome] = (),
+    ):
         self.runners, self.dialect, self.fail_closed = list(runners), dialect, fail_closed
+        self.parallel, self.not_run = max(1, parallel), tuple(not_run)
+
+    @property
+    def specs(self) -> list[HookSpec]:
+        return [r.spec for r in self.runners]
+
+    def budget(self) -> float:
+        """Seconds by which every hook has ended or been killed: the waves of parallel
+        runs, each as long as the longest hook deadline, plus the sandbox's grace."""
+        if not self.runners:
+            return 0.0
+        longest = max(r.timeout for r in self.runners)
+        waves = -(-len(self.runners) // self.parallel)
+        return waves * (longest + RUN_GRACE)
 
     def run(self, stdin: bytes) -> CombinedResult:
-        with ThreadPoolExecutor(max_workers=max(1, len(self.runners))) as pool:
-            outcomes = tuple(pool.map(lambda r: r.run(stdin), self.runners))
+        outcomes: tuple[HookOutcome, ...] = ()
+        if self.runners:
+            workers = min(self.parallel, len(self.runners))
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                outcomes = tuple(pool.map(lambda r: r.run(stdin), self.runners))
+        outcomes += self.not_run
         if outcomes:
             slowest = max(outcomes, key=lambda o: o.duration_ms)
             logger.info("slowest hook: {} ({} ms)", slowest.spec.name, slowest.duration_ms)
@@ -126,18 +148,18 @@ class NoOpHookRunner(CombinedHookRunner):
 
 
 def resolve_workspaces(
-    event: Mapping[str, Any], given: Sequence[str] = (), dialect: Dialect = CLINE
+    event: Mapping[str, Any],
+    given: Sequence[str] = (),
+    dialect: Dialect = CLINE,
+    allowed_roots: Sequence[str] = (),
 ) -> list[str]:
     """Workspace roots: the given ones, else the event's (`workspaceRoots` for Cline,
-    `cwd` for Claude), else the current directory."""
+    `cwd` for Claude), else the current directory; each checked by `_mounts.check_root`
+    (an event must not get a system folder, the home or someone else's files mounted)."""
     roots = list(given) or dialect.event_workspaces(event) or [os.getcwd()]
     resolved = []
     for root in roots:
-        if not isinstance(root, str) or not root:
-            raise ConfigError(f"workspace root {root!r} is not a path")
-        path = os.path.abspath(root)
-        if not os.path.isdir(path):
-            raise ConfigError(f"workspace {path} does not exist or is not a directory")
+        path = check_root(root, allowed_roots)
         if path not in resolved:  # a root given twice still has one hook folder
             resolved.append(path)
     return resolved
@@ -161,7 +183,7 @@ class HookFactory:
         self.hooks_dirs = tuple(hooks_dirs)  # given: only these folders are searched
         self.backend = backend
         self.dialect = DIALECTS[settings.agent]
-        self.home = home if home is not None else str(Path.home())
+        self.home = home if home is not None else account_home()
 
     def discover(self, hook_name: str | None, workspaces: Sequence[str]) -> Discovery:
         return self.dialect.discover(hook_name, workspaces, self.home, self.hooks_dirs)
@@ -169,24 +191,36 @@ class HookFactory:
     def create(
         self, hook_name: str, workspaces: Sequence[str], event: Mapping[str, Any] | None = None
     ) -> CombinedHookRunner:
+        s = self.settings
         found = self.discover(hook_name, workspaces).hooks
         hooks = [h for h in found if self.dialect.matches(h, event or {})]
         if not hooks:
-            return NoOpHookRunner(self.dialect, self.settings.fail_closed)
-        runners = [HookRunner(h, self.backend, self.dialect, self.settings) for h in hooks]
-        return CombinedHookRunner(runners, self.dialect, self.settings.fail_closed)
+            return NoOpHookRunner(self.dialect, s.fail_closed)
+        # Discovery order puts the user's own hooks first: a repository that configures
+        # dozens of hooks can only push its own past the bound, never the user's.
+        runners = [HookRunner(h, self.backend, self.dialect, s) for h in hooks[: s.max_hooks]]
+        not_run = [
+            HookOutcome(
+                spec=h,
+                status="error",
+                error=f"not run: more than {s.max_hooks} hooks for one event (max_hooks)",
+            )
+            for h in hooks[s.max_hooks :]
+        ]
+        return CombinedHookRunner(runners, self.dialect, s.fail_closed, s.max_parallel, not_run)
 
     def prepare(
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str] = ()
     ) -> tuple[CombinedHookRunner, bytes]:
         """The runner for one event's hooks, and the stdin they will read."""
-        roots = resolve_workspaces(event, workspaces, self.dialect)
+        roots = resolve_workspaces(event, workspaces, self.dialect, self.settings.allowed_roots)
         stdin = self.dialect.prepare_input(hook_name, event, roots)
         return self.create(hook_name, roots, event), stdin
 
     def run(
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str] = ()
     ) -> CombinedResult:
-        """Discover, run and combine the hooks of one event."""
-        runner, stdin = self.prepare(hook_name, event, workspaces)
-        return runner.run(stdin)
+        """Discover, run and combine the hooks of one event, under the rules every entry
+        point shares (`_session`): a missing runtime blocks; under fail-closed so does
+        any failure of ours; the event has an overall deadline."""
+        return answer_event(self, hook_name, event, workspaces)

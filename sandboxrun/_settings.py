@@ -1,20 +1,30 @@
 """Settings: one value, built once at the edge (CLI or caller) and passed down.
 
-Sources, strongest first: keyword arguments (the command line), `SANDBOXRUN_*`
-environment variables, then the user's own config file
-(`$SANDBOXRUN_CONFIG`, else `$XDG_CONFIG_HOME/sandboxrun/config.toml`, else
-`~/.config/sandboxrun/config.toml`). Nothing is ever read from the workspace or
-the current directory (no `.env`): a cloned repository must not be able to
-loosen its own sandbox.
+Sources, strongest first: keyword arguments (the command line), then the user's own
+config file: the `--config FILE` given on the command line, else
+`~/.config/sandboxrun/config.toml` where `~` is the account's home from the password
+database. Nothing is read from the workspace or the current directory (no `.env`).
+
+The environment is not a source. Agents start hooks with environment variables a
+repository can choose (Claude Code applies a project's `env` block to every hook
+process), so a variable that picked the network, the user, the image, the engine,
+the config file or a limit would let a cloned repository loosen its own sandbox or
+forge its answer. The one exception only tightens: `SANDBOXRUN_FAIL_CLOSED=1` turns
+fail-closed on (a variable can never turn it off). Other `SANDBOXRUN_*` variables
+are ignored with a warning; `HOME`, `XDG_CONFIG_HOME` and `DOCKER_HOST` are not read.
 """
 
 from __future__ import annotations
 
 import os
+import pwd
+import stat
 import tomllib
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
+from loguru import logger
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
@@ -26,21 +36,29 @@ from pydantic_settings import (
 from ._errors import ConfigError
 
 Agent = Literal["cline", "careti", "claude", "qoder", "qoder-cn"]
+CONFIG_MAX_BYTES = 1 << 20
+_TIGHTENING_ENV = "SANDBOXRUN_FAIL_CLOSED"
+_CONFIG_FILE: ContextVar[tuple[Path, bool]] = ContextVar("sandboxrun_config_file")
+
+
+def account_home() -> str:
+    """The invoking account's home, from the password database (never `$HOME`, which
+    a repository's settings can set for the hook processes an agent starts)."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir or "/"
+    except KeyError:  # a uid without an entry (some containers): no home of its own
+        return "/nonexistent"
 
 
 def config_path() -> Path:
-    """Where the user's config file lives (it need not exist)."""
-    explicit = os.environ.get("SANDBOXRUN_CONFIG")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "sandboxrun" / "config.toml"
+    """Where the user's own config file lives by default (it need not exist)."""
+    return Path(account_home()) / ".config" / "sandboxrun" / "config.toml"
 
 
 class Settings(BaseSettings):
     """Everything that shapes a sandboxed hook run."""
 
-    model_config = SettingsConfigDict(env_prefix="SANDBOXRUN_", extra="forbid", frozen=True)
+    model_config = SettingsConfigDict(extra="forbid", frozen=True)
 
     agent: Agent = "cline"
     image: str = "sandboxrun/hooks:latest"
@@ -49,25 +67,53 @@ class Settings(BaseSettings):
         None, gt=0, le=3600, description="seconds per hook; None: the agent's (cline 30, claude 60)"
     )
     memory: str = Field("512m", description="memory limit; swap is not allowed on top")
-    pids: int = Field(256, ge=16, description="process/thread limit per hook")
+    pids: int = Field(256, ge=16, le=1 << 16, description="process/thread limit per hook")
     cpus: float = Field(1.0, gt=0, le=64)
     tmpfs_size: str = Field("64m", description="size of each of /tmp and $HOME")
     nofile: int = Field(1024, ge=16, le=1 << 20)
-    stdout_tail: int = Field(1 << 20, ge=4096, description="bytes of stdout kept (the tail)")
-    output_limit: int = Field(16 << 20, ge=4096, description="bytes of output before a kill")
-    stderr_report: int = Field(4000, ge=0, description="characters of stderr in the report")
+    stdout_tail: int = Field(1 << 20, ge=4096, le=1 << 30, description="bytes of stdout kept")
+    output_limit: int = Field(16 << 20, ge=4096, le=1 << 34, description="output before a kill")
+    stderr_report: int = Field(4000, ge=0, le=1 << 20, description="stderr characters reported")
     fail_closed: bool = False
     network: Literal["none", "bridge"] = Field(
         "none", description="bridge gives hooks network: only for hooks you trust"
     )
-    docker_host: str | None = Field(None, description="engine address; default: DOCKER_HOST")
-    user: str | None = Field(None, description="uid:gid to run hooks as; default: see docs")
+    docker_host: str | None = Field(
+        None, description="engine address; default unix:///var/run/docker.sock (never DOCKER_HOST)"
+    )
+    user: str | None = Field(None, description="uid[:gid] to run hooks as (never 0)")
+    groups: tuple[int, ...] = Field((), description="extra group ids for the hook process")
+    allowed_roots: tuple[str, ...] = Field(
+        (), description="folders under which any workspace root is accepted (platforms)"
+    )
+    max_hooks: int = Field(32, ge=1, le=1024, description="hooks run for one event at most")
+    max_parallel: int = Field(4, ge=1, le=256, description="hooks of one event run at once")
 
     @field_validator("memory", "tmpfs_size")
     @classmethod
     def _size(cls, value: str) -> str:
         parse_size(value)
         return value
+
+    @field_validator("user")
+    @classmethod
+    def _user(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        uid, _, gid = value.partition(":")
+        if not uid.isdigit() or (gid and not gid.isdigit()):
+            raise ValueError("must be numeric uid or uid:gid, e.g. 1000:1000")
+        if int(uid) == 0:
+            raise ValueError("hooks never run as root (uid 0)")
+        return value
+
+    @field_validator("allowed_roots")
+    @classmethod
+    def _roots(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for root in value:
+            if not os.path.isabs(root) or os.path.realpath(root) == "/":
+                raise ValueError(f"{root!r}: must be an absolute folder other than /")
+        return tuple(os.path.realpath(r) for r in value)
 
     @classmethod
     def settings_customise_sources(
@@ -78,24 +124,87 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # No dotenv and no secrets dir: both would read from the current directory.
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, config_path()))
+        # The caller's values over the user's config file; no environment, no dotenv,
+        # no secrets dir (see the module docstring).
+        path, required = _CONFIG_FILE.get((config_path(), False))
+        return (init_settings, _UserConfigFile(settings_cls, path, required))
 
     @classmethod
-    def load(cls, **overrides: Any) -> Settings:
-        """Build settings; any problem becomes one `ConfigError` line naming the value."""
+    def load(cls, config: str | os.PathLike[str] | None = None, **overrides: Any) -> Settings:
+        """Build settings from `overrides` (the command line) over the config file
+        (`config`, else the account's own); any problem is one `ConfigError` line."""
+        path = Path(config) if config is not None else config_path()
         given = {k: v for k, v in overrides.items() if v is not None}
+        if "fail_closed" not in given and env_fail_closed():
+            given["fail_closed"] = True
+        _warn_ignored_environment()
+        token = _CONFIG_FILE.set((path, config is not None))
         try:
             return cls(**given)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"config file {config_path()}: invalid TOML: {exc}") from None
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "settings"
             raise ConfigError(
-                f"invalid setting {where}={err.get('input')!r}: {err['msg']}"
-                f" (from the command line, SANDBOXRUN_{where.upper()} or {config_path()})"
+                f"invalid setting {where}={_short(err.get('input'))}: {err['msg']}"
+                f" (from the command line or {path})"
             ) from None
+        finally:
+            _CONFIG_FILE.reset(token)
+
+
+class _UserConfigFile(TomlConfigSettingsSource):
+    """The user's TOML config file, read safely (see `_read_config`)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], path: Path, required: bool) -> None:
+        self._required = required
+        super().__init__(settings_cls, toml_file=path)
+
+    def _read_files(self, files: Any, deep_merge: bool = False) -> dict[str, Any]:
+        # Read even when missing: a config file named on the command line must exist.
+        return _read_config(Path(files), self._required)
+
+
+def _read_config(path: Path, required: bool) -> dict[str, Any]:
+    """The config file's table: only a regular file, at most CONFIG_MAX_BYTES."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        if required:
+            raise ConfigError(f"config file {path} does not exist") from None
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"config file {path}: cannot read: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"config file {path} is not a regular file")
+        raw = f.read(CONFIG_MAX_BYTES + 1)
+    if len(raw) > CONFIG_MAX_BYTES:
+        raise ConfigError(f"config file {path} is larger than {CONFIG_MAX_BYTES} bytes")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"config file {path}: invalid TOML: {exc}") from None
+    return data
+
+
+def env_fail_closed() -> bool:
+    return os.environ.get(_TIGHTENING_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _warn_ignored_environment() -> None:
+    ignored = [n for n in os.environ if n.startswith("SANDBOXRUN_") and n != _TIGHTENING_ENV]
+    if ignored:
+        logger.warning(
+            "ignored from the environment (settings come only from the command line and"
+            " the config file): {}",
+            ", ".join(sorted(ignored)),
+        )
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}

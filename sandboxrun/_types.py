@@ -96,3 +96,18 @@ class HookOutcome:
             "error": self.error,
             "stderr": self.stderr,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class CombinedResult:
+    """The combined answer of every hook that ran for one event."""
+
+    answer: Mapping[str, Any]  # the dialect's fields, e.g. cancel/contextModification
+    outcomes: tuple[HookOutcome, ...]
+    # The answer was given at the event's overall deadline while work was still stuck:
+    # a process should exit rather than wait for it.
+    abandoned: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """What `sandboxrun run` prints: the answer plus the per-hook report."""
+        return {**self.answer, "hooks": [o.report() for o in self.outcomes]}

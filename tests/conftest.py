@@ -10,7 +10,16 @@ from typing import Any
 
 import pytest
 
-from sandboxrun import ExecRequest, ExecResult, FakeBackend, Settings
+from sandboxrun import (
+    ExecRequest,
+    ExecResult,
+    FakeBackend,
+    Settings,
+    _cli,
+    _mounts,
+    _runner,
+    _settings,
+)
 
 HookAnswer = ExecResult | Callable[[ExecRequest], ExecResult]
 
@@ -20,17 +29,24 @@ HookAnswer = ExecResult | Callable[[ExecRequest], ExecResult]
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fake, empty HOME; no SANDBOXRUN_* variable or real config file is ever read."""
+    """A fake, empty account home (where the user's hooks and config file are found);
+    no SANDBOXRUN_* variable or real config file is ever read."""
     fake_home = tmp_path / "home"
     fake_home.mkdir()
-    monkeypatch.setenv("HOME", str(fake_home))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    for module in (_settings, _runner, _cli, _mounts):
+        monkeypatch.setattr(module, "account_home", lambda: str(fake_home))
     for name in list(os.environ):
         if name.startswith("SANDBOXRUN_"):
             monkeypatch.delenv(name)
-    # Points at a file that does not exist (tests may create it).
-    monkeypatch.setenv("SANDBOXRUN_CONFIG", str(tmp_path / "sandboxrun-config.toml"))
     return fake_home
+
+
+def user_config(home: Path, text: str) -> Path:
+    """Write the user's own config file (found in the account home) and return it."""
+    path = home / ".config" / "sandboxrun" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
+import tempfile
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,9 +31,37 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.skip(reason=f"differs under gVisor: {marker.args[0]}"))
 
 
+def engine_runtime() -> str | None:
+    """The runtime this test run asks for: `SANDBOX_TEST_RUNTIME=runsc` (scripts/test's
+    gVisor pass). A variable of the tests only: sandboxrun reads no setting from its
+    environment, so the tests hand it on as `Settings(runtime=...)` or `--config`."""
+    return os.environ.get("SANDBOX_TEST_RUNTIME") or None
+
+
 def under_gvisor() -> bool:
-    """Whether this run sandboxes hooks with gVisor (SANDBOXRUN_RUNTIME=runsc)."""
-    return os.environ.get("SANDBOXRUN_RUNTIME") == "runsc"
+    """Whether this run sandboxes hooks with gVisor."""
+    return engine_runtime() == "runsc"
+
+
+def engine_settings(**overrides: Any) -> Settings:
+    """Settings for an engine test: the defaults, this run's runtime, the overrides."""
+    return Settings.load(**{"runtime": engine_runtime(), **overrides})
+
+
+def cli(*args: str, config: Path | None = None, home: Path | None = None) -> list[str]:
+    """The argv of the real command line, with this run's settings as a `--config` file
+    (and `--home` for the commands that find the user's hooks)."""
+    if config is None:
+        config = _CONFIG_DIR / "config.toml"
+        config.write_text(f'runtime = "{engine_runtime()}"\n' if engine_runtime() else "")
+    command, *rest = args
+    extra = ["--config", str(config)]
+    if home is not None and command in ("run", "list"):
+        extra += ["--home", str(home)]
+    return [sys.executable, "-m", "sandboxrun", command, *extra, *rest]
+
+
+_CONFIG_DIR = Path(tempfile.mkdtemp(prefix="sandboxrun-test-config-"))
 
 
 # Why a test's expectation holds only under runc (listed in the issue note too).
@@ -49,7 +79,7 @@ GVISOR_USERNS = (
 def engine() -> Iterator[DockerBackend]:
     """A DockerBackend on the real engine, with the default image present."""
     try:
-        backend = DockerBackend(Settings.load())
+        backend = DockerBackend(engine_settings())
         backend.check()
     except SandboxrunError as exc:
         if os.environ.get("CI", "").lower() == "true":
@@ -95,7 +125,7 @@ def run_hooks(engine: DockerBackend, workspace: Path, tmp_path: Path) -> Runner:
     def run(
         hook_name: str = "PreToolUse", event: dict[str, Any] | None = None, **overrides: Any
     ) -> dict[str, Any]:
-        settings = Settings.load(**overrides) if overrides else engine.settings
+        settings = engine_settings(**overrides) if overrides else engine.settings
         backend = engine if not overrides else DockerBackend(settings, client=engine.client)
         factory = HookFactory(settings, backend, home=str(tmp_path / "home"))
         result = factory.run(hook_name, event or {}, [str(workspace)])

@@ -13,17 +13,20 @@ from pathlib import Path
 from sandboxrun import DockerBackend
 from sandboxrun._docker import LABEL
 
-from .conftest import HookWriter
+from .conftest import HookWriter, cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "demo"
 EVENT = (DEMO / "event.json").read_text()
 
 
-def sandboxrun(*args: str, stdin: str = "", env: dict[str, str] | None = None, **kw):
-    """Run the real command line, as an agent would."""
+def sandboxrun(
+    *args: str, stdin: str = "", env: dict[str, str] | None = None, config: Path | None = None,
+    **kw,
+):  # fmt: skip
+    """Run the real command line, as an agent would (with this test run's settings file)."""
     return subprocess.run(
-        [sys.executable, "-m", "sandboxrun", *args],
+        cli(*args, config=config),
         input=stdin,
         capture_output=True,
         text=True,
@@ -71,17 +74,21 @@ def test_missing_image_is_one_line(engine: DockerBackend) -> None:
 def test_unreachable_engine_is_one_line(tmp_path: Path) -> None:
     """An engine that does not answer exits 2 with one line naming the address."""
     sock, ws = f"unix://{tmp_path}/none.sock", str(DEMO / "app")
-    env = {"SANDBOXRUN_DOCKER_HOST": sock}
-    done = sandboxrun("run", "PreToolUse", "--workspace", ws, stdin="{}", env=env)
+    config = tmp_path / "config.toml"
+    config.write_text(f'docker_host = "{sock}"\n')
+    done = sandboxrun("run", "PreToolUse", "--workspace", ws, stdin="{}", config=config)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.count("\n") == 1 and sock in done.stderr
 
 
 def test_unreachable_engine_fail_closed_cancels(tmp_path: Path) -> None:
     """With --fail-closed an engine that cannot run hooks is a cancel, in Cline's terms."""
-    env = {"DOCKER_HOST": f"unix://{tmp_path}/none.sock"}
+    config = tmp_path / "config.toml"
+    config.write_text(f'docker_host = "unix://{tmp_path}/none.sock"\n')
     ws = str(DEMO / "app")
-    done = sandboxrun("run", "PreToolUse", "--workspace", ws, "--fail-closed", stdin="{}", env=env)
+    done = sandboxrun(
+        "run", "PreToolUse", "--workspace", ws, "--fail-closed", stdin="{}", config=config
+    )
     assert done.returncode == 0
     result = json.loads(done.stdout)
     assert result["cancel"] is True and "fail-closed" in result["errorMessage"]
@@ -102,8 +109,9 @@ def test_list_names_hooks_and_near_misses(workspace: Path, hook: HookWriter) -> 
 
 def test_no_hooks_needs_no_engine(tmp_path: Path) -> None:
     """An event with no hook to run is answered without touching the engine."""
-    env = {"DOCKER_HOST": f"unix://{tmp_path}/none.sock"}
-    done = sandboxrun("run", "PreToolUse", "--workspace", str(tmp_path), stdin="{}", env=env)
+    config = tmp_path / "config.toml"
+    config.write_text(f'docker_host = "unix://{tmp_path}/none.sock"\n')
+    done = sandboxrun("run", "PreToolUse", "--workspace", str(tmp_path), stdin="{}", config=config)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {
         "cancel": False, "contextModification": "", "errorMessage": "", "hooks": []
@@ -207,7 +215,7 @@ def test_readme_forwarding_global_hook(
     # As Cline does it: `/bin/sh -c '<path>'` in the primary root, the event on stdin.
     done = subprocess.run(
         ["/bin/sh", "-c", str(forward)], input=json.dumps(event), capture_output=True,
-        text=True, cwd=workspace, env={**os.environ, "HOME": str(tmp_path / "home")}, timeout=60,
+        text=True, cwd=workspace, timeout=60,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -215,15 +223,18 @@ def test_readme_forwarding_global_hook(
     assert [h["source"] for h in result["hooks"]] == ["explicit"]
 
 
-def test_doctor_fails_naming_a_weakened_property(engine: DockerBackend) -> None:
-    """Loosening confinement (network bridge, root user) makes doctor fail and say which."""
-    done = sandboxrun("doctor", env={"SANDBOXRUN_NETWORK": "bridge", "SANDBOXRUN_USER": "0:0"})
+def test_doctor_fails_naming_a_weakened_property(engine: DockerBackend, tmp_path: Path) -> None:
+    """Loosening confinement in the user's config (network bridge) makes doctor fail and say
+    which; a root user cannot even be configured."""
+    config = tmp_path / "config.toml"
+    config.write_text('network = "bridge"\n')
+    done = sandboxrun("doctor", config=config)
     assert done.returncode == 1
     failed = [line for line in done.stdout.splitlines() if line.startswith("FAIL")]
-    assert [line.split(":")[0] for line in failed] == [
-        "FAIL  network absent",
-        "FAIL  user is not root",
-    ]
+    assert [line.split(":")[0] for line in failed] == ["FAIL  network absent"]
+    config.write_text('user = "0:0"\n')
+    refused = sandboxrun("doctor", config=config)
+    assert refused.returncode == 2 and "never run as root" in refused.stderr
 
 
 def test_missing_runtime_fails_closed(engine: DockerBackend) -> None:

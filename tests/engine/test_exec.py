@@ -13,6 +13,8 @@ import pytest
 
 from sandboxrun import DockerBackend
 
+from .conftest import cli
+
 EVENT = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
                     "tool_input": {"command": "rm -rf /"}})  # fmt: skip
 GUARD = """#!/bin/sh
@@ -79,9 +81,9 @@ def test_run_agent_claude_blocks_from_the_sandbox(engine: DockerBackend, project
     settings_command(project, "./hooks/guard.sh")
     event = json.loads(EVENT) | {"cwd": str(project)}
     done = subprocess.run(
-        [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--agent", "claude"],
+        # --home: no user-level hooks of ours
+        cli("run", "PreToolUse", "--agent", "claude", home=project.parent),
         input=json.dumps(event), capture_output=True, text=True, timeout=90,
-        env={**os.environ, "HOME": str(project.parent)},  # no user-level hooks of ours
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -129,9 +131,11 @@ def test_exec_cline_fail_closed_answers_cancel(engine: DockerBackend, project: P
 
 
 def test_exec_engine_unreachable_is_exit_1(project: Path, tmp_path: Path) -> None:
-    """No engine: a non-blocking error with one line, never a traceback."""
-    done = agent_runs("sandboxrun exec -- true", project, "",
-                      DOCKER_HOST=f"unix://{tmp_path}/none.sock")  # fmt: skip
+    """No engine at the configured address: a non-blocking error with one line, never a
+    traceback."""
+    config = tmp_path / "config.toml"
+    config.write_text(f'docker_host = "unix://{tmp_path}/none.sock"\n')
+    done = agent_runs(f"sandboxrun exec --config {config} -- true", project, "")
     assert done.returncode == 1
     assert done.stderr.decode().count("\n") == 1 and b"no Docker Engine" in done.stderr
 

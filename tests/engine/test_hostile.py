@@ -25,7 +25,6 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -37,8 +36,9 @@ import pytest
 
 from sandboxrun import DockerBackend, HookFactory
 from sandboxrun._docker import LABEL
+from sandboxrun._mounts import hook_home
 
-from .conftest import GVISOR_THREADS, GVISOR_USERNS, HookWriter, Runner, under_gvisor
+from .conftest import GVISOR_THREADS, GVISOR_USERNS, HookWriter, Runner, cli, under_gvisor
 
 PY = "#!/usr/bin/env python3"
 SLACK = 10.0  # seconds past a deadline that still count as "ended on time"
@@ -144,7 +144,7 @@ def host_cpu_seconds(engine: DockerBackend, cid: str) -> float:
 
 
 def cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """The caller's environment (SANDBOXRUN_* included) with an empty HOME."""
+    """The caller's environment with an empty HOME (which sandboxrun does not read)."""
     return {**os.environ, "HOME": str(tmp_path / "home"), **extra}
 
 
@@ -325,7 +325,7 @@ def test_tmp_home_and_shm_fill_up_in_memory_not_on_disk(
     free_after = shutil.disk_usage(docker_root).free
     assert only(result)["status"] == "completed", result
     got = seen(result)
-    home = "/home/hook"
+    home = hook_home()  # the user's own home path, a private tmpfs inside
     assert got["filled"] == {
         "/tmp": [64 * MiB, "No space left on device"],
         home: [64 * MiB, "No space left on device"],
@@ -411,11 +411,13 @@ def test_fd_exhaustion_stops_at_nofile(
     assert_next_hook_runs(hook, run_hooks)
 
 
-def cli_run_measured(workspace: Path, env: dict[str, str]) -> tuple[dict[str, Any], float, float]:
+def cli_run_measured(
+    workspace: Path, env: dict[str, str], config: Path
+) -> tuple[dict[str, Any], float, float]:
     """Run `sandboxrun run` on `{}`; return its JSON, its peak RSS in MB (wait4) and seconds."""
     started = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--workspace", str(workspace)],
+        cli("run", "PreToolUse", "--workspace", str(workspace), config=config),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
     )  # fmt: skip
     assert proc.stdin and proc.stdout and proc.stderr
@@ -436,14 +438,17 @@ def test_sandboxrun_memory_stays_bounded_under_a_200mb_flood(
 ) -> None:
     """`sandboxrun run` streams 200 MB of hook stdout (cap raised to 256 MiB) with a peak RSS
     under 200 MB (measured with wait4, next to a trivial run's) and still finds the answer."""
-    env = cli_env(tmp_path, SANDBOXRUN_OUTPUT_LIMIT=str(256 * MiB))
+    env = cli_env(tmp_path)
+    config = tmp_path / "config.toml"
+    runtime = f'runtime = "{engine.settings.runtime}"\n' if engine.settings.runtime else ""
+    config.write_text(f"output_limit = {256 * MiB}\n{runtime}")
     hook("""echo '{"cancel": true}'""")
-    _, baseline_mb, _ = cli_run_measured(workspace, env)
+    _, baseline_mb, _ = cli_run_measured(workspace, env, config)
     hook("""
         head -c 200000000 /dev/zero
         printf '\\n{"cancel": true}\\n'
     """)
-    result, peak_mb, elapsed = cli_run_measured(workspace, env)
+    result, peak_mb, elapsed = cli_run_measured(workspace, env, config)
     report = only(result)
     assert (report["status"], report["outputTruncated"], result["cancel"]) == ("completed", True, True), result
     print(f"\nsandboxrun peak RSS: {peak_mb:.1f} MB under a 200 MB flood ({elapsed:.2f} s),"
@@ -925,7 +930,7 @@ def test_host_secrets_reach_no_process_through_the_cli(
     )
     env = cli_env(tmp_path, AWS_SECRET_ACCESS_KEY=secret, GITHUB_TOKEN=secret, DOCKER_HOST_SECRET=secret)
     done = subprocess.run(
-        [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--workspace", str(workspace)],
+        cli("run", "PreToolUse", "--workspace", str(workspace)),
         input=b"{}", capture_output=True, env=env, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -1170,7 +1175,7 @@ def test_terminal_escapes_in_stderr_stay_data_in_the_cli_json(
         echo '{"cancel": false}'
     """)
     done = subprocess.run(
-        [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--workspace", str(workspace)],
+        cli("run", "PreToolUse", "--workspace", str(workspace)),
         input=b"{}", capture_output=True, env=cli_env(tmp_path), timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -1188,7 +1193,7 @@ def test_list_does_not_print_terminal_escapes_from_file_names(
     evil = "PreToolUse.\x1b]0;PWNED\x07\x1b[2J"
     (workspace / ".clinerules" / "hooks" / evil).write_text("#!/bin/sh\n")
     done = subprocess.run(
-        [sys.executable, "-m", "sandboxrun", "list", "--workspace", str(workspace)],
+        cli("list", "--workspace", str(workspace)),
         capture_output=True, env=cli_env(tmp_path), timeout=60,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -4,14 +4,12 @@ mounts, environment, image, runtime and limits come only from the user."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 from sandboxrun import DockerBackend
 
-from .conftest import under_gvisor
+from .conftest import cli, under_gvisor
 
 LOOSEN = {
     "network": "bridge", "image": "attacker/image:latest", "runtime": "runc-unconfined",
@@ -41,9 +39,8 @@ def test_workspace_files_cannot_loosen_settings(engine: DockerBackend, tmp_path:
     (hooks / "settings.json").write_text(json.dumps(settings))
     event = {"prompt": "hi", "cwd": str(ws)}
     done = subprocess.run(
-        [sys.executable, "-m", "sandboxrun", "run", "UserPromptSubmit", "--agent", "claude"],
+        cli("run", "UserPromptSubmit", "--agent", "claude", home=tmp_path / "home"),
         input=json.dumps(event), capture_output=True, text=True, cwd=ws, timeout=90,
-        env={**os.environ, "HOME": str(tmp_path / "home")},  # the user's config: none
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)

@@ -1,0 +1,105 @@
+"""What may be mounted into a hook's container, decided in one place.
+
+Workspace roots come from events (`workspaceRoots`, `cwd`), which a hosted platform
+fills from what its users send; hook folders come from settings files a repository
+writes. Either could name a folder the hook has no business reading (a database's
+files, TLS keys, the user's home with `~/.ssh`) or one that would shadow the
+image's own programs (`/usr/local/bin`). So every root is checked here:
+
+- never `/`, a system folder or anything below one (`/etc`, `/usr`, `/var/lib`...),
+  nor the user's home or a folder above it;
+- owned by the invoking user (root's own folders when root runs sandboxrun),
+  unless it lies under one of the `allowed_roots` a platform configures.
+
+A hook's file kept in such a place is mounted alone (the file, not its folder).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from ._errors import ConfigError
+from ._settings import account_home
+
+# Folders that are the system's, whatever is below them: never a workspace, and never
+# mounted whole over the image's own.
+SYSTEM_TREES = (
+    "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc",
+    "/run", "/sbin", "/sys", "/usr", "/var/lib", "/var/run", "/var/log", "/var/spool",
+    "/var/cache", "/var/mail", "/var/backups", "/var/lock", "/snap",
+)  # fmt: skip
+# Folders that hold other people's folders: never a root themselves (below is fine).
+SHARED_TOPS = ("/", "/home", "/var", "/opt", "/srv", "/mnt", "/media", "/tmp", "/var/tmp")
+# Never mountable, even under allowed_roots: the kernel's and the engine's interfaces.
+NEVER = ("/proc", "/sys", "/dev", "/run", "/var/run", "/etc", "/boot")
+
+
+def under(path: str, tops: Sequence[str]) -> str | None:
+    for top in tops:
+        if path == top or path.startswith(top.rstrip("/") + "/"):
+            return top
+    return None
+
+
+def system_reason(real: str, home: str | None = None) -> str | None:
+    """Why a folder (its real path) must not be mounted whole, or None."""
+    home = os.path.realpath(home or account_home())
+    top = under(real, SYSTEM_TREES)
+    if top:
+        return f"it is in the system folder {top}"
+    if real in SHARED_TOPS:
+        return "it is a shared top-level folder"
+    if real == home or home.startswith(real.rstrip("/") + "/"):
+        return "it is your home folder or holds it (with ~/.ssh and other credentials)"
+    return None
+
+
+def check_root(path: str, allowed: Sequence[str] = (), home: str | None = None) -> str:
+    """The absolute path of a workspace root that may be mounted, else `ConfigError`."""
+    if not isinstance(path, str) or not path or "\x00" in path:
+        raise ConfigError(f"workspace root {path!r} is not a path")
+    absolute = os.path.abspath(path)
+    if not os.path.isdir(absolute):
+        raise ConfigError(f"workspace {absolute!r} does not exist or is not a directory")
+    real = os.path.realpath(absolute)
+    if under(real, NEVER) or real == "/":
+        raise ConfigError(f"workspace {absolute!r} refused: it is a system folder")
+    if under(real, allowed):
+        return absolute
+    why = system_reason(real, home)
+    if why is None:
+        owner = os.stat(real).st_uid
+        if owner != os.getuid():
+            why = f"it is owned by uid {owner}, not by you (uid {os.getuid()})"
+    if why:
+        raise ConfigError(
+            f"workspace {absolute!r} refused: {why}; a platform can allow it with allowed_roots"
+        )
+    return absolute
+
+
+def mountable_file(path: str) -> bool:
+    """Whether a file a hook command names may be mounted at its path: not the kernel's,
+    the engine's or the system's own files (the image has its own), except what users
+    install themselves under /usr/local."""
+    real = os.path.realpath(path)
+    if under(real, NEVER):
+        return False
+    return not under(real, SYSTEM_TREES) or under(real, ("/usr/local",)) is not None
+
+
+def hook_mount(path: str, home: str | None = None) -> str:
+    """What to mount so a hook file (its real path) is there: its folder, or the file
+    alone when the folder is a system folder or the home."""
+    folder = os.path.dirname(path)
+    return path if system_reason(os.path.realpath(folder), home) else folder
+
+
+def hook_home() -> str:
+    """Where the hook's private, empty $HOME is mounted: the user's own home path, unless
+    that is `/` or a system folder (service accounts), then `/home/hook`."""
+    home = os.path.realpath(account_home())
+    if home == "/" or under(home, SYSTEM_TREES) or under(home, NEVER):
+        return "/home/hook"
+    return home

@@ -1,0 +1,123 @@
+"""One event, from the agent's JSON to the answer: the rules every entry point shares.
+
+`sandboxrun run`, the Python API (`HookFactory.run`) and any later server all answer
+an event through `answer_event`, and `sandboxrun exec` through `answer_exec`, so what a
+failure means is decided here once:
+
+- A requested runtime that is missing blocks, always: never a weaker run, never a pass.
+- Under fail-closed, whatever keeps the hooks from running blocks: an engine that does
+  not answer, a missing image, a refused workspace, malformed input, a bug of ours.
+  Without it, our failure raises (the CLI prints one line and exits 2).
+- The whole event has a deadline. Discovery and matching get `PREPARE_BUDGET`; the runs
+  get the runner's budget (every hook's deadline, wave by wave, plus the sandbox's
+  grace). Past it the answer is given at once (a block under fail-closed), the stuck
+  work is abandoned and its containers removed: an agent that waits on a stalled hook
+  runner gives up and lets the action through, so we must answer first.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from loguru import logger
+
+from ._backend import Backend
+from ._dialect import Dialect
+from ._errors import RuntimeMissing, SandboxrunError
+from ._types import CombinedResult, HookOutcome
+
+if TYPE_CHECKING:
+    from ._runner import CombinedHookRunner, HookFactory
+
+PREPARE_BUDGET = 15.0  # seconds for discovery, matching and the engine's preflight
+EXTRA_GRACE = 5.0
+
+
+@dataclass
+class _Progress:
+    prepared: threading.Event
+    done: threading.Event
+    runner: CombinedHookRunner | None = None
+    result: CombinedResult | None = None
+    error: BaseException | None = None
+
+
+def answer_event(
+    factory: HookFactory,
+    hook_name: str,
+    event: Mapping[str, Any],
+    workspaces: Sequence[str] = (),
+) -> CombinedResult:
+    """Discover, run and combine one event's hooks under the rules above."""
+    progress = _Progress(threading.Event(), threading.Event())
+
+    def work() -> None:
+        try:
+            runner, stdin = factory.prepare(hook_name, event, workspaces)
+            progress.runner = runner
+            if runner.runners:  # no hooks, no engine: agents call us for every event
+                factory.backend.check()
+            progress.prepared.set()
+            progress.result = runner.run(stdin)
+        except BaseException as exc:  # handed to the caller's thread, judged there
+            progress.error = exc
+        finally:
+            progress.prepared.set()
+            progress.done.set()
+
+    threading.Thread(target=work, name="sandboxrun-event", daemon=True).start()
+    fail_closed = factory.settings.fail_closed
+    if not progress.prepared.wait(PREPARE_BUDGET):
+        why = f"finding and matching the hooks took longer than {PREPARE_BUDGET:g}s"
+        return _stalled(factory, why, progress.runner)
+    budget = (progress.runner.budget() if progress.runner else 0.0) + EXTRA_GRACE
+    if not progress.done.wait(budget):
+        return _stalled(factory, f"the hooks did not end within {budget:g}s", progress.runner)
+    if progress.error is not None:
+        return failure_answer(factory.dialect, fail_closed, progress.error)
+    assert progress.result is not None
+    return progress.result
+
+
+def failure_answer(dialect: Dialect, fail_closed: bool, exc: BaseException) -> CombinedResult:
+    """The answer when the hooks could not run at all; raises when that is not ours
+    to answer (no fail-closed: the caller reports our failure)."""
+    if isinstance(exc, KeyboardInterrupt | SystemExit):
+        raise exc
+    if not isinstance(exc, SandboxrunError):
+        logger.opt(exception=exc).error("internal error: {}", exc)
+    if isinstance(exc, RuntimeMissing) or fail_closed:
+        kind = "" if isinstance(exc, SandboxrunError) else f"internal error {type(exc).__name__}: "
+        reason = f"sandboxrun: hooks could not run (fail-closed): {kind}{exc}"
+        logger.error("{}", reason)
+        return CombinedResult(dialect.blocked_answer(reason), ())
+    raise exc
+
+
+def _stalled(factory: HookFactory, why: str, runner: CombinedHookRunner | None) -> CombinedResult:
+    """The answer at the event's deadline: every hook that was to run counts as timed
+    out (so fail-closed blocks); the stuck containers are removed."""
+    logger.error("overall deadline: {}", why)
+    _abort(factory.backend)
+    outcomes = tuple(
+        HookOutcome(spec=spec, status="timed_out", error=f"sandboxrun's overall deadline: {why}")
+        for spec in (runner.specs if runner else [])
+    )
+    fail_closed = factory.settings.fail_closed
+    if not outcomes and fail_closed:
+        reason = f"sandboxrun: hooks could not run (fail-closed): {why}"
+        return CombinedResult(factory.dialect.blocked_answer(reason), (), abandoned=True)
+    answer = factory.dialect.combine(outcomes, fail_closed)
+    return CombinedResult(answer, outcomes, abandoned=True)
+
+
+def _abort(backend: Backend) -> None:
+    abort = getattr(backend, "abort", None)
+    if callable(abort):
+        try:
+            abort()
+        except Exception as exc:  # cleanup never raises; `reap` sweeps what is left
+            logger.warning("could not remove the stuck containers: {}", exc)
