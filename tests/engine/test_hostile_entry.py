@@ -310,3 +310,33 @@ def test_the_api_blocks_on_a_missing_runtime_without_fail_closed(
         "PreToolUse", {"workspaceRoots": [str(workspace)]}
     )
     assert result.answer["cancel"] is True and "kata-absent" in result.answer["errorMessage"]
+
+
+# -- item 2: what reaches the agent is always an answer, and pure ASCII ----------------
+
+
+def test_run_output_is_pure_ascii_whatever_the_hook_says(
+    engine: DockerBackend, workspace: Path, hook: HookWriter
+) -> None:
+    """Bidi overrides, C1 controls, escapes and a lone surrogate in a hook's answer reach
+    the agent escaped: stdout is one line of ASCII JSON that still carries them."""
+    hook(r"""echo '{"cancel": true, "errorMessage": "\u202e\u0085\u001b[2J \ud800 \u00e9"}'""")
+    done = subprocess.run(cli("run", "PreToolUse", "--workspace", str(workspace)), input=b"{}",
+                          capture_output=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.isascii() and done.stdout.count(b"\n") == 1, done.stdout
+    answer = json.loads(done.stdout)
+    assert answer["cancel"] is True
+    assert answer["errorMessage"] == "\u202e\u0085\x1b[2J \ud800 \u00e9"
+
+
+def test_exec_with_an_unbalanced_quote_behaves_as_the_shell_does(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """`exec -- "echo 'x"` is no traceback: the shell inside reports the syntax error with
+    the same exit code as outside."""
+    bare = subprocess.run(["sh", "-c", "echo 'x"], capture_output=True, cwd=tmp_path)
+    done = subprocess.run(cli("exec", "--", "echo 'x"), capture_output=True, cwd=tmp_path,
+                          timeout=120)  # fmt: skip
+    assert b"Traceback" not in done.stderr
+    assert (done.returncode, done.stdout) == (bare.returncode, b""), done.stderr
