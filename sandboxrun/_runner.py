@@ -22,7 +22,7 @@ from loguru import logger
 from ._backend import Backend
 from ._claude import CLAUDE, QODER, QODER_CN
 from ._cline import CARETI, CLINE
-from ._dialect import Dialect
+from ._dialect import WORKSPACE_SOURCES, Dialect
 from ._errors import ConfigError, SandboxrunError
 from ._settings import Settings
 from ._types import Discovery, ExecRequest, HookOutcome, HookSpec
@@ -46,10 +46,6 @@ class CombinedResult:
     def to_json(self) -> dict[str, Any]:
         """What `sandboxrun run` prints: the answer plus the per-hook report."""
         return {**self.answer, "hooks": [o.report() for o in self.outcomes]}
-
-
-# Sources whose files come with the (untrusted) workspace.
-WORKSPACE_SOURCES = frozenset({"workspace", "project", "local"})
 
 
 def hook_timeout(spec: HookSpec, limit: float) -> float:
@@ -91,7 +87,8 @@ class HookRunner:
                 duration_ms=int((time.monotonic() - started) * 1000),
                 error=str(exc),
             )
-        outcome = self.dialect.interpret(spec, result, timeout)
+        trust = self.settings.trust_workspace_decisions
+        outcome = self.dialect.interpret(spec, result, timeout, trust)
         keep = self.settings.stderr_report
         logger.info(
             "hook {} {} in {} ms (exit {})",
