@@ -348,8 +348,11 @@ def _unicode(text: str) -> bool:
 
 
 def _brief(value: Any) -> str:
-    text = repr(value) if not isinstance(value, int) or value.bit_length() < 64 else ""
-    return text if text and len(text) <= 40 else f"{text[:20] or 'an integer'}... (too long)"
+    """A short repr for a reason: a file's value may be 400 digits long."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}... (too long)"
 
 
 def _key_path(prefix: str, key: str) -> str:
