@@ -86,7 +86,7 @@ def matches(spec: HookSpec, event: Mapping[str, Any]) -> bool:
         return pattern.search(text, timeout=MATCH_TIMEOUT) is not None
     except TimeoutError:
         logger.warning(
-            "matcher of hook {} took over {}s: {}",
+            "matcher of hook {!r} took over {}s: {}",
             spec.name, MATCH_TIMEOUT, "runs (trusted)" if trusted else "skipped (workspace)",
         )  # fmt: skip
         return trusted
