@@ -246,8 +246,9 @@ def _read_regular(path: str) -> tuple[bytes | None, str | None]:
     Checked before opening (a device is never opened) and again on the open file
     (O_NONBLOCK: a FIFO swapped in meanwhile cannot block the open)."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None, _not_regular(os.stat(path).st_mode)
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            return None, _not_regular(mode)
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except FileNotFoundError:
         return None, None
