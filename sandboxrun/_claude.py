@@ -18,19 +18,39 @@ failed, timed out or its JSON was rejected) always has these keys:
 - `additionalContext`, `systemMessage`, `stopReason` (str, "" when absent).
 - `continue` (bool), `suppressOutput` (bool).
 - `updatedInput` (dict | None): the tool input that replaces the original.
+
+Every string in a reading is valid Unicode: a lone surrogate a hook wrote as `"\\ud800"`
+is read as U+FFFD.
+
+Untrusted decisions (hooks from the `project` and `local` files, which come with the
+repository; see `untrusted`): unless `Settings.trust_workspace_decisions`, such a hook
+may deny, ask, block, stop the agent and add context or messages, but its approval
+(`permissionDecision: "allow"`, legacy `decision: "approve"`, PermissionRequest
+`decision.behavior: "allow"`) is read as no decision (`permissionDecision` None: the
+agent's own permission rules, usually a prompt, decide; not "ask", which would force
+a prompt the user's rules may not want), its `updatedInput` is dropped, and its
+`suppressOutput` too (a repository's hook must not hide what it printed from the
+user). Each dropped field is named in that hook's `error`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ._claude_settings import MATCH_FIELDS, SIMPLE_MATCHER, discover
-from ._dialect import outcome_fields, sandbox_ending
+from . import _claude_match
+from ._claude_match import MATCH_FIELDS as MATCH_FIELDS  # re-exported for tests
+from ._claude_settings import discover
+from ._dialect import (
+    WORKSPACE_SOURCES,
+    clean_answer,
+    event_bytes,
+    outcome_fields,
+    sandbox_ending,
+)
 from ._types import Discovery, ExecResult, HookOutcome, HookSpec
 
 HOOK_NAMES = (
@@ -94,19 +114,9 @@ class ClaudeDialect:
         return discover(self, hook_name, workspaces, home, explicit)
 
     def matches(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:
-        """The matcher table: match-all forms, exact names (`|` lists), else a regex."""
-        field = MATCH_FIELDS.get(spec.hook_name)
-        matcher = spec.matcher
-        if field is None or matcher is None or matcher in ("", "*"):
-            return True  # UserPromptSubmit and Stop ignore matchers
-        value = event.get(field)
-        text = value if isinstance(value, str) else ""
-        if SIMPLE_MATCHER.fullmatch(matcher):
-            return text in matcher.split("|")
-        try:
-            return re.search(matcher, text) is not None
-        except re.error:
-            return False  # reported (and skipped) at discovery
+        """Match-all forms, exact names (`|` lists), else a bounded regex search; the
+        exact rules, and what a broken matcher means per source, are in `_claude_match`."""
+        return _claude_match.matches(spec, event)
 
     # -- input -------------------------------------------------------------------
 
@@ -117,6 +127,7 @@ class ClaudeDialect:
 
         `hook_event_name` is the hook being run and `cwd` the project root the hook
         really runs in; `session_id` is kept ("" if missing), `transcript_path` as given.
+        Any JSON-loadable event gives bytes (`event_bytes`: lone surrogates escaped).
         """
         base: dict[str, Any] = {"session_id": event.get("session_id", "")}
         if "transcript_path" in event:
@@ -124,12 +135,15 @@ class ClaudeDialect:
         base["cwd"] = workspaces[0] if workspaces else os.getcwd()
         base["hook_event_name"] = hook_name
         merged = {**base, **{k: v for k, v in event.items() if k not in base}}
-        return json.dumps(merged, separators=(",", ":"), ensure_ascii=False).encode()
+        return event_bytes(merged)
 
     # -- output ------------------------------------------------------------------
 
-    def interpret(self, spec: HookSpec, result: ExecResult, timeout: float) -> HookOutcome:
-        """Exit 0: the JSON answer or plain text; 2: a blocking error; else non-blocking."""
+    def interpret(
+        self, spec: HookSpec, result: ExecResult, timeout: float, trust_workspace: bool = False
+    ) -> HookOutcome:
+        """Exit 0: the JSON answer or plain text; 2: a blocking error; else non-blocking.
+        A workspace hook's approvals and widenings are dropped unless `trust_workspace`."""
         common = outcome_fields(spec, result)
         stderr, event = common["stderr"], spec.hook_name
         ended = sandbox_ending(result, timeout)
@@ -147,7 +161,8 @@ class ClaudeDialect:
         parsed, message = parse_answer(event, stdout, spec.name)
         if parsed is None:
             return HookOutcome(status="failed", error=message, **common)
-        return HookOutcome(status="completed", error=message, answer=parsed, **common)
+        outcome = HookOutcome(status="completed", error=message, answer=parsed, **common)
+        return outcome if trust_workspace else untrusted(outcome)
 
     def combine(self, outcomes: Sequence[HookOutcome], fail_closed: bool) -> dict[str, Any]:
         """What the agent does with every hook's answer (all are used, even after a deny).
@@ -204,6 +219,32 @@ class ClaudeDialect:
         }
 
 
+def untrusted(outcome: HookOutcome) -> HookOutcome:
+    """A workspace hook's reading without what it may not decide (module docstring):
+    an approval becomes no decision; updatedInput and suppressOutput are dropped."""
+    answer = dict(outcome.answer)
+    if outcome.spec.source not in WORKSPACE_SOURCES or not answer:
+        return outcome
+    dropped = []
+    if answer.get("permissionDecision") == "allow":
+        answer.update(permissionDecision=None, reason="")
+        dropped.append("its allow")
+    if answer.get("updatedInput") is not None:
+        answer["updatedInput"] = None
+        dropped.append("updatedInput")
+    if answer.get("suppressOutput"):
+        answer["suppressOutput"] = False
+        dropped.append("suppressOutput")
+    if not dropped:
+        return outcome
+    note = (
+        f"workspace hook: {', '.join(dropped)} ignored (untrusted; "
+        "trust_workspace_decisions = true in the user's config honours it)"
+    )
+    error = "; ".join(e for e in (outcome.error, note) if e)
+    return replace(outcome, answer=answer, error=error)
+
+
 CLAUDE = ClaudeDialect("claude", ".claude", ".claude", "CLAUDE_PROJECT_DIR")
 QODER = ClaudeDialect("qoder", ".qoder", ".qoder", "QODER_PROJECT_DIR")
 QODER_CN = ClaudeDialect("qoder-cn", ".qoder-cn", ".qoder", "QODERCN_PROJECT_DIR")
@@ -248,7 +289,7 @@ def parse_answer(event: str, stdout: str, name: str) -> tuple[dict[str, Any] | N
     warning = None
     if text.startswith("{"):
         try:
-            data: Any = json.loads(text)
+            data: Any = clean_answer(json.loads(text))
         except (ValueError, RecursionError):
             data = None
             warning = "stdout starts with '{' but is not valid JSON: read as plain text"

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._dialect import source_of, unique_mounts
+from ._claude_match import MATCH_FIELDS, SIMPLE_MATCHER, check, matches_all
+from ._dialect import escape_name, source_of, unique_mounts
 from ._types import Discovery, HookSpec, Skipped
 
 if TYPE_CHECKING:
@@ -23,24 +24,42 @@ if TYPE_CHECKING:
 
 # Levels the user controls; project and local files come with the workspace.
 _TRUSTED = frozenset({"user", "explicit"})
-# The event field a matcher is tested against; events absent here ignore matchers.
-MATCH_FIELDS = {
-    "PreToolUse": "tool_name",
-    "PostToolUse": "tool_name",
-    "PostToolUseFailure": "tool_name",
-    "PermissionRequest": "tool_name",
-    "SessionStart": "source",
-    "SessionEnd": "reason",
-    "Notification": "notification_type",
-    "PreCompact": "trigger",
-    "SubagentStart": "agent_type",
-    "SubagentStop": "agent_type",
-}
-SIMPLE_MATCHER = re.compile(r"[A-Za-z0-9_|]+")  # exact names, or a `|` list of them
+MAX_SETTINGS_BYTES = 1 << 20  # a real settings file is a few kilobytes
+MAX_TIMEOUT = 3600  # seconds, as Settings.timeout
+
+
+def project_root(start: str, home: str, marker: str) -> str:
+    """The Claude project a session in `start` belongs to: the nearest folder from
+    `start` upward that holds `marker` (the dialect's `.claude`) or a `.git`, else `start`.
+
+    Found from the filesystem only, never from a variable (a repository's settings `env`
+    block sets the hook's environment). The walk never reaches the user's home, its
+    ancestors or `/`, and stops at a folder owned by another user than `start`: a
+    project is one user's folder tree.
+    """
+    start = os.path.abspath(start)
+    homes = {os.path.abspath(home), os.path.realpath(home)}
+    try:
+        owner = os.stat(start).st_uid
+    except OSError:
+        return start
+    folder = start
+    while True:
+        if folder == "/" or any(Path(h).is_relative_to(folder) for h in homes):
+            return start
+        try:
+            if os.stat(folder).st_uid != owner:
+                return start
+        except OSError:
+            return start
+        here = os.path.join(folder, marker)
+        if os.path.isdir(here) or os.path.lexists(os.path.join(folder, ".git")):
+            return folder
+        folder = os.path.dirname(folder)
 
 
 def settings_files(
-    dialect: ClaudeDialect, workspaces: Sequence[str], home: str, explicit: Sequence[str] = ()
+    dialect: ClaudeDialect, project: str, home: str, explicit: Sequence[str] = ()
 ) -> list[tuple[str, str, str | None]]:
     """(settings file, source, hooks folder to mount) in order: user, project, local.
 
@@ -55,15 +74,15 @@ def settings_files(
             if os.path.isdir(path):
                 path = os.path.join(path, "settings.json")
             # A settings file inside the workspace is the project's, however it was named.
-            source = source_of(path, workspaces, "explicit").replace("workspace", "project")
+            source = source_of(path, [project], "explicit").replace("workspace", "project")
             found.append((path, source, os.path.join(os.path.dirname(path), "hooks")))
         return found
     user = os.path.join(home, dialect.user_dir)
-    project = os.path.join(workspaces[0] if workspaces else os.getcwd(), dialect.project_dir)
+    folder = os.path.join(project, dialect.project_dir)
     return [
         (os.path.join(user, "settings.json"), "user", os.path.join(user, "hooks")),
-        (os.path.join(project, "settings.json"), "project", None),
-        (os.path.join(project, "settings.local.json"), "local", None),
+        (os.path.join(folder, "settings.json"), "project", None),
+        (os.path.join(folder, "settings.local.json"), "local", None),
     ]
 
 
@@ -76,35 +95,42 @@ def discover(
 ) -> Discovery:
     """The hooks for `hook_name` (every event if None), and the skipped entries.
 
-    Levels are concatenated in order; a command already found for the same event
-    runs once (the first is kept, its matcher widened to cover both entries);
-    `disableAllHooks: true` turns hooks off -- but a project or local file (which
-    may come with a cloned repository) turns off only the workspace's own hooks,
-    never the user's: the workspace cannot disarm the user's guards.
+    Levels are concatenated in order, and entries of different sources are never
+    merged: each keeps its own matcher and its own trust. Within one source, a command
+    already found for the same event runs once when the two matchers can be joined
+    safely (equal, one matches everything, or both are name lists); otherwise both
+    entries stay (a tool both match runs it twice). `disableAllHooks: true` turns hooks
+    off -- but a project or local file (which may come with a cloned repository) turns
+    off only the workspace's own hooks, never the user's.
+
+    The project is `project_root` of the first root (the event's `cwd`): hooks run in
+    that `cwd`, with the project mounted and named by the dialect's variable.
     """
     roots = list(workspaces) or [os.getcwd()]
+    project = project_root(roots[0], home, dialect.project_dir)
     found: list[tuple[HookSpec, str, str]] = []  # (spec, its file, its JSON path)
     skipped: list[Skipped] = []
     disabled: set[str] = set()  # the sources whose files say disableAllHooks
     read: set[str] = set()
-    for path, source, hooks_dir in settings_files(dialect, roots, home, explicit):
+    for path, source, hooks_dir in settings_files(dialect, project, home, explicit):
         real = os.path.realpath(path)
         if real in read:  # e.g. the project is $HOME: its settings are the user's
             continue
         read.add(real)
+        shown = escape_name(path)
         data, problem = _load(path, must_exist=source == "explicit")
         if problem is not None:
-            skipped.append(Skipped(path, source, problem))
+            skipped.append(Skipped(shown, source, problem))
         if data is None:
             continue
         flag = data.get("disableAllHooks")
         if flag is True:
             disabled.add(source)
             off = "every hook" if source in _TRUSTED else "this workspace's hooks"
-            skipped.append(Skipped(path, source, f"disableAllHooks is true: {off} off"))
+            skipped.append(Skipped(shown, source, f"disableAllHooks is true: {off} off"))
         elif flag is not None and not isinstance(flag, bool):
             why = "disableAllHooks must be true or false; ignored"
-            skipped.append(Skipped(path, source, why))
+            skipped.append(Skipped(shown, source, why))
         extra = [hooks_dir] if hooks_dir and os.path.isdir(hooks_dir) else []
         template = HookSpec(
             hook_name="",
@@ -112,31 +138,56 @@ def discover(
             source=source,
             argv=(),
             workdir=roots[0],
-            mounts=unique_mounts([*roots, *extra]),
-            env={dialect.project_dir_var: roots[0]},
+            mounts=unique_mounts([project, *roots, *extra]),
+            env={dialect.project_dir_var: project},
         )
         for item in _entries(dialect, data, hook_name, template):
             if isinstance(item, str):
-                skipped.append(Skipped(path, source, item))
+                skipped.append(Skipped(shown, source, item))
             else:
-                found.append((item[0], path, item[1]))
+                found.append((item[0], shown, item[1]))
     if disabled & _TRUSTED:
         return Discovery((), tuple(skipped))
     if disabled:
         found = [f for f in found if f[0].source in _TRUSTED]
-    hooks: list[HookSpec] = []
-    index: dict[tuple[str, str], int] = {}
-    for spec, path, where in found:
-        key = (spec.hook_name, spec.name)
-        if key not in index:
-            index[key] = len(hooks)
-            hooks.append(spec)
-            continue
-        first = hooks[index[key]]
-        hooks[index[key]] = _merge(first, spec)
-        why = f"{where}: the same command is already configured ({first.source}); runs once"
-        skipped.append(Skipped(path, spec.source, why))
+    hooks = _once_per_source(found, skipped)
     return Discovery(tuple(hooks), tuple(skipped))
+
+
+def _once_per_source(
+    found: list[tuple[HookSpec, str, str]], skipped: list[Skipped]
+) -> list[HookSpec]:
+    """The hooks in order, a command repeated within one source and event kept once
+    where the matchers join safely (`_joined`); never across sources."""
+    hooks: list[HookSpec] = []
+    for spec, path, where in found:
+        for i, first in enumerate(hooks):
+            same = (first.source, first.hook_name, first.name) == (
+                spec.source, spec.hook_name, spec.name,
+            )  # fmt: skip
+            joined = _joined(first, spec) if same else None
+            if joined is not None:
+                hooks[i] = joined
+                why = f"{where}: the same command is already configured here; runs once"
+                skipped.append(Skipped(path, spec.source, why))
+                break
+        else:
+            hooks.append(spec)
+    return hooks
+
+
+def _joined(first: HookSpec, again: HookSpec) -> HookSpec | None:
+    """One spec applying wherever either applies, or None if no safe matcher does."""
+    a, b = first.matcher, again.matcher
+    if first.hook_name not in MATCH_FIELDS or a == b or matches_all(a):
+        matcher = a
+    elif matches_all(b):
+        matcher = b
+    elif a is not None and b is not None and SIMPLE_MATCHER.fullmatch(a + "|" + b):
+        matcher = "|".join(dict.fromkeys([*a.split("|"), *b.split("|")]))
+    else:
+        return None
+    return replace(first, matcher=matcher, mounts=unique_mounts([*first.mounts, *again.mounts]))
 
 
 def _entries(
@@ -168,14 +219,9 @@ def _entries(
 
 def _load(path: str, must_exist: bool) -> tuple[dict[str, Any] | None, str | None]:
     """(settings, None), (None, why it is skipped), or (None, None) for a missing file."""
-    try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
-        return None, "not found" if must_exist else None
-    except IsADirectoryError:
-        return None, "is a directory, not a settings file"
-    except OSError as exc:
-        return None, f"cannot read: {exc.strerror}"
+    raw, problem = _read_regular(path)
+    if raw is None:
+        return None, "not found" if must_exist and problem is None else problem
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -186,11 +232,47 @@ def _load(path: str, must_exist: bool) -> tuple[dict[str, Any] | None, str | Non
         data: Any = json.loads(text)
     except json.JSONDecodeError as exc:
         return None, f"not valid JSON: {exc.msg}: line {exc.lineno} column {exc.colno}"
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        return None, f"not valid JSON: {str(exc)[:80]}"
     except RecursionError:
         return None, "not valid JSON: nested too deeply"
     if not isinstance(data, dict):
         return None, f"not a JSON object (a {type(data).__name__})"
     return data, None
+
+
+def _read_regular(path: str) -> tuple[bytes | None, str | None]:
+    """A settings file's bytes, only if it is a regular file (a symlink to one is fine)
+    of at most `MAX_SETTINGS_BYTES`: (None, None) when missing, (None, why) when refused.
+
+    Checked before opening (a device is never opened) and again on the open file
+    (O_NONBLOCK: a FIFO swapped in meanwhile cannot block the open)."""
+    try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            return None, _not_regular(mode)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"cannot read: {exc.strerror}"
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            return None, _not_regular(mode)
+        try:
+            raw = f.read(MAX_SETTINGS_BYTES + 1)
+        except OSError as exc:
+            return None, f"cannot read: {exc.strerror}"
+    if len(raw) > MAX_SETTINGS_BYTES:
+        return None, f"larger than {MAX_SETTINGS_BYTES} bytes: not read"
+    return raw, None
+
+
+def _not_regular(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a settings file"
+    return "is not a regular file (a device, FIFO or socket): not read"
 
 
 def _entry(
@@ -200,16 +282,20 @@ def _entry(
     if not isinstance(entry, dict):
         return [f"{where}: must be an object with a hooks list"]
     matcher = entry.get("matcher")
+    out: list[tuple[HookSpec, str] | str] = []
     if matcher is not None and not isinstance(matcher, str):
         return [f"{where}.matcher: must be a string"]
+    if matcher is not None and not _unicode(matcher):
+        return [f"{where}.matcher: not valid Unicode (a lone surrogate)"]
     if matcher is not None and event in MATCH_FIELDS:
-        problem = _check_matcher(matcher)
+        keep, problem = check(matcher, template.source)
         if problem:
-            return [f"{where}.matcher: {problem}"]
+            out.append(f"{where}.matcher: {problem}")
+        if not keep:
+            return out
     hooks = entry.get("hooks")
     if not isinstance(hooks, list):
-        return [f"{where}: has no hooks list"]
-    out: list[tuple[HookSpec, str] | str] = []
+        return [*out, f"{where}: has no hooks list"]
     for j, hook in enumerate(hooks):
         at = f"{where}.hooks[{j}]"
         command, timeout, why = _hook_fields(hook)
@@ -237,58 +323,40 @@ def _hook_fields(hook: Any) -> tuple[str | None, float | None, str | None]:
     if kind != "command":
         if kind is None:
             return None, None, 'has no type (only "command" is supported)'
-        return None, None, f'type {kind!r} is not supported (only "command")'
+        return None, None, f'type {_brief(kind)} is not supported (only "command")'
     command = hook.get("command")
     if not isinstance(command, str) or not command.strip():
         return None, None, "has no command string"
+    if not _unicode(command):
+        return None, None, "command is not valid Unicode (a lone surrogate)"
     timeout = hook.get("timeout")
     if timeout is None:
         return command, None, None
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
-        return None, None, f"timeout must be a positive number of seconds, not {timeout!r}"
-    if timeout == float("inf"):
-        return None, None, "timeout must be finite"
+    # Compared before any float(): a 400-digit integer must not overflow; NaN fails `<`.
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        return None, None, f"timeout must be a number of seconds, not {_brief(timeout)}"
+    if not 0 < timeout <= MAX_TIMEOUT:
+        why = f"timeout must be more than 0 and at most {MAX_TIMEOUT} seconds"
+        return None, None, f"{why}, not {_brief(timeout)}"
     return command, float(timeout), None
 
 
-def _check_matcher(matcher: str) -> str | None:
-    """Why a matcher is unusable (an invalid regular expression), or None."""
-    if matcher in ("", "*") or SIMPLE_MATCHER.fullmatch(matcher):
-        return None
+def _unicode(text: str) -> bool:
+    """Whether `text` encodes to UTF-8 (no lone surrogate from a `\\ud800` escape)."""
     try:
-        re.compile(matcher)
-    except re.error as exc:
-        return f"invalid regular expression {matcher!r}: {exc}"
-    return None
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
-def _merge(first: HookSpec, again: HookSpec) -> HookSpec:
-    """The first spec of a command, applying wherever either entry's matcher applies."""
-    matcher = first.matcher
-    if first.hook_name in MATCH_FIELDS:
-        matcher = _union(first.matcher, again.matcher)
-    return replace(first, matcher=matcher, mounts=unique_mounts([*first.mounts, *again.mounts]))
-
-
-def _union(a: str | None, b: str | None) -> str | None:
-    """A matcher that matches what `a` or `b` matches."""
-    if a is None or a in ("", "*") or a == b:
-        return a
-    if b is None or b in ("", "*"):
-        return b
-    if SIMPLE_MATCHER.fullmatch(a) and SIMPLE_MATCHER.fullmatch(b):
-        return "|".join(dict.fromkeys([*a.split("|"), *b.split("|")]))
-    return f"{_as_regex(a)}|{_as_regex(b)}"
-
-
-def _as_regex(matcher: str) -> str:
-    if SIMPLE_MATCHER.fullmatch(matcher):
-        return rf"\A(?:{matcher})\Z"
-    return f"(?:{matcher})"
+def _brief(value: Any) -> str:
+    """A short repr for a reason: a file's value may be 400 digits long."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}... (too long)"
 
 
 def _key_path(prefix: str, key: str) -> str:
     return f"{prefix}.{key}" if key.isidentifier() else f"{prefix}[{json.dumps(key)}]"
-
-
-# -- output helpers ----------------------------------------------------------------

@@ -2,6 +2,10 @@
 
 Pure functions over paths, bytes and dicts: no Docker, no threads. Careti is the
 same dialect with other folders, so agent variants are data (`ClineDialect`).
+
+Untrusted decisions: Cline's answer has no field that approves or widens anything
+(`cancel` blocks, `contextModification` adds context, `errorMessage` explains a
+cancel), so a workspace hook's answer is read whole, trusted or not.
 """
 
 from __future__ import annotations
@@ -17,7 +21,15 @@ from typing import Any
 
 from loguru import logger
 
-from ._dialect import outcome_fields, sandbox_ending, source_of, unique_mounts
+from ._dialect import (
+    clean_answer,
+    escape_name,
+    event_bytes,
+    outcome_fields,
+    sandbox_ending,
+    source_of,
+    unique_mounts,
+)
 from ._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
 
 HOOK_NAMES = (
@@ -104,7 +116,8 @@ class ClineDialect:
             except (FileNotFoundError, NotADirectoryError):
                 continue
             except OSError as exc:
-                skipped.append(Skipped(folder, source, f"cannot list folder: {exc.strerror}"))
+                why = f"cannot list folder: {exc.strerror}"
+                skipped.append(Skipped(escape_name(folder), source, why))
                 continue
             for entry in entries:
                 path = os.path.join(folder, entry)
@@ -112,12 +125,12 @@ class ClineDialect:
                 if name is None:
                     continue
                 if reason is not None:
-                    skipped.append(Skipped(path, source, reason))
+                    skipped.append(Skipped(escape_name(path), source, reason))
                     continue
                 hooks.append(
                     HookSpec(
                         hook_name=name,
-                        name=path,
+                        name=escape_name(path),  # what reports show; argv has the path
                         source=source,
                         # Cline spawns `/bin/sh -c '<path>'`: the shebang picks the interpreter.
                         argv=("/bin/sh", "-c", shlex.quote(path)),
@@ -132,7 +145,8 @@ class ClineDialect:
     def prepare_input(
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str]
     ) -> bytes:
-        """The event as the hook reads it: base fields filled in, compact, no newline."""
+        """The event as the hook reads it: base fields filled in, compact, no newline.
+        Any JSON-loadable event gives bytes (`event_bytes`: lone surrogates escaped)."""
         base: dict[str, Any] = {
             "clineVersion": event.get("clineVersion"),
             "hookName": event.get("hookName") or hook_name,
@@ -145,12 +159,15 @@ class ClineDialect:
         }
         merged = {k: v for k, v in base.items() if v is not None}
         merged.update({k: v for k, v in event.items() if k not in _BASE_FIELDS})
-        return json.dumps(merged, separators=(",", ":"), ensure_ascii=False).encode()
+        return event_bytes(merged)
 
     # -- output ------------------------------------------------------------------
 
-    def interpret(self, spec: HookSpec, result: ExecResult, timeout: float) -> HookOutcome:
-        """Turn what the sandbox saw into Cline's reading of it."""
+    def interpret(
+        self, spec: HookSpec, result: ExecResult, timeout: float, trust_workspace: bool = False
+    ) -> HookOutcome:
+        """Turn what the sandbox saw into Cline's reading of it (`trust_workspace` changes
+        nothing: no Cline field approves or widens; see the module docstring)."""
         common = outcome_fields(spec, result)
         ended = sandbox_ending(result, timeout)
         if ended:
@@ -214,7 +231,7 @@ def parse_output(stdout: str) -> tuple[dict[str, Any], str | None]:
     if not text.strip():
         return {"cancel": False}, None
     try:
-        data: Any = json.loads(text)
+        data: Any = clean_answer(json.loads(text))
     except (ValueError, RecursionError):
         data = _last_json_object(text)
         if data is None:
@@ -237,7 +254,7 @@ def _last_json_object(text: str) -> Any:
         if depth <= 0 and "{" in lines[start]:
             chunk = [lines[start][lines[start].index("{") :], *lines[start + 1 : end + 1]]
             try:
-                return json.loads("\n".join(chunk))
+                return clean_answer(json.loads("\n".join(chunk)))
             except (ValueError, RecursionError):
                 return None
     return None

@@ -8,12 +8,17 @@ of the same dialect class with other data, not other code.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from ._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
+
+# Sources whose files come with the (untrusted) workspace.
+WORKSPACE_SOURCES = frozenset({"workspace", "project", "local"})
 
 
 class Dialect(Protocol):
@@ -53,8 +58,12 @@ class Dialect(Protocol):
     ) -> bytes:
         """The bytes the hook reads on stdin: the event with base fields filled in."""
 
-    def interpret(self, spec: HookSpec, result: ExecResult, timeout: float) -> HookOutcome:
-        """What the agent makes of one hook's run."""
+    def interpret(
+        self, spec: HookSpec, result: ExecResult, timeout: float, trust_workspace: bool = False
+    ) -> HookOutcome:
+        """What the agent makes of one hook's run. Unless `trust_workspace`, a hook from
+        a workspace source may block, ask or add context, but what it would approve or
+        widen is dropped and named in its `error` (Settings.trust_workspace_decisions)."""
 
     def combine(self, outcomes: Sequence[HookOutcome], fail_closed: bool) -> dict[str, Any]:
         """The agent's combination of several hooks' answers (without the report)."""
@@ -106,3 +115,68 @@ def outcome_fields(spec: HookSpec, result: ExecResult) -> dict[str, Any]:
         "output_truncated": result.output_truncated,
         "stderr": result.stderr.decode("utf-8", "replace"),
     }
+
+
+def event_bytes(document: Mapping[str, Any]) -> bytes:
+    """Compact JSON bytes for any JSON-loadable document, never raising on its content.
+
+    A lone UTF-16 surrogate (an emoji cut in half) becomes its own `\\udXXX` escape
+    inside the string it was in, so the hook reads back exactly the string it was given;
+    NaN and infinities (`1e400`) become null, as the agents' JavaScript writes them.
+    """
+    try:
+        text = json.dumps(document, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(document), separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8", "backslashreplace")
+
+
+def _finite(value: Any) -> Any:
+    """A copy of `value` with NaN and infinities replaced by None (iterative: any depth)."""
+    root: list[Any] = [value]
+    stack: list[tuple[list[Any] | dict[Any, Any], Any]] = [(root, 0)]
+    while stack:
+        parent, key = stack.pop()
+        item = parent[key]
+        if isinstance(item, float) and not math.isfinite(item):
+            parent[key] = None
+        elif isinstance(item, Mapping):
+            copy = dict(item)
+            parent[key] = copy
+            stack += [(copy, k) for k in copy]
+        elif isinstance(item, list | tuple):
+            items = list(item)
+            parent[key] = items
+            stack += [(items, i) for i in range(len(items))]
+    return root[0]
+
+
+def clean_text(text: str) -> str:
+    """`text` with lone surrogates (from a hook's `"\\ud800"`) replaced by U+FFFD, so
+    every answer field encodes to UTF-8; a valid pair is kept as its character."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def clean_answer(value: Any) -> Any:
+    """`clean_text` applied to every string (keys too) of a parsed JSON answer."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_text(k): clean_answer(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean_answer(v) for v in value]
+    return value
+
+
+def escape_name(name: str) -> str:
+    """A path or name for reports: undecodable bytes (surrogateescape, as `os.listdir`
+    returns non-UTF-8 names) as `\\xNN`, other lone surrogates as `\\udXXX`."""
+    try:
+        raw = os.fsencode(name)
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")

@@ -18,14 +18,17 @@ import os
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ._backend import Backend
+from ._claude import ClaudeDialect
+from ._claude_settings import project_root
 from ._cline import ClineDialect
 from ._dialect import sandbox_ending, unique_mounts
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._mounts import check_root, hook_mount, mountable_file
 from ._runner import DIALECTS
-from ._settings import Settings
+from ._settings import Settings, account_home
 from ._types import ExecRequest, ExecResult
 
 
@@ -41,8 +44,8 @@ class ExecOutput:
 def exec_request(
     settings: Settings, command: Sequence[str], stdin: bytes, workspace: str | None
 ) -> ExecRequest:
-    """The sandboxed run of `command` in the workspace (given, else the current
-    directory, where the agent starts its hooks).
+    """The sandboxed run of `command` in the workspace (given, else the project the
+    current directory belongs to: the agent starts its hooks there).
 
     Not the agent's project-dir variable: a repository can set the environment of
     the hooks an agent starts, and the workspace decides what is mounted. Inside,
@@ -52,13 +55,18 @@ def exec_request(
         raise ConfigError("exec needs a command: sandboxrun exec [OPTIONS] -- COMMAND [ARG...]")
     dialect = DIALECTS[settings.agent]
     var = dialect.project_dir_var
-    root = check_root(workspace or os.getcwd(), settings.allowed_roots)
+    cwd = os.getcwd()
+    found = cwd
+    if isinstance(dialect, ClaudeDialect):  # a session in a subfolder: the whole project
+        found = project_root(cwd, account_home(), dialect.project_dir)
+    root = check_root(workspace or found, settings.allowed_roots)
     # One argument is a shell string, as the agent itself would run it; several are argv.
     argv = ("/bin/sh", "-c", command[0]) if len(command) == 1 else tuple(command)
+    inside = Path(cwd).is_relative_to(root)
     return ExecRequest(
         argv=argv,
         stdin=stdin,
-        workdir=root,
+        workdir=cwd if inside else root,  # where the agent started the hook, if mounted
         mounts=unique_mounts([root, *_files_named(command, root)]),
         env={var: root} if var else {},
         timeout=settings.timeout or dialect.default_timeout,

@@ -21,7 +21,7 @@ from loguru import logger
 from ._backend import Backend
 from ._claude import CLAUDE, QODER, QODER_CN
 from ._cline import CARETI, CLINE
-from ._dialect import Dialect
+from ._dialect import WORKSPACE_SOURCES, Dialect
 from ._errors import SandboxrunError
 from ._mounts import check_root
 from ._session import answer_event
@@ -40,8 +40,6 @@ DIALECTS: dict[str, Dialect] = {
 # Seconds a run may take beyond its hook's deadline: the kill, the stream's end and the
 # container's removal (the backend's own grace is 10 s for a stream that hangs).
 RUN_GRACE = 25.0
-# Sources whose files come with the (untrusted) workspace.
-WORKSPACE_SOURCES = frozenset({"workspace", "project", "local"})
 
 
 def hook_timeout(spec: HookSpec, limit: float) -> float:
@@ -87,7 +85,8 @@ class HookRunner:
                 duration_ms=int((time.monotonic() - started) * 1000),
                 error=str(exc),
             )
-        outcome = self.dialect.interpret(spec, result, timeout)
+        trust = self.settings.trust_workspace_decisions
+        outcome = self.dialect.interpret(spec, result, timeout, trust)
         keep = self.settings.stderr_report
         logger.info(
             "hook {} {} in {} ms (exit {})",

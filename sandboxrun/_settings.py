@@ -75,6 +75,11 @@ class Settings(BaseSettings):
     output_limit: int = Field(16 << 20, ge=4096, le=1 << 34, description="output before a kill")
     stderr_report: int = Field(4000, ge=0, le=1 << 20, description="stderr characters reported")
     fail_closed: bool = False
+    trust_workspace_decisions: bool = Field(
+        False,
+        description="honour a workspace hook's allow and updatedInput (the agent's own"
+        " semantics); by default a repository's hooks may block, ask or add context only",
+    )
     network: Literal["none", "bridge"] = Field(
         "none", description="bridge gives hooks network: only for hooks you trust"
     )

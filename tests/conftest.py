@@ -16,6 +16,7 @@ from sandboxrun import (
     FakeBackend,
     Settings,
     _cli,
+    _exec,
     _mounts,
     _runner,
     _settings,
@@ -33,7 +34,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     no SANDBOXRUN_* variable or real config file is ever read."""
     fake_home = tmp_path / "home"
     fake_home.mkdir()
-    for module in (_settings, _runner, _cli, _mounts):
+    for module in (_settings, _runner, _cli, _mounts, _exec):
         monkeypatch.setattr(module, "account_home", lambda: str(fake_home))
     for name in list(os.environ):
         if name.startswith("SANDBOXRUN_"):

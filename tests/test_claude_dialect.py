@@ -294,14 +294,14 @@ def test_settings_timeout_applies_when_the_hook_has_none(home, ws) -> None:
     assert sorted((r.argv[-1], r.timeout) for r in fake.requests) == [("a", 9.0), ("b", 2.0)]
 
 
-def test_duplicate_across_levels_runs_once(home, claude, ws) -> None:
-    """The same command in user and project settings is run once."""
+def test_duplicate_across_levels_runs_once_per_source(home, claude, ws) -> None:
+    """The same command in user and project settings runs once for each: trust differs."""
     write(home / ".claude/settings.json", hooks_doc("PreToolUse", ("Bash", ["./same.sh"])))
     write(ws / ".claude/settings.json", hooks_doc("PreToolUse", ("Bash", ["./same.sh"])))
     fake = backend({"./same.sh": result()})
     res = flow(claude, fake, home, "PreToolUse", bash(ws))
-    assert len(fake.requests) == 1
-    assert [o.spec.source for o in res.outcomes] == ["user"]
+    assert len(fake.requests) == 2
+    assert [o.spec.source for o in res.outcomes] == ["user", "project"]
 
 
 def test_disable_all_hooks_runs_nothing(home, claude, ws) -> None:

@@ -179,8 +179,8 @@ def test_timeout_is_in_seconds(home: Path, ws: Path) -> None:
 # -- de-duplication ------------------------------------------------------------------
 
 
-def test_same_command_at_several_levels_runs_once(home: Path, ws: Path) -> None:
-    """An identical command string at user and project level is kept once, the first."""
+def test_same_command_at_several_levels_is_kept_per_source(home: Path, ws: Path) -> None:
+    """An identical command at user, project and local level is never merged: one per source."""
     user, project, local = levels(home, ws)
     write(user, config("check.sh", matcher="Bash"))
     write(project, config("check.sh", "other.sh", matcher="Bash"))
@@ -188,20 +188,25 @@ def test_same_command_at_several_levels_runs_once(home: Path, ws: Path) -> None:
     result = found(home, ws)
     assert [(h.name, h.source) for h in result.hooks] == [
         ("check.sh", "user"),
+        ("check.sh", "project"),
         ("other.sh", "project"),
+        ("check.sh", "local"),
     ]
-    notes = [(s.path, s.source, s.reason) for s in result.skipped]
-    assert notes == [
+    assert result.skipped == ()
+
+
+def test_same_command_twice_in_one_source_runs_once(home: Path, ws: Path) -> None:
+    """Within one settings file, a repeated command with the same matcher is kept once."""
+    doc = config("check.sh", matcher="Bash")
+    doc["hooks"]["PreToolUse"].append(config("check.sh", matcher="Bash")["hooks"]["PreToolUse"][0])
+    path = write(levels(home, ws)[0], doc)
+    result = found(home, ws)
+    assert [(h.name, h.source) for h in result.hooks] == [("check.sh", "user")]
+    assert [(s.path, s.reason) for s in result.skipped] == [
         (
-            str(project),
-            "project",
-            "hooks.PreToolUse[0].hooks[0]: the same command is already configured (user); runs once",
-        ),
-        (
-            str(local),
-            "local",
-            "hooks.PreToolUse[0].hooks[0]: the same command is already configured (user); runs once",
-        ),
+            str(path),
+            "hooks.PreToolUse[1].hooks[0]: the same command is already configured here; runs once",
+        )
     ]
 
 
@@ -228,37 +233,56 @@ def test_same_command_for_two_events_is_two_hooks(home: Path, ws: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("first", "second", "runs_for", "skips"),
+    ("first", "second", "kept", "runs_for", "skips"),
     [
-        ("Bash", "Edit", {"Bash", "Edit"}, {"Read", "NotebookEdit"}),
-        ("Bash", "Edit.*", {"Bash", "Edit", "NotebookEdit"}, {"Read", "Bashful"}),
-        ("Write|Edit", "mcp__.*", {"Write", "Edit", "mcp__x__y"}, {"Read"}),
-        ("Bash", "*", {"Bash", "Read"}, set()),
-        ("Bash", None, {"Bash", "Read"}, set()),
+        ("Bash", "Edit", 1, {"Bash", "Edit"}, {"Read", "NotebookEdit"}),
+        ("Bash", "Edit.*", 2, {"Bash", "Edit", "NotebookEdit"}, {"Read", "Bashful"}),
+        ("Write|Edit", "mcp__.*", 2, {"Write", "Edit", "mcp__x__y"}, {"Read"}),
+        ("Bash", "*", 1, {"Bash", "Read"}, set()),
+        ("Bash", None, 1, {"Bash", "Read"}, set()),
+        ("Bash", "(?i)zzz", 2, {"Bash", "ZZZ"}, {"Read"}),
     ],
 )
-def test_duplicate_with_another_matcher_still_runs_where_either_matches(
-    home: Path, ws: Path, first: str, second: str | None, runs_for: set[str], skips: set[str]
+def test_duplicate_in_one_source_with_another_matcher_runs_where_either_matches(
+    home: Path,
+    ws: Path,
+    first: str,
+    second: str | None,
+    kept: int,
+    runs_for: set[str],
+    skips: set[str],
 ) -> None:
-    """A duplicate command with another matcher widens the kept hook's matcher."""
-    write(levels(home, ws)[0], config("g.sh", matcher=first))
-    write(levels(home, ws)[1], config("g.sh", matcher=second))
-    [spec] = found(home, ws).hooks
-    assert spec.source == "user"
+    """A duplicate command within one source joins matchers only where that is safe."""
+    doc = config("g.sh", matcher=first)
+    doc["hooks"]["PreToolUse"] += config("g.sh", matcher=second)["hooks"]["PreToolUse"]
+    write(levels(home, ws)[0], doc)
+    specs = found(home, ws).hooks
+    assert len(specs) == kept
     for tool in runs_for:
-        assert CLAUDE.matches(spec, {"tool_name": tool}), tool
+        assert any(CLAUDE.matches(s, {"tool_name": tool}) for s in specs), tool
     for tool in skips:
-        assert not CLAUDE.matches(spec, {"tool_name": tool}), tool
+        assert not any(CLAUDE.matches(s, {"tool_name": tool}) for s in specs), tool
 
 
-def test_duplicate_merges_mounts(home: Path, ws: Path) -> None:
-    """A command kept from the project level still mounts the user hooks folder of its duplicate."""
-    (home / ".claude/hooks").mkdir(parents=True)
-    write(levels(home, ws)[1], config("g.sh"))
-    write(levels(home, ws)[0], config("g.sh"))
-    [spec] = found(home, ws).hooks
-    assert spec.source == "user"
-    assert str(home / ".claude/hooks") in spec.mounts
+def test_project_matcher_never_merges_into_the_users(home: Path, ws: Path) -> None:
+    """The user's `Bash` and a project's `(?i)zzz` on the same command stay two hooks, and
+    the user's still matches Bash (merged, they made an invalid pattern that never ran)."""
+    write(levels(home, ws)[0], config("g.sh", matcher="Bash"))
+    write(levels(home, ws)[1], config("g.sh", matcher="(?i)zzz"))
+    user, project = found(home, ws).hooks
+    assert (user.source, user.matcher, project.source) == ("user", "Bash", "project")
+    assert CLAUDE.matches(user, {"tool_name": "Bash"})
+    assert not CLAUDE.matches(project, {"tool_name": "Bash"})
+
+
+def test_duplicate_in_explicit_files_merges_mounts(home: Path, tmp_path: Path, ws: Path) -> None:
+    """A command kept once from two explicit files still mounts both files' hooks folders."""
+    a = write(tmp_path / "a/settings.json", config("g.sh"))
+    b = write(tmp_path / "b/settings.json", config("g.sh"))
+    (tmp_path / "a/hooks").mkdir()
+    (tmp_path / "b/hooks").mkdir()
+    [spec] = CLAUDE.discover("PreToolUse", [str(ws)], str(home), [str(a), str(b)]).hooks
+    assert {str(tmp_path / "a/hooks"), str(tmp_path / "b/hooks")} <= set(spec.mounts)
 
 
 # -- disableAllHooks -----------------------------------------------------------------
@@ -404,12 +428,12 @@ GOOD = {"type": "command", "command": "good.sh"}
         (
             {"PreToolUse": [{"hooks": [GOOD, {"type": "command", "command": "x", "timeout": 0}]}]},
             "hooks.PreToolUse[0].hooks[1]",
-            "timeout must be a positive number of seconds, not 0",
+            "timeout must be more than 0 and at most 3600 seconds, not 0",
         ),
         (
             {"PreToolUse": [{"hooks": [GOOD, {"type": "command", "command": "x", "timeout": -5}]}]},
             "hooks.PreToolUse[0].hooks[1]",
-            "timeout must be a positive number of seconds, not -5",
+            "timeout must be more than 0 and at most 3600 seconds, not -5",
         ),
         (
             {
@@ -418,7 +442,7 @@ GOOD = {"type": "command", "command": "good.sh"}
                 ]
             },
             "hooks.PreToolUse[0].hooks[1]",
-            "timeout must be a positive number of seconds, not '9'",
+            "timeout must be a number of seconds, not '9'",
         ),
         (
             {
@@ -427,7 +451,7 @@ GOOD = {"type": "command", "command": "good.sh"}
                 ]
             },
             "hooks.PreToolUse[0].hooks[1]",
-            "timeout must be a positive number of seconds, not True",
+            "timeout must be a number of seconds, not True",
         ),
         (
             {
@@ -447,7 +471,7 @@ GOOD = {"type": "command", "command": "good.sh"}
                 ]
             },
             "hooks.PreToolUse[0].matcher",
-            "invalid regular expression 'Bash(': missing ), unterminated subpattern at position 4",
+            "invalid regular expression 'Bash(': missing ) at position 5",
         ),
         (
             {"Pretooluse": [{"hooks": [GOOD]}], "PreToolUse": [{"hooks": [GOOD]}]},

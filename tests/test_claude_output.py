@@ -33,12 +33,12 @@ NOTHING = {
 }
 
 
-def spec(event: str = "PreToolUse", name: str = "guard.sh") -> HookSpec:
-    """A discovered hook for `event`."""
+def spec(event: str = "PreToolUse", name: str = "guard.sh", source: str = "user") -> HookSpec:
+    """A discovered hook for `event` (the user's own: the agent's semantics apply)."""
     return HookSpec(
         event,
         name,
-        "project",
+        source,
         ("/bin/sh", "-c", name),
         "/ws",
         ("/ws",),

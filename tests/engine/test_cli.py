@@ -220,7 +220,7 @@ def test_readme_forwarding_global_hook(
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert (result["cancel"], result["errorMessage"]) == (True, "no")
-    assert [h["source"] for h in result["hooks"]] == ["explicit"]
+    assert [h["source"] for h in result["hooks"]] == ["workspace"]  # it is in the workspace
 
 
 def test_doctor_fails_naming_a_weakened_property(engine: DockerBackend, tmp_path: Path) -> None:

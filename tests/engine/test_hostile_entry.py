@@ -327,7 +327,7 @@ def test_run_output_is_pure_ascii_whatever_the_hook_says(
     assert done.stdout.isascii() and done.stdout.count(b"\n") == 1, done.stdout
     answer = json.loads(done.stdout)
     assert answer["cancel"] is True
-    assert answer["errorMessage"] == "\u202e\u0085\x1b[2J \ud800 \u00e9"
+    assert answer["errorMessage"] == "\u202e\u0085\x1b[2J \ufffd \u00e9"  # lone surrogate: U+FFFD
 
 
 def test_exec_with_an_unbalanced_quote_behaves_as_the_shell_does(
@@ -340,3 +340,19 @@ def test_exec_with_an_unbalanced_quote_behaves_as_the_shell_does(
                           timeout=120)  # fmt: skip
     assert b"Traceback" not in done.stderr
     assert (done.returncode, done.stdout) == (bare.returncode, b""), done.stderr
+
+
+def test_exec_in_a_subfolder_mounts_the_whole_project(engine: DockerBackend, tmp_path: Path) -> None:
+    """Item 4, for exec: started in a subfolder of a project, the hook sees the project root
+    (found from the filesystem, not from the variable a repository can set) mounted and
+    named by $CLAUDE_PROJECT_DIR, and runs where the agent started it."""
+    project = tmp_path / "project"
+    (project / ".claude" / "hooks").mkdir(parents=True)
+    (project / "src" / "deep").mkdir(parents=True)
+    (project / ".claude" / "hooks" / "g.sh").write_text('echo "$CLAUDE_PROJECT_DIR $PWD"; exit 2\n')
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": "/"}
+    done = subprocess.run(
+        cli("exec", "--", 'sh "$CLAUDE_PROJECT_DIR"/.claude/hooks/g.sh'), capture_output=True,
+        text=True, cwd=project / "src" / "deep", env=env, timeout=120,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, f"{project} {project}/src/deep\n"), done.stderr
