@@ -27,6 +27,7 @@ from ._exec import exec_request, run_exec, sandbox_failure
 from ._reaper import reap
 from ._runner import DIALECTS, HookFactory, resolve_workspaces
 from ._settings import Settings
+from ._text import printable
 from ._types import ExecRequest, ExecResult
 
 
@@ -96,7 +97,14 @@ def _setup_logging(verbose: int) -> None:
     logger.remove()
     level = {0: "WARNING", 1: "INFO"}.get(verbose, "DEBUG")
     logger.add(sys.stderr, level=level, format=_log_format)
+    # Every log line carries names, paths and messages a hook or repository chose:
+    # escaped here, in one place, after loguru has formatted the message.
+    logger.configure(patcher=_escape_message)
     logger.enable("sandboxrun")
+
+
+def _escape_message(record: Any) -> None:
+    record["message"] = printable(record["message"])
 
 
 def _log_format(record: Any) -> str:
@@ -137,7 +145,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         # A missing runtime is never a reason to run weaker, nor to let the action pass.
         if not (settings.fail_closed or isinstance(exc, RuntimeMissing)):
             raise
-        print(f"sandboxrun: {exc}", file=sys.stderr)
+        print(f"sandboxrun: {printable(str(exc))}", file=sys.stderr)
         message = f"sandboxrun: hooks could not run (fail-closed): {exc}"
         _emit({**dialect.blocked_answer(message), "hooks": []})
         return 0
@@ -209,11 +217,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
     print(f"hooks ({settings.agent}):" if found.hooks else f"no hooks found ({settings.agent})")
     for h in found.hooks:
         matcher = f"  [matcher {h.matcher}]" if h.matcher not in (None, "", "*") else ""
-        print(_safe(f"  {h.hook_name:<16} {h.source:<9} {h.name}{matcher}"))
+        print(printable(f"  {h.hook_name:<16} {h.source:<9} {h.name}{matcher}"))
     if found.skipped:
         print("skipped:")
         for s in found.skipped:
-            print(_safe(f"  {s.path} ({s.source}): {s.reason}"))
+            print(printable(f"  {s.path} ({s.source}): {s.reason}"))
     return 0
 
 
@@ -245,12 +253,6 @@ def _stop_cleanly(backend: DockerBackend) -> None:
         signal.signal(sig, handler)
 
 
-def _safe(text: str) -> str:
-    """Names come from the (untrusted) workspace: never send its control characters
-    (terminal escape sequences) to the user's terminal."""
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
-
-
 def _emit(document: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
     sys.stdout.flush()
@@ -277,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = COMMANDS[args.command](args)
         return code
     except SandboxrunError as exc:
-        print(f"sandboxrun: {exc}", file=sys.stderr)
+        print(f"sandboxrun: {printable(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -31,6 +31,8 @@ from loguru import logger
 
 from ._engine import connect, engine_errors, retry_engine
 from ._errors import RuntimeMissing
+from ._network import ensure_network
+from ._owner import owner_labels
 from ._settings import Settings, parse_size
 from ._types import ExecRequest, ExecResult
 
@@ -39,6 +41,16 @@ PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 LABEL = "sandboxrun.managed"
 STREAM_GRACE = 10.0  # seconds after the deadline before we stop waiting for the stream
 NOBODY = 65534
+# MaskedPaths replaces the engine's default list, so it starts with Docker's own (20.10 to
+# 27), then hides what identifies the host and no hook needs: the kernel command line, the
+# boot id, loaded modules, disks, the hardware's make and serial numbers.
+MASKED_PATHS = [
+    "/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+    "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
+    "/sys/firmware", "/sys/devices/virtual/powercap",
+    "/proc/cmdline", "/proc/bootconfig", "/proc/config.gz", "/proc/sys/kernel/random/boot_id",
+    "/proc/modules", "/proc/partitions", "/proc/diskstats", "/sys/devices/virtual/dmi",
+]  # fmt: skip
 
 
 class DockerBackend:
@@ -54,6 +66,7 @@ class DockerBackend:
         self._active: set[str] = set()  # containers of runs in flight, for abort()
         self._memory = parse_size(settings.memory)
         self._helper: str | bool | None = False  # the image's seccomp helper; False: unknown
+        self._network_id: str | None = None
 
     # -- preflight ---------------------------------------------------------------
 
@@ -110,9 +123,18 @@ class DockerBackend:
                 self._helper = None
         return self._helper if isinstance(self._helper, str) else None
 
+    def _network(self) -> str:
+        """Our own bridge network's id, made on first use (see _network.py)."""
+        with self._lock:
+            if self._network_id is None:
+                with engine_errors(self.settings.docker_host):
+                    self._network_id = ensure_network(self.api)
+            return self._network_id
+
     def _remove(self, cid: str) -> None:
         try:
-            retry_engine(self.api.remove_container)(cid, force=True)
+            # v: an image's VOLUMEs make anonymous volumes; they go with the container.
+            retry_engine(self.api.remove_container)(cid, force=True, v=True)
         except Exception as exc:  # cleanup never raises; `reap` sweeps what is left
             logger.warning("could not remove container {}: {}", cid[:12], exc)
 
@@ -122,7 +144,8 @@ class DockerBackend:
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
         host_config = self.api.create_host_config(
             binds=_read_only_binds(request.mounts),
-            network_mode=s.network,  # "none" unless the user's own settings say bridge
+            # "none" unless the user's own settings say bridge; then our own bridge.
+            network_mode=self._network() if s.network == "bridge" else s.network,
             read_only=True,
             tmpfs={"/tmp": f"{tmpfs},mode=1777", HOME: f"{tmpfs},mode=0700,uid={uid},gid={gid}"},
             cap_drop=["ALL"],
@@ -141,6 +164,7 @@ class DockerBackend:
             group_add=[str(g) for g in groups] or None,
             runtime=s.runtime,
         )
+        host_config["MaskedPaths"] = MASKED_PATHS  # docker-py has no argument for it
         deadline = int(time.time() + request.timeout + 2 * STREAM_GRACE)
         return {
             "image": s.image,
@@ -154,8 +178,7 @@ class DockerBackend:
             "labels": {
                 LABEL: "1",
                 "sandboxrun.run": self.run_id,
-                "sandboxrun.pid": str(os.getpid()),
-                "sandboxrun.host": socket.gethostname(),
+                **owner_labels(),
                 "sandboxrun.deadline": str(deadline),
                 "sandboxrun.hook": request.label[:200],
             },
