@@ -7,11 +7,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from loguru import logger
 
 import sandboxrun._cli as cli
+from sandboxrun._network import LABEL, PREFIX, _age, ensure_network
 from sandboxrun._owner import here, owner_labels, started
 from sandboxrun._reaper import is_stale
 from sandboxrun._text import printable
@@ -113,3 +115,56 @@ def test_garbage_labels_are_not_judged() -> None:
 def test_start_time_tells_processes_apart() -> None:
     """This process has a start time; a finished one has none."""
     assert started(os.getpid()) and started(dead_pid()) is None
+
+
+# -- the bridge network -----------------------------------------------------------------
+
+
+class Networks:
+    """A stand-in for the engine's network API: a list, and creations recorded."""
+
+    def __init__(self, *nets: dict[str, Any]) -> None:
+        self.nets: list[dict[str, Any]] = list(nets)
+        self.created: list[str] = []
+
+    def networks(self, filters: dict[str, str]) -> list[dict[str, Any]]:
+        return [n for n in self.nets if n.get("Labels", {}).get(LABEL) == "1"]
+
+    def create_network(self, name: str, **kw: Any) -> dict[str, str]:
+        self.created.append(name)
+        net = net_of(f"id-{len(self.created)}", name=name, options=kw["options"])
+        self.nets.append(net)
+        return {"Id": net["Id"]}
+
+
+def net_of(net_id: str, name: str = PREFIX + "x", icc: str = "false", **kw: Any) -> dict[str, Any]:
+    options = kw.get("options") or {"com.docker.network.bridge.enable_icc": icc}
+    return {"Id": net_id, "Name": name, "Driver": "bridge", "Options": options,
+            "Labels": {LABEL: "1"}, "Created": kw.get("created", "")}  # fmt: skip
+
+
+def test_the_network_is_made_once_with_inter_container_traffic_off() -> None:
+    """A missing network is created (icc off, labelled); a second run finds it and creates none."""
+    api = Networks()
+    first = ensure_network(api)
+    assert ensure_network(api) == first and len(api.created) == 1
+    assert api.nets[0]["Options"] == {"com.docker.network.bridge.enable_icc": "false"}
+
+
+def test_networks_that_allow_inter_container_traffic_are_never_used() -> None:
+    """A network with our label and prefix but icc on (or another driver's) is not ours to use."""
+    api = Networks(net_of("a-loose", icc="true"), {**net_of("b-overlay"), "Driver": "overlay"})
+    assert ensure_network(api) == "id-1"
+
+
+def test_racing_runs_settle_on_the_lowest_id() -> None:
+    """With duplicates left by a race, every run picks the same one."""
+    api = Networks(net_of("f2"), net_of("c7"), net_of("e1"))
+    assert {ensure_network(api) for _ in range(3)} == {"c7"} and api.created == []
+
+
+def test_network_age_reads_the_engines_nanosecond_timestamps() -> None:
+    """Docker's RFC 3339 times with nanoseconds parse; an unreadable one counts as brand new."""
+    old = net_of("x", created="2001-01-01T00:00:00.123456789Z")
+    assert _age(old) > 20 * 365 * 86400
+    assert _age(net_of("y", created="yesterday")) == 0.0
