@@ -15,7 +15,7 @@ from loguru import logger
 import sandboxrun._cli as cli
 from sandboxrun._network import LABEL, PREFIX, _age, ensure_network
 from sandboxrun._owner import here, owner_labels, started
-from sandboxrun._reaper import is_stale
+from sandboxrun._reaper import is_stale, reap
 from sandboxrun._text import printable
 
 HOSTILE = "a\x1b]0;pwned\x07b\x1b[2J\x9b31m\u202eevil\u2066\u2069\n\r\t\x7f\ud800"
@@ -168,3 +168,30 @@ def test_network_age_reads_the_engines_nanosecond_timestamps() -> None:
     old = net_of("x", created="2001-01-01T00:00:00.123456789Z")
     assert _age(old) > 20 * 365 * 86400
     assert _age(net_of("y", created="yesterday")) == 0.0
+
+
+class Engine:
+    """A stand-in client for `reap`: containers with labels; removals recorded."""
+
+    def __init__(self, *labelled: dict[str, str]) -> None:
+        self.found = [{"Id": f"c{n}", "Labels": labels} for n, labels in enumerate(labelled)]
+        self.removed: list[tuple[str, dict[str, Any]]] = []
+        self.api = self
+
+    def containers(self, **kw: Any) -> list[dict[str, Any]]:
+        return self.found
+
+    def remove_container(self, cid: str, **kw: Any) -> None:
+        self.removed.append((cid, kw))
+
+    def networks(self, **kw: Any) -> list[dict[str, Any]]:
+        return []
+
+
+def test_reap_removes_stale_containers_with_their_volumes_and_all_only_when_asked() -> None:
+    """The sweep removes the overdue container (volumes too) and spares the live one;
+    `everything` removes both."""
+    live, overdue = labels(deadline=time.time() + 600), labels(deadline=time.time() - 1)
+    swept = Engine(live, overdue)
+    assert reap(swept) == ["c1"] and swept.removed == [("c1", {"force": True, "v": True})]
+    assert reap(Engine(live, overdue), everything=True) == ["c0", "c1"]

@@ -167,8 +167,9 @@ def test_killed_run_leaves_a_container_that_reap_removes(
 
 
 def test_reap_spares_containers_of_live_runs(engine: DockerBackend) -> None:
-    """A container whose owner lives and whose deadline is ahead survives `reap`;
-    `reap --all` removes it."""
+    """A container whose owner lives and whose deadline is ahead survives `reap`. (`reap --all`
+    would remove every sandboxrun container on the engine, other runs' too: it is tested on a
+    fake engine, tests/test_hygiene.py.)"""
     labels = {
         LABEL: "1",
         "sandboxrun.pid": str(os.getpid()),
@@ -179,8 +180,6 @@ def test_reap_spares_containers_of_live_runs(engine: DockerBackend) -> None:
     try:
         assert sandboxrun("reap").returncode == 0
         assert engine.api.containers(all=True, filters={"id": cid})
-        assert sandboxrun("reap", "--all").returncode == 0
-        assert engine.api.containers(all=True, filters={"id": cid}) == []
     finally:
         if engine.api.containers(all=True, filters={"id": cid}):
             engine.api.remove_container(cid, force=True)
