@@ -27,6 +27,7 @@ from ._reaper import reap
 from ._runner import DIALECTS, HookFactory, resolve_workspaces
 from ._session import failure_answer
 from ._settings import Settings, account_home, env_fail_closed
+from ._text import printable
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -138,7 +139,14 @@ def _setup_logging(verbose: int) -> None:
     logger.remove()
     level = {0: "WARNING", 1: "INFO"}.get(verbose, "DEBUG")
     logger.add(sys.stderr, level=level, format=_log_format)
+    # Every log line carries names, paths and messages a hook or repository chose:
+    # escaped here, in one place, after loguru has formatted the message.
+    logger.configure(patcher=_escape_message)
     logger.enable("sandboxrun")
+
+
+def _escape_message(record: Any) -> None:
+    record["message"] = printable(record["message"])
 
 
 def _log_format(record: Any) -> str:
@@ -229,11 +237,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
     print(f"hooks ({settings.agent}):" if found.hooks else f"no hooks found ({settings.agent})")
     for h in found.hooks:
         matcher = f"  [matcher {h.matcher}]" if h.matcher not in (None, "", "*") else ""
-        print(_safe(f"  {h.hook_name:<16} {h.source:<9} {h.name}{matcher}"))
+        print(printable(f"  {h.hook_name:<16} {h.source:<9} {h.name}{matcher}"))
     if found.skipped:
         print("skipped:")
         for s in found.skipped:
-            print(_safe(f"  {s.path} ({s.source}): {s.reason}"))
+            print(printable(f"  {s.path} ({s.source}): {s.reason}"))
     return 0
 
 
@@ -264,12 +272,6 @@ def _stop_cleanly(backend: DockerBackend) -> None:
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, handler)
-
-
-def _safe(text: str) -> str:
-    """Names come from the (untrusted) workspace: never send its control characters
-    (terminal escape sequences) to the user's terminal."""
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
 def _emit(document: dict[str, Any]) -> None:
@@ -313,4 +315,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _one_line(exc: BaseException) -> str:
-    return _safe(" ".join(str(exc).split()))[:500]
+    return printable(" ".join(str(exc).split()))[:500]

@@ -32,6 +32,8 @@ from loguru import logger
 from ._engine import connect, engine_errors, retry_engine
 from ._errors import ConfigError, RuntimeMissing, SandboxrunError
 from ._mounts import hook_home, system_reason, under
+from ._network import ensure_network
+from ._owner import owner_labels
 from ._reaper import LABEL, reap
 from ._settings import Settings, parse_size
 from ._types import ExecRequest, ExecResult
@@ -39,6 +41,16 @@ from ._types import ExecRequest, ExecResult
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 STREAM_GRACE = 10.0  # seconds after the deadline before we stop waiting for the stream
 NOBODY = 65534
+# MaskedPaths replaces the engine's default list, so it starts with Docker's own (20.10 to
+# 27), then hides what identifies the host and no hook needs: the kernel command line, the
+# boot id, loaded modules, disks, the hardware's make and serial numbers.
+MASKED_PATHS = [
+    "/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+    "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
+    "/sys/firmware", "/sys/devices/virtual/powercap",
+    "/proc/cmdline", "/proc/bootconfig", "/proc/config.gz", "/proc/sys/kernel/random/boot_id",
+    "/proc/modules", "/proc/partitions", "/proc/diskstats", "/sys/devices/virtual/dmi",
+]  # fmt: skip
 
 
 class DockerBackend:
@@ -49,11 +61,12 @@ class DockerBackend:
         self._client = client  # connected on first use: building a backend never fails
         self.run_id = uuid.uuid4().hex
         self._count = 0
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # the lazy client is reached while it is held
         self._active: set[str] = set()  # containers of runs in flight, for abort()
         self._memory = parse_size(settings.memory)
         self._helper: str | bool | None = False  # the image's seccomp helper; False: unknown
         self._checked = False
+        self._network_id: str | None = None
 
     @property
     def client(self) -> Any:
@@ -131,9 +144,18 @@ class DockerBackend:
                 self._helper = None
         return self._helper if isinstance(self._helper, str) else None
 
+    def _network(self) -> str:
+        """Our own bridge network's id, made on first use (see _network.py)."""
+        with self._lock:
+            if self._network_id is None:
+                with engine_errors(self.settings.docker_host):
+                    self._network_id = ensure_network(self.api)
+            return self._network_id
+
     def _remove(self, cid: str) -> None:
         try:
-            retry_engine(self.api.remove_container)(cid, force=True)
+            # v: an image's VOLUMEs make anonymous volumes; they go with the container.
+            retry_engine(self.api.remove_container)(cid, force=True, v=True)
         except Exception as exc:  # cleanup never raises; `reap` sweeps what is left
             logger.warning("could not remove container {}: {}", cid[:12], exc)
 
@@ -144,7 +166,8 @@ class DockerBackend:
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
         host_config = self.api.create_host_config(
             mounts=_read_only_mounts(request.mounts, s.allowed_roots),
-            network_mode=s.network,  # "none" unless the user's own settings say bridge
+            # "none" unless the user's own settings say bridge; then our own bridge.
+            network_mode=self._network() if s.network == "bridge" else s.network,
             read_only=True,
             # $HOME is a private tmpfs at the user's own home path, so `~/...` in events
             # and allow-lists means the same inside (and an image's 0700 /root is hidden).
@@ -165,6 +188,7 @@ class DockerBackend:
             group_add=[str(g) for g in s.groups] or None,  # only groups the user configured
             runtime=s.runtime,
         )
+        host_config["MaskedPaths"] = MASKED_PATHS  # docker-py has no argument for it
         deadline = int(time.time() + request.timeout + 2 * STREAM_GRACE)
         return {
             "image": s.image,
@@ -178,8 +202,7 @@ class DockerBackend:
             "labels": {
                 LABEL: "1",
                 "sandboxrun.run": self.run_id,
-                "sandboxrun.pid": str(os.getpid()),
-                "sandboxrun.host": socket.gethostname(),
+                **owner_labels(),
                 "sandboxrun.deadline": str(deadline),
                 "sandboxrun.hook": request.label[:200],
             },

@@ -83,4 +83,4 @@ def test_start_is_never_retried_and_the_container_is_removed(tmp_path: Any) -> N
     with pytest.raises(EngineUnavailable):
         backend.run(request)
     assert client.api.start.call_count == 1
-    client.api.remove_container.assert_called_with("c1", force=True)
+    client.api.remove_container.assert_called_with("c1", force=True, v=True)

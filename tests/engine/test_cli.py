@@ -136,7 +136,8 @@ def start_run_and_wait_for_container(
     assert proc.stdin is not None
     proc.stdin.write(b"{}")
     proc.stdin.close()
-    for _ in range(200):
+    give_up = time.monotonic() + 60  # a fresh interpreter, a connect and a sweep come first
+    while time.monotonic() < give_up:
         if engine.api.containers(filters=owned_by(proc.pid)):
             return proc
         time.sleep(0.05)
@@ -154,7 +155,7 @@ def test_sigterm_removes_the_containers_at_once(
     hook("sleep 120")
     proc = start_run_and_wait_for_container(engine, workspace)
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM
     assert engine.api.containers(all=True, filters=owned_by(proc.pid)) == []
 
 
@@ -174,8 +175,9 @@ def test_killed_run_leaves_a_container_that_reap_removes(
 
 
 def test_reap_spares_containers_of_live_runs(engine: DockerBackend) -> None:
-    """A container whose owner lives and whose deadline is ahead survives `reap`;
-    `reap --all` removes it."""
+    """A container whose owner lives and whose deadline is ahead survives `reap`. (`reap --all`
+    would remove every sandboxrun container on the engine, other runs' too: it is tested on a
+    fake engine, tests/test_hygiene.py.)"""
     labels = {
         LABEL: "1",
         "sandboxrun.pid": str(os.getpid()),
@@ -186,8 +188,6 @@ def test_reap_spares_containers_of_live_runs(engine: DockerBackend) -> None:
     try:
         assert sandboxrun("reap").returncode == 0
         assert engine.api.containers(all=True, filters={"id": cid})
-        assert sandboxrun("reap", "--all").returncode == 0
-        assert engine.api.containers(all=True, filters={"id": cid}) == []
     finally:
         if engine.api.containers(all=True, filters={"id": cid}):
             engine.api.remove_container(cid, force=True)

@@ -137,7 +137,7 @@ def test_timeout_kills_a_hook_that_ignores_sigterm(hook: HookWriter, run_hooks: 
     assert report["status"] == "timed_out", report
     assert report["exitCode"] == 137
     assert result["cancel"] is False  # fail-open
-    assert elapsed < 15, elapsed  # generous: the deadline is 2 s
+    assert elapsed < 2 + 30, elapsed  # the deadline is 2 s; a kill is over within 1 s here
 
 
 def test_fail_closed_timeout_cancels(hook: HookWriter, run_hooks: Runner) -> None:
@@ -254,19 +254,18 @@ def test_second_run_sees_nothing_of_the_first(hook: HookWriter, run_hooks: Runne
 def test_hooks_of_two_roots_run_concurrently(
     hook: HookWriter, run_hooks: Runner, workspace: Path
 ) -> None:
-    """Global and workspace hooks run in parallel: two 2-second hooks take about 2 s."""
-    hook('sleep 2; echo \'{"contextModification": "ws"}\'')
+    """Global and workspace hooks run in parallel: the spans of two 6-second hooks overlap
+    (run one after the other, they never would, however fast or slow the machine)."""
+    span = 'a=$(date +%s.%N); sleep 6; echo "{\\"contextModification\\": \\"$a $(date +%s.%N)\\"}"'
+    hook(span)
     home_hooks = workspace.parent / "home" / "Documents" / "Cline" / "Hooks"
     home_hooks.mkdir(parents=True)
-    (home_hooks / "PreToolUse").write_text(
-        '#!/bin/sh\nsleep 2; echo \'{"contextModification": "global"}\'\n'
-    )
+    (home_hooks / "PreToolUse").write_text(f"#!/bin/sh\n{span}\n")
     (home_hooks / "PreToolUse").chmod(0o755)
-    started = time.monotonic()
     result = run_hooks()
-    assert context(result) == "global\n\nws"
     assert [h["source"] for h in result["hooks"]] == ["global", "workspace"]
-    assert time.monotonic() - started < 3.9 + 2  # sequential would be > 4 s plus startup
+    (g0, g1), (w0, w1) = (map(float, s.split()) for s in context(result).split("\n\n"))
+    assert max(g0, w0) < min(g1, w1), context(result)
 
 
 def test_hook_runs_in_workspace_at_same_path(
