@@ -31,6 +31,8 @@ from loguru import logger
 
 from ._engine import connect, engine_errors, retry_engine
 from ._errors import RuntimeMissing
+from ._helper import Helper, deadline_reached, image_helper, start_error
+from ._helper import command as helper_command
 from ._settings import Settings, parse_size
 from ._types import ExecRequest, ExecResult
 
@@ -53,7 +55,7 @@ class DockerBackend:
         self._lock = threading.Lock()
         self._active: set[str] = set()  # containers of runs in flight, for abort()
         self._memory = parse_size(settings.memory)
-        self._helper: str | bool | None = False  # the image's seccomp helper; False: unknown
+        self._helper: Helper | bool | None = False  # the image's helper; False: unknown
 
     # -- preflight ---------------------------------------------------------------
 
@@ -96,19 +98,15 @@ class DockerBackend:
         for cid in doomed:
             self._remove(cid)
 
-    def _seccomp_helper(self) -> str | None:
-        """The image's `sandboxrun.seccomp-helper` (denies io_uring, then execs the hook),
-        looked up once; images without it run hooks directly (`doctor` warns)."""
+    def _seccomp_helper(self) -> Helper | None:
+        """The image's helper (see `_helper.py`), looked up once; images without it run
+        hooks directly under docker-init (`doctor` warns)."""
         if self._helper is False:
             with engine_errors(self.settings.docker_host, self.settings.image):
                 image = retry_engine(self.api.inspect_image)(self.settings.image)
             labels = (image.get("Config") or {}).get("Labels") or {}
-            self._helper = labels.get("sandboxrun.seccomp-helper") or None
-            if self.settings.runtime == "runsc":
-                # Under gVisor io_uring is gVisor's own and never reaches the host
-                # kernel: the helper would add a moving part and nothing else.
-                self._helper = None
-        return self._helper if isinstance(self._helper, str) else None
+            self._helper = image_helper(labels, self.settings.runtime)
+        return self._helper if isinstance(self._helper, Helper) else None
 
     def _remove(self, cid: str) -> None:
         try:
@@ -116,7 +114,7 @@ class DockerBackend:
         except Exception as exc:  # cleanup never raises; `reap` sweeps what is left
             logger.warning("could not remove container {}: {}", cid[:12], exc)
 
-    def _config(self, request: ExecRequest, name: str, helper: str | None) -> dict[str, Any]:
+    def _config(self, request: ExecRequest, name: str, helper: Helper | None) -> dict[str, Any]:
         s = self.settings
         uid, gid, groups = _identity(s.user, request.mounts)
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
@@ -127,7 +125,7 @@ class DockerBackend:
             tmpfs={"/tmp": f"{tmpfs},mode=1777", HOME: f"{tmpfs},mode=0700,uid={uid},gid={gid}"},
             cap_drop=["ALL"],
             security_opt=["no-new-privileges:true"],
-            init=True,
+            init=not (helper and helper.protocol >= 2),  # a protocol-2 helper is the init
             mem_limit=self._memory,
             memswap_limit=self._memory,  # equal: no swap on top of the limit
             pids_limit=s.pids,
@@ -146,7 +144,7 @@ class DockerBackend:
             "image": s.image,
             # The image's ENTRYPOINT must not stand between us and the hook: reset it.
             "entrypoint": [""],
-            "command": [helper, *request.argv] if helper else list(request.argv),
+            "command": helper_command(helper, request.argv, request.timeout, HOME, s.runtime),
             "name": name,
             "user": f"{uid}:{gid}",
             "working_dir": request.workdir,
@@ -215,7 +213,8 @@ class _Run:
             stdout=bytes(self.stdout),
             stderr=bytes(self.stderr),
             duration_ms=duration_ms,
-            timed_out=self.timed_out,
+            timed_out=self.timed_out or deadline_reached(exit_code, self.stderr),
+            start_error=start_error(exit_code, self.stderr),
             oom_killed=oom,
             output_truncated=self.truncated,
             killed_reason=self.killed_reason,
