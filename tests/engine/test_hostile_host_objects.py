@@ -58,9 +58,12 @@ def folder(base: Path, where: str) -> Path:
     return base / "ws" if where == "workspace" else base / "home" / "Documents" / "Cline" / "Hooks"
 
 
-def run_probe(engine: DockerBackend, base: Path, body: str) -> dict[str, Any]:
-    """Run a Python PreToolUse hook from the workspace; return its contextModification."""
-    hooks = base / "ws" / ".clinerules" / "hooks"
+def run_probe(
+    engine: DockerBackend, base: Path, body: str, where: str = "workspace"
+) -> dict[str, Any]:
+    """Run a Python PreToolUse hook kept in `where` (so that folder is mounted for it);
+    return its contextModification."""
+    hooks = base / "ws" / ".clinerules" / "hooks" if where == "workspace" else folder(base, where)
     hooks.mkdir(parents=True, exist_ok=True)
     script = hooks / "PreToolUse"
     script.write_text(
@@ -71,11 +74,12 @@ def run_probe(engine: DockerBackend, base: Path, body: str) -> dict[str, Any]:
     script.chmod(0o755)
     if os.getuid() == 0:
         for p in (base / "ws" / ".clinerules", hooks, script):
-            os.chown(p, OWNER, OWNER)
+            if p.exists():
+                os.chown(p, OWNER, OWNER)
     s = settings()
     factory = HookFactory(s, DockerBackend(s, client=engine.client), home=str(base / "home"))
     result = factory.run("PreToolUse", {}, [str(base / "ws")]).to_json()
-    (report,) = [h for h in result["hooks"] if h["name"].endswith(".clinerules/hooks/PreToolUse")]
+    (report,) = result["hooks"]
     assert report["status"] == "completed", report
     return dict(json.loads(result["contextModification"]))
 
@@ -105,8 +109,11 @@ def test_host_unix_sockets_under_a_mount_cannot_be_connected(
         while not done.is_set():
             for sock, what in ((server, "stream"), (dgram, "datagram")):
                 try:
-                    got = sock.accept()[0].recv(100) if what == "stream" else sock.recv(100)
-                    seen.append(f"{what}: {got!r}")
+                    if what == "stream":
+                        with sock.accept()[0] as conn:
+                            seen.append(f"{what}: {conn.recv(100)!r}")
+                    else:
+                        seen.append(f"{what}: {sock.recv(100)!r}")
                 except (TimeoutError, OSError):
                     pass
 
@@ -127,6 +134,7 @@ for name, fn in [
     except OSError as exc:
         out[name] = type(exc).__name__
 """,
+            where,
         )
         time.sleep(1.0)  # let the server take anything that was sent
     finally:
@@ -164,6 +172,7 @@ try:
 except OSError as exc:
     out["reopen"] = type(exc).__name__
 """,
+            where,
         )
         try:
             got = os.read(reader, 100)
