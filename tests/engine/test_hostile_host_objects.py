@@ -58,6 +58,21 @@ def folder(base: Path, where: str) -> Path:
     return base / "ws" if where == "workspace" else base / "home" / "Documents" / "Cline" / "Hooks"
 
 
+def exec_argv(base: Path, *args: str) -> list[str]:
+    """`sandboxrun exec` in the workspace, on this suite's runtime, as a command line."""
+    runtime = ["--runtime", "runsc"] if under_gvisor() else []
+    return [
+        sys.executable,
+        "-m",
+        "sandboxrun",
+        "exec",
+        *runtime,
+        "--workspace",
+        str(base / "ws"),
+        *args,
+    ]
+
+
 def run_probe(
     engine: DockerBackend, base: Path, body: str, where: str = "workspace"
 ) -> dict[str, Any]:
@@ -214,22 +229,8 @@ def test_a_sigkilled_sandboxrun_leaves_no_hook_running_past_its_deadline(
 ) -> None:
     """The helper ends the container at its deadline though nobody is left to kill it."""
     timeout = 3
-    runtime = ["--runtime", "runsc"] if under_gvisor() else []
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "sandboxrun",
-            "exec",
-            "--timeout",
-            str(timeout),
-            *runtime,
-            "--workspace",
-            str(base / "ws"),
-            "--",
-            "sleep",
-            "1000",
-        ],
+        exec_argv(base, "--timeout", str(timeout), "--", "sleep", "1000"),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -296,20 +297,8 @@ def test_exec_fail_closed_blocks_a_command_that_cannot_start(
     base: Path, command: list[str]
 ) -> None:
     """`exec --fail-closed` answers the claude block (exit 2), never the 126/127 pass-through."""
-    runtime = ["--runtime", "runsc"] if under_gvisor() else []
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sandboxrun",
-            "exec",
-            "--fail-closed",
-            *runtime,
-            "--workspace",
-            str(base / "ws"),
-            "--",
-            *command,
-        ],
+        exec_argv(base, "--fail-closed", "--", *command),
         input=b"{}",
         capture_output=True,
         timeout=120,
