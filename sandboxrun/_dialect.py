@@ -93,7 +93,10 @@ def source_of(path: str, workspaces: Sequence[str], trusted: str) -> str:
 
 def sandbox_ending(result: ExecResult, timeout: float) -> tuple[Status, str] | None:
     """(status, why) when the sandbox, not the hook, decided how the run ended:
-    the deadline, the output cap, the memory limit. None when the hook exited itself."""
+    the deadline, the output cap, the memory limit, a hook it could not start. None when
+    the hook exited itself."""
+    if result.start_error:
+        return "failed", f"could not be started by the sandbox: {result.start_error}"
     if result.timed_out:
         return "timed_out", f"timed out after {timeout:g}s and was killed"
     if result.killed_reason:

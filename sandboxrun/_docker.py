@@ -31,7 +31,9 @@ from loguru import logger
 
 from ._engine import connect, engine_errors, retry_engine
 from ._errors import ConfigError, RuntimeMissing, SandboxrunError
-from ._mounts import hook_home, system_reason, under
+from ._helper import Helper, deadline_reached, image_helper, start_error
+from ._helper import command as helper_command
+from ._mounts import HOOK_HOME, home_cover, system_reason, under
 from ._network import ensure_network
 from ._owner import owner_labels
 from ._reaper import LABEL, reap
@@ -64,7 +66,7 @@ class DockerBackend:
         self._lock = threading.RLock()  # the lazy client is reached while it is held
         self._active: set[str] = set()  # containers of runs in flight, for abort()
         self._memory = parse_size(settings.memory)
-        self._helper: str | bool | None = False  # the image's seccomp helper; False: unknown
+        self._helper: Helper | bool | None = False  # the image's helper; False: unknown
         self._checked = False
         self._network_id: str | None = None
 
@@ -130,19 +132,15 @@ class DockerBackend:
         for cid in doomed:
             self._remove(cid)
 
-    def _seccomp_helper(self) -> str | None:
-        """The image's `sandboxrun.seccomp-helper` (denies io_uring, then execs the hook),
-        looked up once; images without it run hooks directly (`doctor` warns)."""
+    def _seccomp_helper(self) -> Helper | None:
+        """The image's helper (see `_helper.py`), looked up once; images without it run
+        hooks directly under docker-init (`doctor` warns)."""
         if self._helper is False:
             with engine_errors(self.settings.docker_host, self.settings.image):
                 image = retry_engine(self.api.inspect_image)(self.settings.image)
             labels = (image.get("Config") or {}).get("Labels") or {}
-            self._helper = labels.get("sandboxrun.seccomp-helper") or None
-            if self.settings.runtime == "runsc":
-                # Under gVisor io_uring is gVisor's own and never reaches the host
-                # kernel: the helper would add a moving part and nothing else.
-                self._helper = None
-        return self._helper if isinstance(self._helper, str) else None
+            self._helper = image_helper(labels, self.settings.runtime)
+        return self._helper if isinstance(self._helper, Helper) else None
 
     def _network(self) -> str:
         """Our own bridge network's id, made on first use (see _network.py)."""
@@ -159,22 +157,26 @@ class DockerBackend:
         except Exception as exc:  # cleanup never raises; `reap` sweeps what is left
             logger.warning("could not remove container {}: {}", cid[:12], exc)
 
-    def _config(self, request: ExecRequest, name: str, helper: str | None) -> dict[str, Any]:
+    def _config(self, request: ExecRequest, name: str, helper: Helper | None) -> dict[str, Any]:
         s = self.settings
         uid, gid = _identity(s.user)
-        home = hook_home()
+        cover = home_cover(request.mounts)
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
         host_config = self.api.create_host_config(
             mounts=_read_only_mounts(request.mounts, s.allowed_roots),
             # "none" unless the user's own settings say bridge; then our own bridge.
             network_mode=self._network() if s.network == "bridge" else s.network,
             read_only=True,
-            # $HOME is a private tmpfs at the user's own home path, so `~/...` in events
-            # and allow-lists means the same inside (and an image's 0700 /root is hidden).
-            tmpfs={"/tmp": f"{tmpfs},mode=1777", home: f"{tmpfs},mode=0700,uid={uid},gid={gid}"},
+            tmpfs={
+                "/tmp": f"{tmpfs},mode=1777",
+                HOOK_HOME: f"{tmpfs},mode=0700,uid={uid},gid={gid}",
+                # Owned by the hook's user: runc gives a tmpfs the mode of the folder
+                # it covers (root's 0700 /root), so only the owner could walk it.
+                **({cover: f"ro,nosuid,nodev,size=64k,uid={uid},gid={gid}"} if cover else {}),
+            },
             cap_drop=["ALL"],
             security_opt=["no-new-privileges:true"],
-            init=True,
+            init=not (helper and helper.protocol >= 2),  # a protocol-2 helper is the init
             mem_limit=self._memory,
             memswap_limit=self._memory,  # equal: no swap on top of the limit
             pids_limit=s.pids,
@@ -194,11 +196,11 @@ class DockerBackend:
             "image": s.image,
             # The image's ENTRYPOINT must not stand between us and the hook: reset it.
             "entrypoint": [""],
-            "command": [helper, *request.argv] if helper else list(request.argv),
+            "command": helper_command(helper, request.argv, request.timeout, HOOK_HOME, s.runtime),
             "name": name,
             "user": f"{uid}:{gid}",
             "working_dir": request.workdir,
-            "environment": _environment(home, request.env),
+            "environment": _environment(request.env),
             "labels": {
                 LABEL: "1",
                 "sandboxrun.run": self.run_id,
@@ -264,7 +266,8 @@ class _Run:
             stdout=bytes(self.stdout),
             stderr=bytes(self.stderr),
             duration_ms=duration_ms,
-            timed_out=self.timed_out,
+            timed_out=self.timed_out or deadline_reached(exit_code, self.stderr),
+            start_error=start_error(exit_code, self.stderr),
             oom_killed=oom,
             output_truncated=self.truncated,
             killed_reason=self.killed_reason,
@@ -364,6 +367,6 @@ def _mount_points() -> list[str]:
     return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), ln.split()[4]) for ln in lines]
 
 
-def _environment(home: str, extra: Mapping[str, str]) -> dict[str, str]:
+def _environment(extra: Mapping[str, str]) -> dict[str, str]:
     """Nothing from the host: a fixed base, plus what the dialect asked for."""
-    return {"HOME": home, "PATH": PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **extra}
+    return {"HOME": HOOK_HOME, "PATH": PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **extra}

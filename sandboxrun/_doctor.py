@@ -14,6 +14,7 @@ from collections.abc import Callable
 from ._docker import DockerBackend
 from ._engine import DEFAULT_ADDRESS
 from ._errors import SandboxrunError
+from ._helper import PROTOCOL_LABEL, Helper
 from ._settings import Settings, parse_size
 from ._types import ExecRequest
 
@@ -31,6 +32,13 @@ out pids "$(cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/p
 out memory "$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null)"
 out canary "$(env | grep -c "$1")"
 out statx "$(ls / >/dev/null 2>&1 && echo ok || echo broken)"
+if (exec 3<>"$PWD/.sandboxrun-fifo") 2>/dev/null; then out fifo writable; else out fifo refused; fi
+out unix "$(python3 -c '
+import socket
+try:
+    socket.socket(socket.AF_UNIX); print("allowed")
+except PermissionError:
+    print("denied")' 2>/dev/null)"
 out io_uring "$(python3 -c 'import ctypes; print(ctypes.CDLL(None).syscall(425, 4, ctypes.create_string_buffer(120)) >= 0)' 2>/dev/null)"
 """
 
@@ -40,8 +48,12 @@ def probe(backend: DockerBackend) -> dict[str, str]:
     canary = uuid.uuid4().hex
     os.environ["SANDBOXRUN_DOCTOR_CANARY"] = canary  # must not be visible inside
     try:
-        with tempfile.TemporaryDirectory(prefix="sandboxrun-doctor-") as ws:
+        # Not below /tmp: Landlock cannot guard a mount below a folder the hook may write.
+        where = "/var/tmp" if os.path.isdir("/var/tmp") else None
+        with tempfile.TemporaryDirectory(prefix="sandboxrun-doctor-", dir=where) as ws:
             os.chmod(ws, 0o755)
+            os.mkfifo(os.path.join(ws, ".sandboxrun-fifo"), 0o666)
+            os.chmod(os.path.join(ws, ".sandboxrun-fifo"), 0o666)
             result = backend.run(
                 ExecRequest(
                     argv=("/bin/sh", "-c", PROBE, "probe", canary),
@@ -70,8 +82,45 @@ def probe(backend: DockerBackend) -> dict[str, str]:
     return seen
 
 
+def host_object_checks(
+    settings: Settings, seen: dict[str, str], helper: Helper | None
+) -> list[tuple[bool | None, str, str]]:
+    """Host FIFOs and sockets in mounted folders, and the in-container deadline."""
+    gvisor = settings.runtime == "runsc"
+    no_helper = (
+        f"the image has no sandboxrun helper of protocol 2 ({PROTOCOL_LABEL}=2; see"
+        " images/Dockerfile): use the default image or --runtime runsc"
+    )
+    fifo, unix = seen.get("fifo", "(not seen)"), seen.get("unix", "(not seen)")
+    out: list[tuple[bool | None, str, str]] = [
+        (
+            fifo == "refused",
+            "host FIFOs in mounts cannot be opened for write",
+            f"saw fifo={fifo}" + ("" if fifo == "refused" or helper else f"; {no_helper}"),
+        ),
+        (
+            unix == "denied" or gvisor,
+            "host unix sockets in mounts unreachable",
+            f"saw unix={unix}"
+            + (" (gVisor refuses host sockets in binds)" if gvisor and unix != "denied" else "")
+            + ("" if unix == "denied" or gvisor else f"; {no_helper}"),
+        ),
+    ]
+    has_deadline = helper is not None and helper.protocol >= 2
+    out.append(
+        (
+            has_deadline or None,
+            "deadline enforced inside the container",
+            "by the image's helper"
+            if has_deadline
+            else f"only by sandboxrun: a killed sandboxrun leaves it to `reap`; {no_helper}",
+        )
+    )
+    return out
+
+
 def confinement_checks(
-    settings: Settings, seen: dict[str, str]
+    settings: Settings, seen: dict[str, str], helper: Helper | None = None
 ) -> list[tuple[bool | None, str, str]]:
     """(ok, property, what was seen) for each confinement property; ok None: a warning."""
     memory = parse_size(settings.memory)
@@ -112,6 +161,7 @@ def confinement_checks(
                 " use the default image, --runtime runsc or Docker >= 25",
             )
         )
+    out += host_object_checks(settings, seen, helper)
     if seen.get("statx") == "broken":
         out.append(
             (
@@ -146,7 +196,7 @@ def doctor(settings: Settings) -> int:
         )
         backend.check()
         lines.append((True, "image", f"{settings.image} present"))
-        lines += confinement_checks(settings, probe(backend))
+        lines += confinement_checks(settings, probe(backend), backend._seccomp_helper())
     except SandboxrunError as exc:
         lines.append((False, "sandbox", str(exc)))
     for ok, what, detail in lines:

@@ -6,7 +6,8 @@ entry `"command": "./hooks/guard.sh"` becomes `"command": "sandboxrun exec --
 stdout, stderr and the exit code come back unchanged (2 stays 2).
 
 When the sandbox, not the hook, ends the run (deadline, out of memory, output cap,
-engine failure), the agent gets a non-blocking error: exit 1 and one line on
+engine failure, a hook it could not start; under fail-closed also exit 126/127, a
+command that could not be run or found), the agent gets a non-blocking error: exit 1 and one line on
 stderr. With fail-closed it gets a block in its own terms instead: exit 2 with the
 reason on stderr for the claude family, `{"cancel": true, ...}` on stdout for Cline's.
 """
@@ -108,6 +109,11 @@ def run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exec
     ended = sandbox_ending(result, request.timeout)
     if ended:
         return sandbox_failure(settings, f"hook {ended[1]}", result)
+    if settings.fail_closed and result.exit_code in (126, 127):
+        # The shell we wrap a command string in, or the hook's interpreter, says the
+        # command could not be run or found: under fail-closed that is no answer, so block.
+        why = f"hook command could not be started (exit {result.exit_code})"
+        return sandbox_failure(settings, why, result)
     stderr = result.stderr
     if result.output_truncated:  # rare: hook answers are small; say so rather than hide it
         kept = settings.stdout_tail

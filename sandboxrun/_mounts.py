@@ -31,6 +31,10 @@ SYSTEM_TREES = (
 )  # fmt: skip
 # Folders that hold other people's folders: never a root themselves (below is fine).
 SHARED_TOPS = ("/", "/home", "/var", "/opt", "/srv", "/mnt", "/media", "/tmp", "/var/tmp")
+# The hook's own home: a private tmpfs, the only writable folder but /tmp. Not the user's
+# home path: workspaces usually live below that, and the sandbox allows writes (FIFOs
+# included) only below the hook's own folders (see images/sandboxrun-seccomp.c).
+HOOK_HOME = "/home/hook"
 # Never mountable, even under allowed_roots: the kernel's and the engine's interfaces.
 NEVER = ("/proc", "/sys", "/dev", "/run", "/var/run", "/etc", "/boot")
 
@@ -96,10 +100,11 @@ def hook_mount(path: str, home: str | None = None) -> str:
     return path if system_reason(os.path.realpath(folder), home) else folder
 
 
-def hook_home() -> str:
-    """Where the hook's private, empty $HOME is mounted: the user's own home path, unless
-    that is `/` or a system folder (service accounts), then `/home/hook`."""
+def home_cover(mounts: Sequence[str]) -> str | None:
+    """The user's home path, when something is mounted below it: the container then gets
+    an empty, read-only tmpfs there, so the path can be walked (an image's 0700 `/root`
+    would make `~/.claude/hooks` unreachable) and nothing else of the home shows."""
     home = os.path.realpath(account_home())
-    if home == "/" or under(home, SYSTEM_TREES) or under(home, NEVER):
-        return "/home/hook"
-    return home
+    if home == "/" or under(home, SYSTEM_TREES) or under(home, NEVER) or home == HOOK_HOME:
+        return None
+    return home if any(under(os.path.abspath(m), (home,)) for m in mounts) else None

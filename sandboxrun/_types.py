@@ -37,6 +37,7 @@ class ExecResult:
     oom_killed: bool = False
     output_truncated: bool = False  # bytes were dropped, or the hook was killed for output
     killed_reason: str | None = None  # why we killed it before its deadline, if we did
+    start_error: str | None = None  # the sandbox could not start the hook: why
 
 
 @dataclass(frozen=True, slots=True)

@@ -246,7 +246,8 @@ def test_a_script_named_anywhere_in_the_command_is_mounted(
 
 def test_a_hook_under_the_users_home_is_reachable(engine: DockerBackend, tmp_path: Path) -> None:
     """Item 7: a hook in ~/.claude/hooks runs even when the image's own home folder (root's
-    0700 /root) is closed to the hook's user: $HOME is the user's own path, a tmpfs."""
+    0700 /root) is closed to the hook's user: the home path is an empty read-only tmpfs
+    holding only the hook's folder; $HOME is the hook's own."""
     folder = Path(account_home()) / ".claude" / "hooks"
     created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
@@ -258,7 +259,7 @@ def test_a_hook_under_the_users_home_is_reachable(engine: DockerBackend, tmp_pat
         ws.mkdir()
         done = subprocess.run(cli("exec", "--", str(script)), capture_output=True, text=True,
                               cwd=ws, timeout=120)  # fmt: skip
-        assert (done.returncode, done.stdout) == (2, f"home={account_home()}\n"), done.stderr
+        assert (done.returncode, done.stdout) == (2, "home=/home/hook\n"), done.stderr
     finally:
         script.unlink()
         if created:

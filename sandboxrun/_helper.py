@@ -1,0 +1,84 @@
+"""The image's helper (images/sandboxrun-seccomp.c): how it is called, what it reports.
+
+An image names its helper in the label `sandboxrun.seccomp-helper`. Protocol 1 (no
+`sandboxrun.helper-protocol` label): `helper COMMAND [ARG...]` under docker-init, io_uring
+denied. Protocol 2: the helper is the container's init and takes options before `--`:
+a Landlock write allowlist (host FIFOs in mounted folders cannot be opened for write),
+no AF_UNIX sockets (host sockets there cannot be connected to), and a deadline of its
+own, so a container ends on time even when the sandboxrun that started it is gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+PATH_LABEL = "sandboxrun.seccomp-helper"
+PROTOCOL_LABEL = "sandboxrun.helper-protocol"
+# The in-container deadline comes this long after ours, so that ours normally wins
+# and reports `timed_out`; the helper's only matters when we are gone.
+DEADLINE_GRACE = 5.0
+# What a hook may write (tmpfs, devices, /proc/self); read-only mounts stay read-only
+# anyway, and Landlock keeps the FIFOs in them from being opened for write.
+WRITABLE = ("/tmp", "/dev", "/proc")
+# Last stderr lines that mean the machinery, not the hook, failed to start it: ours and
+# docker-init's (tini), for images without a protocol-2 helper. A hook can print these
+# itself; that only turns its own run into a sandbox failure (a block under
+# --fail-closed), never into an allow, which it could answer anyway.
+START_ERRORS = ("sandboxrun-seccomp: start-error: ", "[FATAL tini (")
+DEADLINE = "sandboxrun-seccomp: deadline: "
+
+
+@dataclass(frozen=True, slots=True)
+class Helper:
+    path: str
+    protocol: int
+
+
+def image_helper(labels: Mapping[str, str], runtime: str | None) -> Helper | None:
+    """The helper an image's labels name, if any, and the protocol it speaks."""
+    path = labels.get(PATH_LABEL)
+    if not path:
+        return None
+    protocol = 2 if labels.get(PROTOCOL_LABEL) == "2" else 1
+    if protocol == 1 and runtime == "runsc":
+        # Under gVisor io_uring is gVisor's own and never reaches the host kernel:
+        # the old helper would add a moving part and nothing else.
+        return None
+    return Helper(path, protocol)
+
+
+def command(
+    helper: Helper | None, argv: Sequence[str], timeout: float, home: str, runtime: str | None
+) -> list[str]:
+    """The container's command line for `argv`."""
+    if helper is None:
+        return list(argv)
+    if helper.protocol == 1:
+        return [helper.path, *argv]
+    options = ["--deadline", f"{timeout + DEADLINE_GRACE:g}"]
+    for path in (*WRITABLE, home):
+        options += ["--write", path]
+    if runtime == "runsc":
+        # gVisor has no Landlock, and refuses host sockets and FIFOs in binds itself
+        # (tests/engine/test_hostile_host_objects.py runs under it too).
+        options.append("--landlock-optional")
+    return [helper.path, *options, "--", *argv]
+
+
+def _last_line(stderr: bytes | bytearray) -> str:
+    lines = [ln for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def start_error(exit_code: int | None, stderr: bytes | bytearray) -> str | None:
+    """The helper's (or docker-init's) report that the hook could not be started."""
+    last = _last_line(stderr)
+    if exit_code and last.startswith(START_ERRORS):
+        return last.removeprefix(START_ERRORS[0])
+    return None
+
+
+def deadline_reached(exit_code: int | None, stderr: bytes | bytearray) -> bool:
+    """Whether the helper's own deadline ended the run (ours came too late)."""
+    return exit_code == 137 and _last_line(stderr).startswith(DEADLINE)
