@@ -196,7 +196,14 @@ class DockerBackend:
             "image": s.image,
             # The image's ENTRYPOINT must not stand between us and the hook: reset it.
             "entrypoint": [""],
-            "command": helper_command(helper, request.argv, request.timeout, HOOK_HOME, s.runtime),
+            "command": helper_command(
+                helper,
+                request.argv,
+                request.timeout,
+                HOOK_HOME,
+                s.runtime,
+                landlock_optional=s.landlock == "optional",
+            ),
             "name": name,
             "user": f"{uid}:{gid}",
             "working_dir": request.workdir,

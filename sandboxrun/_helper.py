@@ -49,9 +49,15 @@ def image_helper(labels: Mapping[str, str], runtime: str | None) -> Helper | Non
 
 
 def command(
-    helper: Helper | None, argv: Sequence[str], timeout: float, home: str, runtime: str | None
+    helper: Helper | None,
+    argv: Sequence[str],
+    timeout: float,
+    home: str,
+    runtime: str | None,
+    landlock_optional: bool = False,
 ) -> list[str]:
-    """The container's command line for `argv`."""
+    """The container's command line for `argv`. Without Landlock the helper refuses to
+    start the hook unless `landlock_optional` (the user's `landlock = "optional"`)."""
     if helper is None:
         return list(argv)
     if helper.protocol == 1:
@@ -59,9 +65,10 @@ def command(
     options = ["--deadline", f"{timeout + DEADLINE_GRACE:g}"]
     for path in (*WRITABLE, home):
         options += ["--write", path]
-    if runtime == "runsc":
+    if runtime == "runsc" or landlock_optional:
         # gVisor has no Landlock, and refuses host sockets and FIFOs in binds itself
-        # (tests/engine/test_hostile_host_objects.py runs under it too).
+        # (tests/engine/test_hostile_host_objects.py runs under it too). Elsewhere the
+        # user chose to run hooks on a kernel without it, host FIFOs then writable.
         options.append("--landlock-optional")
     return [helper.path, *options, "--", *argv]
 

@@ -93,6 +93,11 @@ class Settings(BaseSettings):
     )
     max_hooks: int = Field(32, ge=1, le=1024, description="hooks run for one event at most")
     max_parallel: int = Field(4, ge=1, le=256, description="hooks of one event run at once")
+    landlock: Literal["required", "optional"] = Field(
+        "required",
+        description="optional: run hooks on kernels without Landlock (host FIFOs in the"
+        " workspace then stay writable)",
+    )
 
     @field_validator("memory", "tmpfs_size")
     @classmethod
