@@ -21,13 +21,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from loguru import logger
+
 from ._backend import Backend
 from ._claude import ClaudeDialect
 from ._claude_settings import project_root
 from ._cline import ClineDialect
 from ._dialect import sandbox_ending, unique_mounts
 from ._errors import ConfigError, EngineError, RuntimeMissing
-from ._mounts import check_root, hook_mount, mountable_file
+from ._mounts import check_root, hook_mount, mountable_file, under
 from ._runner import DIALECTS
 from ._settings import Settings, account_home
 from ._types import ExecRequest, ExecResult
@@ -68,17 +70,24 @@ def exec_request(
         argv=argv,
         stdin=stdin,
         workdir=cwd if inside else root,  # where the agent started the hook, if mounted
-        mounts=unique_mounts([root, *_files_named(command, root)]),
+        mounts=unique_mounts(
+            [root, *_files_named(command, root, trusted_places(settings, account_home()))]
+        ),
         env={var: root} if var else {},
         timeout=settings.timeout or dialect.default_timeout,
         label=" ".join(command)[:200],
     )
 
 
-def _files_named(command: Sequence[str], root: str) -> list[str]:
+def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> list[str]:
     """What to mount for the files a command names by absolute path outside the
-    workspace (`~/.claude/hooks/g.sh`, `python3 /opt/hooks/g.py`): each one's folder,
-    or the file alone where its folder is a system folder or the home (`_mounts`)."""
+    workspace (`~/.claude/hooks/g.sh`, `python3 /usr/local/lib/g.py`): each one's folder,
+    or the file alone where its folder is a system folder or the home (`_mounts`).
+
+    Only files under a `trusted` place are mounted: the command may come from a
+    repository's settings, and naming `~/.ssh/id_rsa` must not mount it. Others stay
+    missing inside (the hook then fails, which fail-closed turns into a block).
+    """
     words: list[str] = []
     for part in command:
         try:
@@ -86,14 +95,36 @@ def _files_named(command: Sequence[str], root: str) -> list[str]:
         except ValueError:  # an unbalanced quote: the shell will say so inside
             words += part.split()
     inside = os.path.realpath(root) + os.sep
-    return [
-        hook_mount(os.path.abspath(word))
-        for word in words
-        if os.path.isabs(word)
-        and os.path.isfile(word)
-        and mountable_file(word)
-        and not os.path.realpath(word).startswith(inside)
-    ]
+    found = []
+    for word in words:
+        if not os.path.isabs(word) or not os.path.isfile(word):
+            continue
+        real = os.path.realpath(word)
+        if real.startswith(inside) or not mountable_file(word):
+            continue
+        if under(real, [os.path.realpath(t) for t in trusted]):
+            found.append(hook_mount(os.path.abspath(word)))
+        else:
+            logger.warning(
+                "not mounted: {} is not under a place hooks may come from"
+                " (hook_paths in your config adds one)",
+                word,
+            )
+    return found
+
+
+def trusted_places(settings: Settings, home: str) -> list[str]:
+    """Where files a hook command names may be mounted from: the agent's own hook and
+    plugin folders in the user's home, /usr/local (tools the user installed), and the
+    user's `hook_paths`."""
+    dialect = DIALECTS[settings.agent]
+    if isinstance(dialect, ClaudeDialect):
+        agent = [os.path.join(home, dialect.user_dir, d) for d in ("hooks", "plugins")]
+    elif isinstance(dialect, ClineDialect):
+        agent = [os.path.join(home, dialect.global_dir)]
+    else:
+        agent = []
+    return [*agent, "/usr/local", *settings.hook_paths]
 
 
 def run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> ExecOutput:

@@ -91,6 +91,9 @@ class Settings(BaseSettings):
     allowed_roots: tuple[str, ...] = Field(
         (), description="folders under which any workspace root is accepted (platforms)"
     )
+    hook_paths: tuple[str, ...] = Field(
+        (), description="folders hook commands may name files in (mounted read-only)"
+    )
     max_hooks: int = Field(32, ge=1, le=1024, description="hooks run for one event at most")
     max_parallel: int = Field(4, ge=1, le=256, description="hooks of one event run at once")
     landlock: Literal["required", "optional"] = Field(

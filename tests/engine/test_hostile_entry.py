@@ -233,15 +233,35 @@ def test_a_guard_in_a_system_folder_runs_without_shadowing_the_image(
 def test_a_script_named_anywhere_in_the_command_is_mounted(
     engine: DockerBackend, tmp_path: Path
 ) -> None:
-    """Item 7: `exec -- 'bash /abs/g.sh'` mounts g.sh's folder though it is not the first word."""
+    """Item 7: `exec -- 'bash /abs/g.sh'` mounts g.sh's folder though it is not the first
+    word, when that folder is one hooks may come from (here: the user's hook_paths)."""
     hooks = tmp_path / "elsewhere"
     hooks.mkdir()
     (hooks / "g.sh").write_text("echo from-g; exit 2\n")
     ws = tmp_path / "ws"
     ws.mkdir()
-    done = subprocess.run(cli("exec", "--", f"bash {hooks / 'g.sh'}"), capture_output=True,
-                          text=True, cwd=ws, timeout=120)  # fmt: skip
+    config = tmp_path / "config.toml"
+    runtime = f'runtime = "{engine.settings.runtime}"\n' if engine.settings.runtime else ""
+    config.write_text(f'{runtime}hook_paths = ["{hooks}"]\n')
+    done = subprocess.run(cli("exec", "--", f"bash {hooks / 'g.sh'}", config=config),
+                          capture_output=True, text=True, cwd=ws, timeout=120)  # fmt: skip
     assert (done.returncode, done.stdout) == (2, "from-g\n"), done.stderr
+
+
+def test_a_command_naming_a_secret_does_not_get_it_mounted(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """A repository's command that names a file outside the places hooks come from
+    (`cat ~/.ssh/id_rsa`) gets nothing mounted: the file is not there inside."""
+    secrets = tmp_path / "dot-ssh"
+    secrets.mkdir()
+    (secrets / "id_rsa").write_text("PRIVATE KEY\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    done = subprocess.run(cli("exec", "--", f"cat {secrets / 'id_rsa'}"), capture_output=True,
+                          text=True, cwd=ws, timeout=120)  # fmt: skip
+    assert done.returncode != 0 and "PRIVATE" not in done.stdout, done
+    assert "not mounted" in done.stderr
 
 
 def test_a_hook_under_the_users_home_is_reachable(engine: DockerBackend, tmp_path: Path) -> None:
