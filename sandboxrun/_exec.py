@@ -27,7 +27,7 @@ from ._backend import Backend
 from ._claude import ClaudeDialect
 from ._claude_settings import project_root
 from ._cline import ClineDialect
-from ._dialect import sandbox_ending, unique_mounts
+from ._dialect import Dialect, sandbox_ending, unique_mounts
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._mounts import check_root, hook_mount, mountable_file, under
 from ._runner import DIALECTS
@@ -66,14 +66,18 @@ def exec_request(
     # One argument is a shell string, as the agent itself would run it; several are argv.
     argv = ("/bin/sh", "-c", command[0]) if len(command) == 1 else tuple(command)
     inside = Path(cwd).is_relative_to(root)
+    env = {var: root} if var else {}
+    extra = _files_named(command, root, trusted_places(settings, account_home()))
+    plugin = _plugin_root(dialect, account_home())
+    if plugin:  # `${CLAUDE_PLUGIN_ROOT}/hooks/x.py` means the same inside
+        env[PLUGIN_ROOT_VAR] = plugin
+        extra.append(plugin)
     return ExecRequest(
         argv=argv,
         stdin=stdin,
         workdir=cwd if inside else root,  # where the agent started the hook, if mounted
-        mounts=unique_mounts(
-            [root, *_files_named(command, root, trusted_places(settings, account_home()))]
-        ),
-        env={var: root} if var else {},
+        mounts=unique_mounts([root, *extra]),
+        env=env,
         timeout=settings.timeout or dialect.default_timeout,
         label=" ".join(command)[:200],
     )
@@ -111,6 +115,24 @@ def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> l
                 word,
             )
     return found
+
+
+PLUGIN_ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
+
+
+def _plugin_root(dialect: Dialect, home: str) -> str | None:
+    """The plugin folder Claude Code names in `CLAUDE_PLUGIN_ROOT` for a plugin's hook,
+    if it lies in the user's own plugin folder. The variable could also come from a
+    repository's `env` block: it can then only name another installed plugin."""
+    value = os.environ.get(PLUGIN_ROOT_VAR)
+    if not isinstance(dialect, ClaudeDialect) or dialect.agent != "claude" or not value:
+        return None
+    plugins = os.path.realpath(os.path.join(home, dialect.user_dir, "plugins"))
+    real = os.path.realpath(value)
+    if os.path.isdir(real) and under(real, [plugins]) and real != plugins:
+        return os.path.abspath(value)
+    logger.warning("{} ignored: {} is not a plugin folder in {}", PLUGIN_ROOT_VAR, value, plugins)
+    return None
 
 
 def trusted_places(settings: Settings, home: str) -> list[str]:
