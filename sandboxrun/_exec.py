@@ -29,6 +29,7 @@ from ._claude_settings import project_root
 from ._cline import ClineDialect
 from ._dialect import Dialect, sandbox_ending, unique_mounts
 from ._errors import ConfigError, EngineError, RuntimeMissing
+from ._hints import sandbox_wall
 from ._mounts import check_root, hook_mount, mountable_file, under
 from ._runner import DIALECTS
 from ._settings import Settings, account_home
@@ -168,6 +169,9 @@ def run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exec
         why = f"hook command could not be started (exit {result.exit_code})"
         return sandbox_failure(settings, why, result)
     stderr = result.stderr
+    wall = sandbox_wall(stderr) if result.exit_code else None
+    if wall:  # the agent shows the hook's stderr: add why it may have failed
+        stderr += f"sandboxrun: {wall}\n".encode()
     if result.output_truncated:  # rare: hook answers are small; say so rather than hide it
         kept = settings.stdout_tail
         stderr += f"sandboxrun: output was cut to its last {kept} bytes (stdout_tail)\n".encode()

@@ -23,6 +23,7 @@ from ._claude import CLAUDE, QODER, QODER_CN
 from ._cline import CARETI, CLINE
 from ._dialect import WORKSPACE_SOURCES, Dialect
 from ._errors import SandboxrunError
+from ._hints import sandbox_wall
 from ._mounts import check_root
 from ._session import answer_event
 from ._settings import Settings, account_home
@@ -87,6 +88,9 @@ class HookRunner:
             )
         trust = self.settings.trust_workspace_decisions
         outcome = self.dialect.interpret(spec, result, timeout, trust)
+        wall = sandbox_wall(result.stderr) if outcome.status == "failed" else None
+        if wall:
+            outcome = replace(outcome, error=f"{outcome.error}; {wall}" if outcome.error else wall)
         keep = self.settings.stderr_report
         logger.info(
             "hook {} {} in {} ms (exit {})",

@@ -15,6 +15,7 @@ from sandboxrun import (
     EngineError,
     ExecRequest,
     ExecResult,
+    FakeBackend,
     HookFactory,
     HookRunner,
     HookSpec,
@@ -569,3 +570,22 @@ def test_workspace_hook_timeout_never_exceeds_the_users_limit(
 
     spec = HookSpec("PreToolUse", "x", source, ("x",), "/", (), timeout=own)
     assert hook_timeout(spec, 60.0) == expected
+
+
+@pytest.mark.parametrize(
+    ("stderr", "said"),
+    [
+        (b"touch: cannot touch 'x': Read-only file system\n", "read-only"),
+        (b"curl: (6) Could not resolve host: example.com\n", "network"),
+        (b"sh: 1: uvx: not found\n", "not in the sandbox"),
+    ],
+)
+def test_a_failed_hooks_report_says_what_the_sandbox_stopped(
+    ws: Path, make_hook, stderr: bytes, said: str
+) -> None:
+    """A hook failing on a sandbox wall gets one sentence in its report saying which."""
+    make_hook(ws / LOCAL)
+    backend = FakeBackend(lambda r: answer(exit_code=1, stderr=stderr))
+    result = HookFactory(Settings.load(), backend, home=str(ws)).run("PreToolUse", {}, [str(ws)])
+    [outcome] = result.outcomes
+    assert outcome.status == "failed" and said in (outcome.error or "")

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from sandboxrun import DockerBackend
+from sandboxrun import DockerBackend, HookFactory
 from sandboxrun._settings import account_home
 
-from .conftest import cli
+from .conftest import HookWriter, cli
 
 GUARD = """import json, sys
 event = json.load(sys.stdin)
@@ -68,3 +68,16 @@ def test_a_plugin_root_outside_the_plugin_folder_is_not_mounted(
                           text=True, cwd=tmp_path, env=env, timeout=120)  # fmt: skip
     assert done.returncode != 0 and "s3cret" not in done.stdout
     assert "CLAUDE_PLUGIN_ROOT ignored" in done.stderr
+
+
+def test_a_logger_writing_into_the_workspace_says_what_stopped_it(
+    engine: DockerBackend, workspace: Path, hook: HookWriter
+) -> None:
+    """A hook that fails on the read-only workspace is reported with one sentence saying
+    so, not only with its own error."""
+    hook("echo entry >> hooks.log")
+    result = HookFactory(engine.settings, engine).run(
+        "PreToolUse", {"workspaceRoots": [str(workspace)]}
+    )
+    [outcome] = result.outcomes
+    assert outcome.status == "failed" and "read-only" in (outcome.error or ""), outcome

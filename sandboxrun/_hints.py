@@ -1,0 +1,43 @@
+"""What the sandbox stopped, read from a failed hook's stderr, in one sentence.
+
+A hook that worked unsandboxed and fails inside usually hit one of the sandbox's walls:
+a write to the read-only workspace or image, the missing network, a tool the image does
+not have. Saying so in the hook's report turns a puzzling failure into a known limit.
+"""
+
+from __future__ import annotations
+
+# (what the tools print, what it means): the first match wins.
+_WALLS: tuple[tuple[tuple[bytes, ...], str], ...] = (
+    (
+        (b"Read-only file system",),
+        "the sandbox stopped a write: the workspace and the image are read-only"
+        " (only /tmp and $HOME are writable, and are emptied after the run)",
+    ),
+    (
+        (
+            b"Network is unreachable",
+            b"Temporary failure in name resolution",
+            b"Could not resolve host",
+            b"Name or service not known",
+            b"getaddrinfo ENOTFOUND",
+            b"getaddrinfo EAI_AGAIN",
+        ),
+        "the sandbox stopped a network connection: hooks have no network"
+        " unless you grant it (network in your config)",
+    ),
+    (
+        (b": command not found", b": not found", b"No such file or directory"),
+        "something the hook needs is not in the sandbox: a tool missing from the image,"
+        " or a file outside what is mounted",
+    ),
+)
+
+
+def sandbox_wall(stderr: bytes) -> str | None:
+    """The sentence for the first wall a failed hook's stderr shows, or None."""
+    tail = stderr[-8192:]
+    for needles, sentence in _WALLS:
+        if any(n in tail for n in needles):
+            return sentence
+    return None
