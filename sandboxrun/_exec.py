@@ -30,7 +30,7 @@ from ._cline import ClineDialect
 from ._dialect import Dialect, sandbox_ending, unique_mounts
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import sandbox_wall
-from ._mounts import check_root, hook_mount, mountable_file, under
+from ._mounts import check_root, hook_mount, mountable_file, transcript_file, under
 from ._runner import DIALECTS
 from ._settings import Settings, account_home
 from ._types import ExecRequest, ExecResult
@@ -69,6 +69,9 @@ def exec_request(
     inside = Path(cwd).is_relative_to(root)
     env = {var: root} if var else {}
     extra = _files_named(command, root, trusted_places(settings, account_home()))
+    transcript = _transcript(dialect, stdin, account_home())
+    if transcript:
+        extra.append(transcript)
     plugin = _plugin_root(dialect, account_home())
     if plugin:  # `${CLAUDE_PLUGIN_ROOT}/hooks/x.py` means the same inside
         env[PLUGIN_ROOT_VAR] = plugin
@@ -119,6 +122,17 @@ def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> l
 
 
 PLUGIN_ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
+
+
+def _transcript(dialect: Dialect, stdin: bytes, home: str) -> str | None:
+    """The transcript the event on stdin names, if it is the agent's own (`_mounts`)."""
+    if not isinstance(dialect, ClaudeDialect) or b"transcript_path" not in stdin:
+        return None
+    try:
+        event = json.loads(stdin)
+    except (ValueError, RecursionError):
+        return None  # passed through as it is: the hook reads the same bytes
+    return transcript_file(event, home, dialect.user_dir) if isinstance(event, dict) else None
 
 
 def _plugin_root(dialect: Dialect, home: str) -> str | None:

@@ -17,7 +17,8 @@ A hook's file kept in such a place is mounted alone (the file, not its folder).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ._errors import ConfigError
 from ._settings import account_home
@@ -108,3 +109,17 @@ def home_cover(mounts: Sequence[str]) -> str | None:
     if home == "/" or under(home, SYSTEM_TREES) or under(home, NEVER) or home == HOOK_HOME:
         return None
     return home if any(under(os.path.abspath(m), (home,)) for m in mounts) else None
+
+
+def transcript_file(event: Mapping[str, Any], home: str, agent_dir: str) -> str | None:
+    """The transcript an agent names in `transcript_path`, when it is a regular file in the
+    agent's own transcript folder (`~/.claude/projects`): mounted read-only for the hooks
+    that read it (Stop hooks). Never an arbitrary path from the event."""
+    path = event.get("transcript_path")
+    if not isinstance(path, str) or not os.path.isabs(path) or "\x00" in path:
+        return None
+    folder = os.path.realpath(os.path.join(home, agent_dir, "projects"))
+    real = os.path.realpath(path)
+    if real != folder and under(real, (folder,)) and os.path.isfile(real):
+        return path
+    return None

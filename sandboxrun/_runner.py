@@ -19,12 +19,12 @@ from typing import Any
 from loguru import logger
 
 from ._backend import Backend
-from ._claude import CLAUDE, QODER, QODER_CN
+from ._claude import CLAUDE, QODER, QODER_CN, ClaudeDialect
 from ._cline import CARETI, CLINE
 from ._dialect import WORKSPACE_SOURCES, Dialect
 from ._errors import SandboxrunError
 from ._hints import sandbox_wall
-from ._mounts import check_root
+from ._mounts import check_root, transcript_file
 from ._session import answer_event
 from ._settings import Settings, account_home
 from ._types import CombinedResult, Discovery, ExecRequest, HookOutcome, HookSpec
@@ -199,6 +199,13 @@ class HookFactory:
         hooks = [h for h in found if self.dialect.matches(h, event or {})]
         if not hooks:
             return NoOpHookRunner(self.dialect, s.fail_closed)
+        transcript = (
+            transcript_file(event or {}, self.home, self.dialect.user_dir)
+            if isinstance(self.dialect, ClaudeDialect)
+            else None
+        )
+        if transcript:  # what the agent hands its hooks is there, read-only
+            hooks = [replace(h, mounts=(*h.mounts, transcript)) for h in hooks]
         # Discovery order puts the user's own hooks first: a repository that configures
         # dozens of hooks can only push its own past the bound, never the user's.
         runners = [HookRunner(h, self.backend, self.dialect, s) for h in hooks[: s.max_hooks]]

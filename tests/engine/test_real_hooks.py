@@ -3,6 +3,7 @@ runs it, on the host, and then through sandboxrun, and the decisions are compare
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -81,3 +82,64 @@ def test_a_logger_writing_into_the_workspace_says_what_stopped_it(
     )
     [outcome] = result.outcomes
     assert outcome.status == "failed" and "read-only" in (outcome.error or ""), outcome
+
+
+READ_TRANSCRIPT = (
+    "python3 -c 'import json, sys; "
+    'print(open(json.load(sys.stdin)["transcript_path"]).read().strip())\''
+)
+
+
+@pytest.fixture
+def transcript() -> Iterator[Path]:
+    """A session transcript where Claude Code keeps them: ~/.claude/projects/<project>/."""
+    projects = Path(account_home()) / ".claude" / "projects"
+    created = not projects.exists()
+    folder = projects / f"sandboxrun-test-{uuid.uuid4().hex[:8]}"
+    folder.mkdir(parents=True)
+    path = folder / "session.jsonl"
+    path.write_text('{"type": "assistant", "text": "done"}\n')
+    yield path
+    shutil.rmtree(projects if created else folder)
+
+
+def test_a_stop_hook_reads_its_transcript(
+    engine: DockerBackend, transcript: Path, tmp_path: Path
+) -> None:
+    """The transcript the event names in the agent's own folder is mounted read-only, for
+    exec and for run, and the hook reads what it reads unsandboxed."""
+    event = json.dumps({"hook_event_name": "Stop", "transcript_path": str(transcript),
+                        "cwd": str(tmp_path)})  # fmt: skip
+    bare = subprocess.run(["sh", "-c", READ_TRANSCRIPT], input=event, capture_output=True,
+                          text=True, cwd=tmp_path)  # fmt: skip
+    boxed = subprocess.run(cli("exec", "--", READ_TRANSCRIPT), input=event, capture_output=True,
+                           text=True, cwd=tmp_path, timeout=120)  # fmt: skip
+    assert (boxed.returncode, boxed.stdout) == (0, bare.stdout) == (0, transcript.read_text())
+    # run: the user's home is --home; its transcript folder is the one that counts.
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    own = home / ".claude" / "projects" / "p" / "session.jsonl"
+    own.parent.mkdir(parents=True)
+    own.write_text("from run\n")
+    entry = {"hooks": [{"type": "command", "command": READ_TRANSCRIPT}]}
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": [entry]}}))
+    event = json.dumps({"transcript_path": str(own), "cwd": str(ws)})
+    ran = subprocess.run(cli("run", "Stop", "--agent", "claude", home=home), input=event,
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    [report] = json.loads(ran.stdout)["hooks"]
+    assert (report["status"], report["exitCode"]) == ("completed", 0), report
+
+
+def test_a_transcript_path_outside_the_agents_folder_is_not_mounted(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """An event naming any other file as its transcript gets nothing mounted."""
+    secret = tmp_path / "elsewhere" / "secret.jsonl"
+    secret.parent.mkdir()
+    secret.write_text("s3cret\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    event = json.dumps({"transcript_path": str(secret)})
+    done = subprocess.run(cli("exec", "--", READ_TRANSCRIPT), input=event, capture_output=True,
+                          text=True, cwd=ws, timeout=120)  # fmt: skip
+    assert done.returncode != 0 and "s3cret" not in done.stdout
