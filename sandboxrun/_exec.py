@@ -70,9 +70,14 @@ def exec_request(
         workdir=cwd if inside else root,  # where the agent started the hook, if mounted
         mounts=unique_mounts([root, *_files_named(command, root)]),
         env={var: root} if var else {},
-        timeout=settings.timeout or dialect.default_timeout,
+        # At most 60 s by default: below the agent's own deadline for the entry (current
+        # Claude Code: 600 s), so that sandboxrun, not the agent, ends a slow hook.
+        timeout=settings.timeout or min(dialect.default_timeout, EXEC_DEFAULT_TIMEOUT),
         label=" ".join(command)[:200],
     )
+
+
+EXEC_DEFAULT_TIMEOUT = 60.0
 
 
 def _files_named(command: Sequence[str], root: str) -> list[str]:
