@@ -96,11 +96,15 @@ def _matcher_matches(spec: HookSpec, event: Mapping[str, Any]) -> bool:
     try:
         return pattern.search(text, timeout=MATCH_TIMEOUT) is not None
     except TimeoutError:
-        logger.warning(
-            "matcher of hook {!r} took over {}s: {}",
-            spec.name, MATCH_TIMEOUT, "runs (trusted)" if trusted else "skipped (workspace)",
-        )  # fmt: skip
-        return trusted
+        return _too_slow("matcher", spec.name, MATCH_TIMEOUT, trusted)
+
+
+def _too_slow(what: str, name: str, budget: float, trusted: bool) -> bool:
+    """What a search past its budget means: a match for a trusted source, not for a
+    workspace one (logged)."""
+    verdict = "runs (trusted)" if trusted else "skipped (workspace)"
+    logger.warning("{} of hook {!r} took over {}s: {}", what, name, budget, verdict)
+    return trusted
 
 
 @functools.lru_cache(maxsize=256)
@@ -175,11 +179,7 @@ def condition_matches(spec: HookSpec, event: Mapping[str, Any]) -> bool:
     try:
         return _search(content, subjects, paths)
     except TimeoutError:
-        logger.warning(
-            "if of hook {!r} took over {}s: {}",
-            spec.name, CONDITION_BUDGET, "runs (trusted)" if trusted else "skipped (workspace)",
-        )  # fmt: skip
-        return trusted
+        return _too_slow("if", spec.name, CONDITION_BUDGET, trusted)
 
 
 def _subjects(
