@@ -53,7 +53,9 @@ from ._dialect import (
 )
 from ._types import Discovery, ExecResult, HookOutcome, HookSpec
 
-HOOK_NAMES = (
+# The classic events (Qoder, Qoder CN), then current Claude Code's (reference: "Current
+# Claude Code (v2.1.x, 2026)", completed from its public hooks reference).
+CLASSIC_HOOK_NAMES = (
     "PreToolUse",
     "PostToolUse",
     "PostToolUseFailure",
@@ -67,6 +69,26 @@ HOOK_NAMES = (
     "SessionStart",
     "SessionEnd",
 )
+HOOK_NAMES = (
+    *CLASSIC_HOOK_NAMES,
+    "PermissionDenied",
+    "PostToolBatch",
+    "Setup",
+    "InstructionsLoaded",
+    "UserPromptExpansion",
+    "StopFailure",
+    "ConfigChange",
+    "CwdChanged",
+    "FileChanged",
+    "PostCompact",
+    "TaskCreated",
+    "TaskCompleted",
+    "TeammateIdle",
+    "Elicitation",
+    "ElicitationResult",
+    "WorktreeCreate",
+    "WorktreeRemove",
+)
 # Events whose answer is a permission decision (exit 2 and `block` mean deny).
 PERMISSION_EVENTS = frozenset({"PreToolUse", "PermissionRequest"})
 # Events that exit 2 or `decision: "block"` can block; elsewhere stderr only informs the user.
@@ -74,6 +96,7 @@ BLOCKING_EVENTS = PERMISSION_EVENTS | {
     "PostToolUse",
     "PostToolUseFailure",
     "UserPromptSubmit",
+    "UserPromptExpansion",
     "Stop",
     "SubagentStop",
 }
@@ -91,8 +114,8 @@ class ClaudeDialect:
     user_dir: str  # relative to $HOME
     project_dir: str  # relative to the project root (the first workspace root)
     project_dir_var: str  # the environment variable naming the project root
-    default_timeout: float = 60.0
-    hook_names: tuple[str, ...] = HOOK_NAMES
+    default_timeout: float = 60.0  # classic; current Claude Code: 600
+    hook_names: tuple[str, ...] = CLASSIC_HOOK_NAMES
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         cwd = event.get("cwd")
@@ -144,6 +167,9 @@ class ClaudeDialect:
     ) -> HookOutcome:
         """Exit 0: the JSON answer or plain text; 2: a blocking error; else non-blocking.
         A workspace hook's approvals and widenings are dropped unless `trust_workspace`."""
+        if spec.run_async:
+            return _async_outcome(self.interpret(replace(spec, run_async=False), result,
+                                                 timeout, trust_workspace))  # fmt: skip
         common = outcome_fields(spec, result)
         stderr, event = common["stderr"], spec.hook_name
         ended = sandbox_ending(result, timeout)
@@ -180,7 +206,7 @@ class ClaudeDialect:
         failures = [
             f"sandboxrun: hook {o.spec.name} {o.status}: {o.error}"
             for o in outcomes
-            if fail_closed and o.status != "completed"
+            if fail_closed and o.status != "completed" and not o.spec.run_async
         ]
         decision: str | None = None
         for a in answers:
@@ -219,6 +245,14 @@ class ClaudeDialect:
         }
 
 
+def _async_outcome(outcome: HookOutcome) -> HookOutcome:
+    """An `async` hook's run: reported as it went, its answer dropped (the agent does not
+    wait for it, so it decides nothing), and it is not a failure under fail-closed."""
+    note = "async hook: its answer decides nothing (the agent does not wait for it)"
+    error = "; ".join(e for e in (outcome.error, note) if e)
+    return replace(outcome, spec=replace(outcome.spec, run_async=True), answer={}, error=error)
+
+
 def untrusted(outcome: HookOutcome) -> HookOutcome:
     """A workspace hook's reading without what it may not decide (module docstring):
     an approval becomes no decision; updatedInput and suppressOutput are dropped."""
@@ -245,7 +279,10 @@ def untrusted(outcome: HookOutcome) -> HookOutcome:
     return replace(outcome, answer=answer, error=error)
 
 
-CLAUDE = ClaudeDialect("claude", ".claude", ".claude", "CLAUDE_PROJECT_DIR")
+CLAUDE = ClaudeDialect(
+    "claude", ".claude", ".claude", "CLAUDE_PROJECT_DIR", default_timeout=600.0,
+    hook_names=HOOK_NAMES,
+)  # fmt: skip
 QODER = ClaudeDialect("qoder", ".qoder", ".qoder", "QODER_PROJECT_DIR")
 QODER_CN = ClaudeDialect("qoder-cn", ".qoder-cn", ".qoder", "QODERCN_PROJECT_DIR")
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import functools
 import re
+import shlex
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,6 +44,10 @@ MATCH_FIELDS = {
     "PreCompact": "trigger",
     "SubagentStart": "agent_type",
     "SubagentStop": "agent_type",
+    "PermissionDenied": "tool_name",
+    "Setup": "trigger",
+    "PostCompact": "trigger",
+    "UserPromptExpansion": "command_name",
 }
 SIMPLE_MATCHER = re.compile(r"[A-Za-z0-9_|]+")  # exact names, or a `|` list of them
 MAX_WORKSPACE_PATTERN = 256  # characters; real tool patterns are a few dozen
@@ -68,7 +74,12 @@ def check(matcher: str, source: str) -> tuple[bool, str | None]:
 
 
 def matches(spec: HookSpec, event: Mapping[str, Any]) -> bool:
-    """Whether `spec` applies to `event` (the rules in this module's docstring)."""
+    """Whether `spec` applies to `event`: its matcher (the rules in this module's
+    docstring), then its `if` rule (`condition_matches`)."""
+    return _matcher_matches(spec, event) and condition_matches(spec, event)
+
+
+def _matcher_matches(spec: HookSpec, event: Mapping[str, Any]) -> bool:
     field = MATCH_FIELDS.get(spec.hook_name)
     matcher = spec.matcher
     if field is None or matches_all(matcher):
@@ -85,11 +96,15 @@ def matches(spec: HookSpec, event: Mapping[str, Any]) -> bool:
     try:
         return pattern.search(text, timeout=MATCH_TIMEOUT) is not None
     except TimeoutError:
-        logger.warning(
-            "matcher of hook {!r} took over {}s: {}",
-            spec.name, MATCH_TIMEOUT, "runs (trusted)" if trusted else "skipped (workspace)",
-        )  # fmt: skip
-        return trusted
+        return _too_slow("matcher", spec.name, MATCH_TIMEOUT, trusted)
+
+
+def _too_slow(what: str, name: str, budget: float, trusted: bool) -> bool:
+    """What a search past its budget means: a match for a trusted source, not for a
+    workspace one (logged)."""
+    verdict = "runs (trusted)" if trusted else "skipped (workspace)"
+    logger.warning("{} of hook {!r} took over {}s: {}", what, name, budget, verdict)
+    return trusted
 
 
 @functools.lru_cache(maxsize=256)
@@ -99,3 +114,158 @@ def _compile(matcher: str) -> tuple[regex.Pattern[str] | None, str | None]:
         return regex.compile(matcher), None
     except (regex.error, ValueError, OverflowError, RecursionError) as exc:
         return None, str(exc)
+
+
+# -- `if`: a permission rule the tool call must match ------------------------------------
+#
+# Claude Code evaluates `if` on tool events only; elsewhere a hook that has one never runs.
+# A rule is `Tool` or `Tool(content)`: `Bash(git *)`, `Edit(*.ts)`, `Bash(npm run test:*)`.
+# Content is matched as a glob (`*` any text; for paths `*` stops at `/`, `**` does not)
+# against the tool's main argument: Bash's `command` (whole, and each of its subcommands
+# with `VAR=value` prefixes dropped), a file tool's path (whole, relative to `cwd`, and
+# the file name), WebFetch's `domain:` host. Content sandboxrun cannot read for a tool
+# matches: a hook runs too often rather than never. Bounded like matchers: a workspace
+# rule over `MAX_WORKSPACE_PATTERN` characters is skipped at discovery; a search past the
+# budget matches for a trusted source and does not for a workspace one.
+
+CONDITION_EVENTS = frozenset(
+    {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied"}
+)
+_RULE = re.compile(r"([^()\s]+)(?:\((.*)\))?", re.DOTALL)
+_PATH_FIELDS = {
+    "Read": "file_path", "Edit": "file_path", "Write": "file_path",
+    "MultiEdit": "file_path", "NotebookEdit": "notebook_path",
+    "Glob": "path", "Grep": "path",
+}  # fmt: skip
+MAX_SUBJECTS = 64  # subcommands of one Bash command looked at; beyond, the rule matches
+MAX_SPLIT = 1 << 16  # characters of a Bash command split into subcommands
+CONDITION_BUDGET = 0.5  # seconds for all the searches of one rule
+
+
+def check_condition(rule: str, source: str) -> tuple[bool, str | None]:
+    """(keep the hook, why it needs saying) for an `if` rule found at discovery."""
+    workspace = source in WORKSPACE_SOURCES
+    if workspace and len(rule) > MAX_WORKSPACE_PATTERN:
+        return False, f"longer than {MAX_WORKSPACE_PATTERN} characters (a workspace rule)"
+    if _RULE.fullmatch(rule.strip()) is None:
+        why = f"{rule[:40]!r} is not a permission rule like Bash(git *)"
+        return (False, why) if workspace else (True, f"{why}; runs for every tool call")
+    return True, None
+
+
+def condition_matches(spec: HookSpec, event: Mapping[str, Any]) -> bool:
+    """Whether the tool call of `event` satisfies `spec`'s `if` (None: always)."""
+    rule = spec.condition
+    if rule is None:
+        return True
+    trusted = spec.source not in WORKSPACE_SOURCES
+    if spec.hook_name not in CONDITION_EVENTS:
+        return False
+    parsed = _RULE.fullmatch(rule.strip())
+    if parsed is None:
+        return trusted
+    tool, content = parsed.group(1), parsed.group(2)
+    name = event.get("tool_name")
+    name = name if isinstance(name, str) else ""
+    if not (name == tool or ("*" in tool and _glob(tool, False).fullmatch(name))):
+        return False
+    if content is None or content.strip() in ("", "*"):
+        return True
+    tool_input = event.get("tool_input")
+    fields = tool_input if isinstance(tool_input, Mapping) else {}
+    subjects, paths = _subjects(name, content, fields, event.get("cwd"))
+    if subjects is None:
+        return True  # content sandboxrun cannot read for this tool: runs
+    try:
+        return _search(content, subjects, paths)
+    except TimeoutError:
+        return _too_slow("if", spec.name, CONDITION_BUDGET, trusted)
+
+
+def _subjects(
+    tool: str, content: str, fields: Mapping[str, Any], cwd: Any
+) -> tuple[list[str] | None, bool]:
+    """(the strings the content is matched against, whether they are paths), or None."""
+    if tool == "Bash":
+        command = fields.get("command")
+        return (_subcommands(command) if isinstance(command, str) else [""]), False
+    if tool in _PATH_FIELDS:
+        path = fields.get(_PATH_FIELDS[tool])
+        if not isinstance(path, str):
+            return [""], True
+        found = [path, path.rsplit("/", 1)[-1]]
+        if isinstance(cwd, str) and cwd and path.startswith(cwd.rstrip("/") + "/"):
+            found.append(path[len(cwd.rstrip("/")) + 1 :])
+        return found, True
+    if tool == "WebFetch" and content.startswith("domain:"):
+        url = fields.get("url")
+        if not isinstance(url, str):
+            return [""], False
+        host = url.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1].split(":")[0]
+        return [f"domain:{host}"], False
+    return None, False
+
+
+def _subcommands(command: str) -> list[str] | None:
+    """The command, and each command of a `&&`/`||`/`;`/`|` list without `VAR=x` prefixes."""
+    found = [command]
+    if len(command) > MAX_SPLIT:
+        return None
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    words: list[str] = []
+    try:
+        for token in lexer:
+            if token and set(token) <= set(";&|"):
+                found.append(" ".join(words))
+                words = []
+            elif words or not _ASSIGNMENT.fullmatch(token):
+                words.append(token)
+            if len(found) > MAX_SUBJECTS:
+                return None
+    except ValueError:  # unbalanced quotes: the whole command only
+        return found
+    found.append(" ".join(words))
+    return [f for f in found if f]
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+
+
+def _search(content: str, subjects: list[str], paths: bool) -> bool:
+    """Whether the glob `content` matches one of `subjects` (within the budget)."""
+    patterns = [content]
+    if not paths and content.endswith(":*"):  # the legacy prefix form: `npm run test:*`
+        patterns = [content[:-2] + "*"]
+    if not paths and patterns[0].endswith(" *"):  # `git *` matches a bare `git` too
+        patterns.append(patterns[0][:-2])
+    if paths:
+        bare = content.lstrip("/") if not content.startswith("~") else content
+        patterns.append(bare.removeprefix("./"))
+    deadline = time.monotonic() + CONDITION_BUDGET
+    for pattern in dict.fromkeys(patterns):
+        compiled = _glob(pattern, paths)
+        for subject in subjects:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            if compiled.fullmatch(subject, timeout=left) is not None:
+                return True
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _glob(pattern: str, paths: bool) -> regex.Pattern[str]:
+    """A glob as a regex: `**` any text, `*` any text (but `/` when `paths`)."""
+    star = "[^/]*" if paths else ".*"
+    parts = [regex.escape(p) for p in pattern.split("*")]
+    out = parts[0]
+    i = 1
+    while i < len(parts):
+        if paths and parts[i] == "" and i + 1 < len(parts):  # `**`
+            out += ".*" + parts[i + 1]
+            i += 2
+        else:
+            out += star + parts[i]
+            i += 1
+    return regex.compile(out, regex.DOTALL)

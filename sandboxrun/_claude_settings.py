@@ -15,6 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._claude_handler import MAX_TIMEOUT as MAX_TIMEOUT  # re-exported for tests
+from ._claude_handler import handler, not_run_reason, unicode_ok
 from ._claude_match import MATCH_FIELDS, SIMPLE_MATCHER, check, matches_all
 from ._dialect import escape_name, source_of, unique_mounts
 from ._types import Discovery, HookSpec, Skipped
@@ -25,7 +27,6 @@ if TYPE_CHECKING:
 # Levels the user controls; project and local files come with the workspace.
 _TRUSTED = frozenset({"user", "explicit"})
 MAX_SETTINGS_BYTES = 1 << 20  # a real settings file is a few kilobytes
-MAX_TIMEOUT = 3600  # seconds, as Settings.timeout
 
 
 def project_root(start: str, home: str, marker: str) -> str:
@@ -110,6 +111,7 @@ def discover(
     project = project_root(roots[0], home, dialect.project_dir)
     found: list[tuple[HookSpec, str, str]] = []  # (spec, its file, its JSON path)
     skipped: list[Skipped] = []
+    not_run: list[Skipped] = []  # handlers of other types than command: listed, never run
     disabled: set[str] = set()  # the sources whose files say disableAllHooks
     read: set[str] = set()
     for path, source, hooks_dir in settings_files(dialect, project, home, explicit):
@@ -144,14 +146,18 @@ def discover(
         for item in _entries(dialect, data, hook_name, template):
             if isinstance(item, str):
                 skipped.append(Skipped(shown, source, item))
+            elif item[0].kind != "command":
+                not_run.append(Skipped(shown, source, f"{item[1]}: {not_run_reason(item[0])}",
+                                       item[0]))  # fmt: skip
             else:
                 found.append((item[0], shown, item[1]))
     if disabled & _TRUSTED:
         return Discovery((), tuple(skipped))
     if disabled:
         found = [f for f in found if f[0].source in _TRUSTED]
+        not_run = [s for s in not_run if s.source in _TRUSTED]
     hooks = _once_per_source(found, skipped)
-    return Discovery(tuple(hooks), tuple(skipped))
+    return Discovery(tuple(hooks), (*skipped, *not_run))
 
 
 def _once_per_source(
@@ -162,9 +168,7 @@ def _once_per_source(
     hooks: list[HookSpec] = []
     for spec, path, where in found:
         for i, first in enumerate(hooks):
-            same = (first.source, first.hook_name, first.name) == (
-                spec.source, spec.hook_name, spec.name,
-            )  # fmt: skip
+            same = _identity(first) == _identity(spec)
             joined = _joined(first, spec) if same else None
             if joined is not None:
                 hooks[i] = joined
@@ -174,6 +178,11 @@ def _once_per_source(
         else:
             hooks.append(spec)
     return hooks
+
+
+def _identity(spec: HookSpec) -> tuple[Any, ...]:
+    """What makes two entries the same hook: where, when, what runs and how."""
+    return (spec.source, spec.hook_name, spec.argv, spec.condition, spec.run_async)
 
 
 def _joined(first: HookSpec, again: HookSpec) -> HookSpec | None:
@@ -285,7 +294,7 @@ def _entry(
     out: list[tuple[HookSpec, str] | str] = []
     if matcher is not None and not isinstance(matcher, str):
         return [f"{where}.matcher: must be a string"]
-    if matcher is not None and not _unicode(matcher):
+    if matcher is not None and not unicode_ok(matcher):
         return [f"{where}.matcher: not valid Unicode (a lone surrogate)"]
     if matcher is not None and event in MATCH_FIELDS:
         keep, problem = check(matcher, template.source)
@@ -298,64 +307,9 @@ def _entry(
         return [*out, f"{where}: has no hooks list"]
     for j, hook in enumerate(hooks):
         at = f"{where}.hooks[{j}]"
-        command, timeout, why = _hook_fields(hook)
-        if why is not None:
-            out.append(f"{at}: {why}")
-            continue
-        assert command is not None
-        spec = replace(
-            template,
-            hook_name=event,
-            name=command,
-            argv=("/bin/sh", "-c", command),
-            timeout=timeout,
-            matcher=matcher,
-        )
-        out.append((spec, at))
+        spec = handler(hook, event, replace(template, matcher=matcher))
+        out.append(f"{at}: {spec}" if isinstance(spec, str) else (spec, at))
     return out
-
-
-def _hook_fields(hook: Any) -> tuple[str | None, float | None, str | None]:
-    """(command, timeout in seconds, None) for a valid hook, else (None, None, why)."""
-    if not isinstance(hook, dict):
-        return None, None, "must be an object"
-    kind = hook.get("type")
-    if kind != "command":
-        if kind is None:
-            return None, None, 'has no type (only "command" is supported)'
-        return None, None, f'type {_brief(kind)} is not supported (only "command")'
-    command = hook.get("command")
-    if not isinstance(command, str) or not command.strip():
-        return None, None, "has no command string"
-    if not _unicode(command):
-        return None, None, "command is not valid Unicode (a lone surrogate)"
-    timeout = hook.get("timeout")
-    if timeout is None:
-        return command, None, None
-    # Compared before any float(): a 400-digit integer must not overflow; NaN fails `<`.
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        return None, None, f"timeout must be a number of seconds, not {_brief(timeout)}"
-    if not 0 < timeout <= MAX_TIMEOUT:
-        why = f"timeout must be more than 0 and at most {MAX_TIMEOUT} seconds"
-        return None, None, f"{why}, not {_brief(timeout)}"
-    return command, float(timeout), None
-
-
-def _unicode(text: str) -> bool:
-    """Whether `text` encodes to UTF-8 (no lone surrogate from a `\\ud800` escape)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _brief(value: Any) -> str:
-    """A short repr for a reason: a file's value may be 400 digits long."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
-        return f"an integer of {len(str(abs(value)))} digits"
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:30]}... (too long)"
 
 
 def _key_path(prefix: str, key: str) -> str:

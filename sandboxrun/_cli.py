@@ -28,6 +28,7 @@ from ._runner import DIALECTS, HookFactory, resolve_workspaces
 from ._session import failure_answer
 from ._settings import Settings, account_home, env_fail_closed
 from ._text import printable
+from ._types import HookSpec
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -228,21 +229,32 @@ def _cmd_list(args: argparse.Namespace) -> int:
     found = dialect.discover(args.hook, roots, args.home or account_home(), args.hooks_dir)
     if args.json:
         hooks = [
-            {"hook": h.hook_name, "path": h.name, "source": h.source, "matcher": h.matcher}
+            {"hook": h.hook_name, "path": h.name, "source": h.source, "matcher": h.matcher,
+             **_claude_options(h)}
             for h in found.hooks
-        ]
+        ]  # fmt: skip
         skipped = [{"path": s.path, "source": s.source, "reason": s.reason} for s in found.skipped]
         _emit({"agent": settings.agent, "hooks": hooks, "skipped": skipped})
         return 0
     print(f"hooks ({settings.agent}):" if found.hooks else f"no hooks found ({settings.agent})")
     for h in found.hooks:
         matcher = f"  [matcher {h.matcher}]" if h.matcher not in (None, "", "*") else ""
+        matcher += f"  [if {h.condition}]" if h.condition is not None else ""
+        matcher += "  [async: its answer decides nothing]" if h.run_async else ""
+        matcher += "  [once: runs every time, no session state]" if h.once else ""
         print(printable(f"  {h.hook_name:<16} {h.source:<9} {h.name}{matcher}"))
     if found.skipped:
         print("skipped:")
         for s in found.skipped:
             print(printable(f"  {s.path} ({s.source}): {s.reason}"))
     return 0
+
+
+def _claude_options(spec: HookSpec) -> dict[str, Any]:
+    """`if`, `async` and `once` of a hook that sets any (Claude family), for `list --json`."""
+    if spec.condition is None and not spec.run_async and not spec.once:
+        return {}
+    return {"if": spec.condition, "async": spec.run_async, "once": spec.once}
 
 
 def _cmd_images(args: argparse.Namespace) -> int:

@@ -42,7 +42,15 @@ HOOK_NAMES = (
     "UserPromptSubmit",
     "PreCompact",
     "Notification",
+    "TaskError",  # Cline's SDK/CLI (reference: "Cline's newer SDK/CLI")
+    "SessionShutdown",
 )
+# The extensions Cline's SDK accepts and the interpreter it runs each with, when the file
+# has no shebang or no exec bit (reference: "the interpreter comes from the shebang or
+# the extension, and no exec bit is needed there"). `.ts` needs a Node that strips types.
+INTERPRETERS = {".sh": "bash", ".py": "python3", ".js": "node", ".ts": "node"}
+# Accepted by the SDK on Windows only: named as a near-miss with its reason on Linux.
+_WINDOWS_ONLY = {".ps1": "a PowerShell hook"}
 CONTEXT_LIMIT = 50_000
 TRUNCATION_NOTE = "\n\n[... context truncated due to size limit ...]"
 # Cline's order of the common fields; the payload object comes last.
@@ -59,11 +67,12 @@ _BASE_FIELDS = (
 
 @dataclass(frozen=True, slots=True)
 class ClineDialect:
-    """Cline's legacy HookFactory protocol; `global_dir`/`workspace_dir` vary per fork."""
+    """Cline's HookFactory protocol; the folders vary per fork (each tuple in Cline's
+    order: the SDK's folder first, then the legacy one the VS Code extension reads)."""
 
     agent: str
-    global_dir: str  # relative to $HOME
-    workspace_dir: str  # relative to each workspace root
+    global_dirs: tuple[str, ...]  # relative to $HOME
+    workspace_dirs: tuple[str, ...]  # relative to each workspace root
     default_timeout: float = 30.0
     hook_names: tuple[str, ...] = HOOK_NAMES
     project_dir_var: str | None = None  # Cline hooks learn their roots from the event
@@ -83,10 +92,12 @@ class ClineDialect:
     def folders(
         self, workspaces: Sequence[str], home: str, explicit: Sequence[str] = ()
     ) -> list[tuple[str, str, str]]:
-        """(folder, source, workdir) in Cline's order: global first, then each root.
+        """(folder, source, workdir) in Cline's order: the global folders first, then
+        each root's folders (`.cline/hooks` before the legacy `.clinerules/hooks`). A
+        folder reached twice (one a symlink to the other) is listed once.
 
-        Explicit hook folders replace both: that is how a trusted global hook forwards
-        events to sandboxrun without sandboxrun finding (and re-running) itself.
+        Explicit hook folders replace all of them: that is how a trusted global hook
+        forwards events to sandboxrun without sandboxrun finding (and re-running) itself.
         """
         primary = workspaces[0] if workspaces else os.getcwd()
         if explicit:
@@ -95,9 +106,18 @@ class ClineDialect:
                 (d, source_of(d, workspaces, "explicit"), primary)
                 for d in map(os.path.abspath, explicit)
             ]
-        found = [(os.path.join(home, self.global_dir), "global", primary)]
-        found += [(os.path.join(r, self.workspace_dir), "workspace", r) for r in workspaces]
-        return found
+        found = [(os.path.join(home, d), "global", primary) for d in self.global_dirs]
+        found += [
+            (os.path.join(r, d), "workspace", r) for r in workspaces for d in self.workspace_dirs
+        ]
+        seen: set[str] = set()
+        unique = []
+        for folder in found:
+            real = os.path.realpath(folder[0])
+            if real not in seen:
+                seen.add(real)
+                unique.append(folder)
+        return unique
 
     def discover(
         self,
@@ -132,8 +152,7 @@ class ClineDialect:
                         hook_name=name,
                         name=escape_name(path),  # what reports show; argv has the path
                         source=source,
-                        # Cline spawns `/bin/sh -c '<path>'`: the shebang picks the interpreter.
-                        argv=("/bin/sh", "-c", shlex.quote(path)),
+                        argv=hook_argv(path, entry),
                         workdir=workdir,
                         mounts=unique_mounts([*workspaces, folder]),
                     )
@@ -196,14 +215,55 @@ class ClineDialect:
         }
 
 
-CLINE = ClineDialect("cline", "Documents/Cline/Hooks", ".clinerules/hooks")
-CARETI = ClineDialect("careti", "Documents/.agents/hooks", ".agents/hooks")
+CLINE = ClineDialect(
+    "cline", (".cline/hooks", "Documents/Cline/Hooks"), (".cline/hooks", ".clinerules/hooks")
+)
+# Careti's reference names only its own two folders: unchanged.
+CARETI = ClineDialect("careti", ("Documents/.agents/hooks",), (".agents/hooks",))
+
+
+def hook_argv(path: str, entry: str) -> tuple[str, ...]:
+    """How Cline starts a hook file: an extensionless hook, or an executable one that
+    starts with `#!`, through `/bin/sh -c '<path>'` (so the shebang picks the
+    interpreter, as Cline spawns it); any other `.sh`/`.py`/`.js`/`.ts` file by the
+    interpreter of its extension (`bash`, `python3`, `node`), no exec bit needed."""
+    ext = os.path.splitext(entry)[1]
+    if ext not in INTERPRETERS or (_executable(path) and _has_shebang(path)):
+        return ("/bin/sh", "-c", shlex.quote(path))
+    return (INTERPRETERS[ext], path)
+
+
+def _executable(path: str) -> bool:
+    try:
+        return bool(os.stat(path).st_mode & 0o111)
+    except OSError:
+        return False
+
+
+def _has_shebang(path: str) -> bool:
+    """Whether a regular file starts with `#!` (opened without blocking: a FIFO swapped
+    in after the check cannot stall discovery)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, 2) == b"#!"
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _classify(path: str, entry: str, wanted: Sequence[str]) -> tuple[str | None, str | None]:
-    """(hook name, None) for a hook; (name, reason) for a near-miss; (None, _) to ignore."""
-    stem = entry.split(".", 1)[0]
-    exact = entry if entry in wanted else None
+    """(hook name, None) for a hook; (name, reason) for a near-miss; (None, _) to ignore.
+
+    A hook is the file named exactly after the hook (executable: without the exec bit it
+    is a disabled hook), or that name with one of the SDK's extensions (`INTERPRETERS`;
+    the exec bit is not needed there)."""
+    stem, dot, ext = entry.partition(".")
+    ext = dot + ext
+    exact = stem if stem in wanted and (not ext or ext in INTERPRETERS) else None
     near = next((w for w in wanted if stem.lower() == w.lower()), None)
     if exact is None and near is None:
         return None, None
@@ -215,12 +275,15 @@ def _classify(path: str, entry: str, wanted: Sequence[str]) -> tuple[str | None,
         assert near is not None
         if stem != near:
             return near, f"name differs in case: the hook must be named exactly {near}"
-        return near, f"has an extension: on Linux the hook is the file named exactly {near}"
+        if ext in _WINDOWS_ONLY:
+            return near, f"{_WINDOWS_ONLY[ext]} ({near}{ext}): no PowerShell in the sandbox"
+        known = ", ".join(INTERPRETERS)
+        return near, f"extension {ext} is not one Cline runs: {near} alone, or with {known}"
     if stat.S_ISDIR(st.st_mode):
         return exact, "is a directory, not a file"
     if not stat.S_ISREG(st.st_mode):
         return exact, "is not a regular file"
-    if not st.st_mode & 0o111:
+    if not ext and not st.st_mode & 0o111:
         return exact, "not executable: a disabled hook (chmod +x to enable)"
     return exact, None
 

@@ -82,9 +82,14 @@ def exec_request(
         workdir=cwd if inside else root,  # where the agent started the hook, if mounted
         mounts=unique_mounts([root, *extra]),
         env=env,
-        timeout=settings.timeout or dialect.default_timeout,
+        # At most 60 s by default: below the agent's own deadline for the entry (current
+        # Claude Code: 600 s), so that sandboxrun, not the agent, ends a slow hook.
+        timeout=settings.timeout or min(dialect.default_timeout, EXEC_DEFAULT_TIMEOUT),
         label=" ".join(command)[:200],
     )
+
+
+EXEC_DEFAULT_TIMEOUT = 60.0
 
 
 def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> list[str]:
@@ -158,7 +163,7 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
     if isinstance(dialect, ClaudeDialect):
         agent = [os.path.join(home, dialect.user_dir, d) for d in ("hooks", "plugins")]
     elif isinstance(dialect, ClineDialect):
-        agent = [os.path.join(home, dialect.global_dir)]
+        agent = [os.path.join(home, d) for d in dialect.global_dirs]
     else:
         agent = []
     return [*agent, "/usr/local", *settings.hook_paths]

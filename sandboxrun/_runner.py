@@ -27,7 +27,7 @@ from ._hints import sandbox_wall
 from ._mounts import check_root, transcript_file
 from ._session import answer_event
 from ._settings import Settings, account_home
-from ._types import CombinedResult, Discovery, ExecRequest, HookOutcome, HookSpec
+from ._types import CombinedResult, Discovery, ExecRequest, HookOutcome, HookSpec, Skipped
 
 DIALECTS: dict[str, Dialect] = {
     "cline": CLINE,
@@ -113,9 +113,11 @@ class CombinedHookRunner:
         fail_closed: bool,
         parallel: int = 4,
         not_run: Sequence[HookOutcome] = (),
+        never_run: Sequence[Skipped] = (),
     ):
         self.runners, self.dialect, self.fail_closed = list(runners), dialect, fail_closed
         self.parallel, self.not_run = max(1, parallel), tuple(not_run)
+        self.never_run = tuple(never_run)  # handlers sandboxrun never runs (http...), reported
 
     @property
     def specs(self) -> list[HookSpec]:
@@ -140,14 +142,24 @@ class CombinedHookRunner:
         if outcomes:
             slowest = max(outcomes, key=lambda o: o.duration_ms)
             logger.info("slowest hook: {} ({} ms)", slowest.spec.name, slowest.duration_ms)
-        return CombinedResult(self.dialect.combine(outcomes, self.fail_closed), outcomes)
+        # Under fail-closed a handler that applies here but cannot be run (http, prompt...)
+        # is a hook that could not start: it blocks, naming itself; it stays in `notRun`.
+        unrun = tuple(
+            HookOutcome(spec=k.spec, status="error", error=f"not run: {k.reason}")
+            for k in self.never_run
+            if self.fail_closed and k.spec is not None
+        )
+        answer = self.dialect.combine(outcomes + unrun, self.fail_closed)
+        return CombinedResult(answer, outcomes, not_run=self.never_run)
 
 
 class NoOpHookRunner(CombinedHookRunner):
-    """Nothing to run: the answer of no hooks."""
+    """Nothing to run: the answer of no hooks (and the report of handlers never run)."""
 
-    def __init__(self, dialect: Dialect, fail_closed: bool = False) -> None:
-        super().__init__([], dialect, fail_closed)
+    def __init__(
+        self, dialect: Dialect, fail_closed: bool = False, never_run: Sequence[Skipped] = ()
+    ) -> None:
+        super().__init__([], dialect, fail_closed, never_run=never_run)
 
 
 def resolve_workspaces(
@@ -195,10 +207,16 @@ class HookFactory:
         self, hook_name: str, workspaces: Sequence[str], event: Mapping[str, Any] | None = None
     ) -> CombinedHookRunner:
         s = self.settings
-        found = self.discover(hook_name, workspaces).hooks
-        hooks = [h for h in found if self.dialect.matches(h, event or {})]
+        discovery = self.discover(hook_name, workspaces)
+        hooks = [h for h in discovery.hooks if self.dialect.matches(h, event or {})]
+        # Handlers of other types (http, prompt...) that apply here: never run, reported.
+        never_run = [
+            k for k in discovery.skipped
+            if k.spec is not None and k.spec.hook_name == hook_name
+            and self.dialect.matches(k.spec, event or {})
+        ]  # fmt: skip
         if not hooks:
-            return NoOpHookRunner(self.dialect, s.fail_closed)
+            return NoOpHookRunner(self.dialect, s.fail_closed, never_run)
         transcript = (
             transcript_file(event or {}, self.home, self.dialect.user_dir)
             if isinstance(self.dialect, ClaudeDialect)
@@ -217,7 +235,9 @@ class HookFactory:
             )
             for h in hooks[s.max_hooks :]
         ]
-        return CombinedHookRunner(runners, self.dialect, s.fail_closed, s.max_parallel, not_run)
+        return CombinedHookRunner(
+            runners, self.dialect, s.fail_closed, s.max_parallel, not_run, never_run
+        )
 
     def prepare(
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str] = ()

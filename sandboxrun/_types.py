@@ -53,6 +53,10 @@ class HookSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     timeout: float | None = None  # None: the settings' timeout
     matcher: str | None = None  # claude family: which tool/source/... the hook applies to
+    condition: str | None = None  # claude family: the `if` permission rule, e.g. Bash(git *)
+    run_async: bool = False  # claude family: `async`: the agent does not wait for its answer
+    once: bool = False  # claude family: `once` (sandboxrun has no session: runs every time)
+    kind: str = "command"  # claude family: the handler type; only `command` is ever run
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +66,9 @@ class Skipped:
     path: str
     source: str
     reason: str
+    # A handler that applies to events but is never run (an `http` hook...): `run` reports
+    # it beside the hooks of each event it matches.
+    spec: HookSpec | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,10 +112,19 @@ class CombinedResult:
 
     answer: Mapping[str, Any]  # the dialect's fields, e.g. cancel/contextModification
     outcomes: tuple[HookOutcome, ...]
+    not_run: tuple[Skipped, ...] = ()  # handlers for this event that are never run, and why
     # The answer was given at the event's overall deadline while work was still stuck:
     # a process should exit rather than wait for it.
     abandoned: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        """What `sandboxrun run` prints: the answer plus the per-hook report."""
-        return {**self.answer, "hooks": [o.report() for o in self.outcomes]}
+        """What `sandboxrun run` prints: the answer plus the per-hook report (and, when
+        there are any, the handlers it did not run: `notRun`)."""
+        document = {**self.answer, "hooks": [o.report() for o in self.outcomes]}
+        if self.not_run:
+            document["notRun"] = [
+                {"name": s.spec.name if s.spec else s.path, "source": s.source,
+                 "reason": s.reason}
+                for s in self.not_run
+            ]  # fmt: skip
+        return document

@@ -264,7 +264,7 @@ def test_request_fields(home, claude, ws) -> None:
     user, project = by_command[user_hook], by_command['"$CLAUDE_PROJECT_DIR"/p.sh']
     assert user.argv == ("/bin/sh", "-c", user_hook)
     assert project.argv == ("/bin/sh", "-c", '"$CLAUDE_PROJECT_DIR"/p.sh')
-    assert user.timeout == 5.0 and project.timeout == 60.0
+    assert user.timeout == 5.0 and project.timeout == 600.0  # current Claude Code
     assert user.mounts == (str(ws), str(home / ".claude/hooks"))
     assert project.mounts == (str(ws),)
     for req in (user, project):
@@ -373,7 +373,7 @@ def test_fail_closed_through_the_factory(home, ws) -> None:
     """With fail_closed, a timed-out guard denies the tool, naming the hook."""
     write(ws / ".claude/settings.json", hooks_doc("PreToolUse", (None, ["slow.sh"])))
     fake = backend({"slow.sh": result(exit_code=None, timed_out=True)})
-    settings = Settings.load(agent="claude", fail_closed=True)
+    settings = Settings.load(agent="claude", fail_closed=True, timeout=60)
     answer = flow(settings, fake, home, "PreToolUse", bash(ws)).answer
     assert (answer["blocked"], answer["permissionDecision"]) == (True, "deny")
     assert answer["reason"] == (
@@ -491,6 +491,10 @@ def test_matched_fields_are_the_references() -> None:
         "PreCompact": "trigger",
         "SubagentStart": "agent_type",
         "SubagentStop": "agent_type",
+        "PermissionDenied": "tool_name",
+        "Setup": "trigger",
+        "PostCompact": "trigger",
+        "UserPromptExpansion": "command_name",
     }
 
 
@@ -571,4 +575,5 @@ def test_prepare_input_states_the_hook_and_real_cwd() -> None:
 def test_variants_differ_only_in_data() -> None:
     """Qoder and Qoder CN are ClaudeDialect instances with other folders and variable."""
     assert type(QODER) is type(QODER_CN) is type(CLAUDE)
-    assert (QODER.hook_names, QODER.default_timeout) == (CLAUDE.hook_names, 60.0)
+    assert (QODER.hook_names, QODER.default_timeout) == (QODER_CN.hook_names, 60.0)
+    assert set(QODER.hook_names) < set(CLAUDE.hook_names)

@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from sandboxrun._claude import CLAUDE, HOOK_NAMES, QODER, QODER_CN, ClaudeDialect
+from sandboxrun._claude import (
+    CLASSIC_HOOK_NAMES,
+    CLAUDE,
+    HOOK_NAMES,
+    QODER,
+    QODER_CN,
+    ClaudeDialect,
+)
 from sandboxrun._runner import DIALECTS
 
 
@@ -418,12 +425,13 @@ GOOD = {"type": "command", "command": "good.sh"}
         (
             {"PreToolUse": [{"hooks": [GOOD, {"type": "prompt", "prompt": "ok?"}]}]},
             "hooks.PreToolUse[0].hooks[1]",
-            "type 'prompt' is not supported (only \"command\")",
+            "not run: a prompt hook (asks a model); sandboxrun runs only command hooks,"
+            " in the sandbox",
         ),
         (
             {"PreToolUse": [{"hooks": [GOOD, {"command": "x.sh"}]}]},
             "hooks.PreToolUse[0].hooks[1]",
-            'has no type (only "command" is supported)',
+            "has no type (one of \"command\", 'http', 'prompt', 'agent', 'mcp_tool')",
         ),
         (
             {"PreToolUse": [{"hooks": [GOOD, {"type": "command", "command": "x", "timeout": 0}]}]},
@@ -588,10 +596,12 @@ def test_agent_folders_and_variable(
 
 @pytest.mark.parametrize("name", ["claude", "qoder", "qoder-cn"])
 def test_registered_in_dialects(name: str) -> None:
-    """The three claude-family agents are registered, with a 60 s default and all events."""
+    """The three claude-family agents are registered: Qoder's with the classic 12 events
+    and 60 s, Claude Code with its current 29 events and 600 s."""
     dialect = DIALECTS[name]
     assert isinstance(dialect, ClaudeDialect)
     assert dialect.agent == name
-    assert dialect.default_timeout == 60.0
-    assert dialect.hook_names == HOOK_NAMES
-    assert len(HOOK_NAMES) == 12
+    current = name == "claude"
+    assert dialect.default_timeout == (600.0 if current else 60.0)
+    assert dialect.hook_names == (HOOK_NAMES if current else CLASSIC_HOOK_NAMES)
+    assert (len(HOOK_NAMES), len(CLASSIC_HOOK_NAMES)) == (29, 12)

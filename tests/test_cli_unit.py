@@ -122,7 +122,7 @@ def test_list_text(home, ws, make_hook, capsys) -> None:
     """`list` prints the hooks found and the files skipped, each with its reason."""
     g = make_hook(home / GLOBAL)
     w = make_hook(ws / LOCAL, "PostToolUse")
-    (ws / LOCAL / "PreToolUse.sh").write_text("#!/bin/sh\n")
+    (ws / LOCAL / "PreToolUse.ps1").write_text("#!/bin/sh\n")
     disabled = make_hook(ws / LOCAL, "TaskStart", mode=0o644)
     assert cli.main(["list", "--workspace", str(ws)]) == 0
     out, err = capsys.readouterr()
@@ -132,7 +132,7 @@ def test_list_text(home, ws, make_hook, capsys) -> None:
     assert lines[1].split() == ["PreToolUse", "global", str(g)]
     assert lines[2].split() == ["PostToolUse", "workspace", str(w)]
     assert lines[3] == "skipped:"
-    assert f"{ws / LOCAL / 'PreToolUse.sh'} (workspace): has an extension" in lines[4]
+    assert f"{ws / LOCAL / 'PreToolUse.ps1'} (workspace): a PowerShell hook" in lines[4]
     assert f"{disabled} (workspace): not executable" in lines[5]
     assert len(lines) == 6
 

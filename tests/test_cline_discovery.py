@@ -26,11 +26,15 @@ def roots(tmp_path: Path) -> list[str]:
 
 
 def test_folders_are_global_then_each_root_in_order(home: Path, roots: list[str]) -> None:
-    """The folders are the global one first, then `<root>/.clinerules/hooks` per root."""
+    """The global folders first (SDK's, then legacy), then each root's (`.cline/hooks`,
+    then the legacy `.clinerules/hooks`)."""
     folders = CLINE.folders(roots, str(home))
     assert folders == [
+        (str(home / ".cline/hooks"), "global", roots[0]),
         (str(home / GLOBAL), "global", roots[0]),
+        (os.path.join(roots[0], ".cline/hooks"), "workspace", roots[0]),
         (os.path.join(roots[0], LOCAL), "workspace", roots[0]),
+        (os.path.join(roots[1], ".cline/hooks"), "workspace", roots[1]),
         (os.path.join(roots[1], LOCAL), "workspace", roots[1]),
     ]
 
@@ -157,8 +161,7 @@ def _near_miss(folder: Path, kind: str) -> Path:
 @pytest.mark.parametrize(
     ("kind", "reason"),
     [
-        ("sh", "has an extension"),
-        ("ps1", "has an extension"),
+        ("ps1", "PowerShell"),
         ("case", "differs in case"),
         ("case-ext", "differs in case"),
         ("directory", "is a directory"),
@@ -178,7 +181,7 @@ def test_near_misses_are_reported_with_a_reason(home, roots, kind: str, reason: 
 
 def test_near_miss_in_the_global_folder_has_source_global(home, roots) -> None:
     """A near-miss in the global folder is reported with source global."""
-    path = _near_miss(home / GLOBAL, "sh")
+    path = _near_miss(home / GLOBAL, "ps1")
     [skip] = CLINE.discover("PreToolUse", roots, str(home)).skipped
     assert (skip.path, skip.source) == (str(path), "global")
 
@@ -187,7 +190,7 @@ def test_near_miss_reasons_name_the_exact_hook_name(home, roots) -> None:
     """Case and extension near-misses tell the user the exact name to use."""
     folder = Path(roots[0]) / LOCAL
     _near_miss(folder, "case")
-    _near_miss(folder, "sh")
+    (folder / "PreToolUse.sh.disabled").write_text("#!/bin/sh\n")
     skipped = CLINE.discover("PreToolUse", roots, str(home)).skipped
     assert len(skipped) == 2
     assert all("PreToolUse" in s.reason for s in skipped)
@@ -197,11 +200,11 @@ def test_a_hook_beside_its_near_misses_still_runs(home, roots, make_hook) -> Non
     """A valid hook is found even when near-misses sit next to it."""
     folder = Path(roots[0]) / LOCAL
     hook = make_hook(folder)
-    _near_miss(folder, "sh")
+    _near_miss(folder, "case")
     _near_miss(folder, "ps1")
     found = CLINE.discover("PreToolUse", roots, str(home))
     assert [h.name for h in found.hooks] == [str(hook)]
-    assert sorted(Path(s.path).name for s in found.skipped) == ["PreToolUse.ps1", "PreToolUse.sh"]
+    assert sorted(Path(s.path).name for s in found.skipped) == ["PreToolUse.ps1", "pretooluse"]
 
 
 @pytest.mark.parametrize(
@@ -301,19 +304,20 @@ def test_discover_none_lists_every_hook_name(home, roots, make_hook) -> None:
     folder = Path(roots[0]) / LOCAL
     for name in HOOK_NAMES:
         make_hook(folder, name)
-    make_hook(folder, "TaskStart.py")
+    make_hook(folder, "TaskStart.rb")
     found = CLINE.discover(None, roots, str(home))
     assert sorted(h.hook_name for h in found.hooks) == sorted(HOOK_NAMES)
     assert all(h.name == str(folder / h.hook_name) for h in found.hooks)
     [skip] = found.skipped
-    assert skip.path == str(folder / "TaskStart.py")
+    assert skip.path == str(folder / "TaskStart.rb")
 
 
 def test_hook_names_are_clines() -> None:
-    """The known hook names are Cline's nine, Notification included."""
+    """The known hook names are Cline's nine, and the SDK's TaskError and SessionShutdown."""
     assert set(HOOK_NAMES) == {
         "TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "PreToolUse",
         "PostToolUse", "UserPromptSubmit", "PreCompact", "Notification",
+        "TaskError", "SessionShutdown",
     }
 
 

@@ -98,13 +98,13 @@ def test_list_names_hooks_and_near_misses(workspace: Path, hook: HookWriter) -> 
     """`list` shows the hook and explains the files it skipped."""
     hook("true")
     (workspace / ".clinerules" / "hooks" / "PostToolUse").write_text("#!/bin/sh\n")
-    (workspace / ".clinerules" / "hooks" / "TaskStart.sh").write_text("#!/bin/sh\n")
+    (workspace / ".clinerules" / "hooks" / "TaskStart.ps1").write_text("#!/bin/sh\n")
     done = sandboxrun("list", "--workspace", str(workspace), "--json")
     listing = json.loads(done.stdout)
     assert [h["hook"] for h in listing["hooks"]] == ["PreToolUse"]
     reasons = {Path(s["path"]).name: s["reason"] for s in listing["skipped"]}
     assert "not executable" in reasons["PostToolUse"]
-    assert "extension" in reasons["TaskStart.sh"]
+    assert "PowerShell" in reasons["TaskStart.ps1"]
 
 
 def test_no_hooks_needs_no_engine(tmp_path: Path) -> None:

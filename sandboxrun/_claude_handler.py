@@ -1,0 +1,135 @@
+"""One handler of a Claude-family settings entry (`{"type": "command", ...}`), checked.
+
+Current Claude Code (reference/claude-hooks.md, "beyond the classic semantics"):
+
+- `type`: only `command` is run. `http`, `prompt`, `agent` and `mcp_tool` handlers are
+  kept as not-run specs (`kind`), so `list` and `run` name them with the reason.
+- `command` is a shell string (`/bin/sh -c`, or `bash -c` with `shell: "bash"`); with
+  `args` (a list of strings) it is the program, run with those arguments as its argv,
+  no shell: `$HOME` or spaces in an argument reach the hook literally.
+  `shell: "powershell"` is not run (no PowerShell in the sandbox).
+- `if`: a permission rule (`_claude_match.condition_matches`); checked here like a matcher.
+- `async`: the agent does not wait for it and its answer decides nothing. `run` runs it
+  to completion within its timeout (no process outlives `run`) and drops its answer.
+- `once`: once per session. sandboxrun keeps no session state: such a hook runs every
+  time (for a guard, the safe reading).
+- `timeout` in seconds, more than 0 and at most `MAX_TIMEOUT`.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+from typing import Any
+
+from ._claude_match import CONDITION_EVENTS, check_condition
+from ._types import HookSpec
+
+MAX_TIMEOUT = 3600  # seconds, as Settings.timeout
+NOT_RUN = {
+    "http": "an http hook (POSTs the event to a URL)",
+    "prompt": "a prompt hook (asks a model)",
+    "agent": "an agent hook (runs a subagent)",
+    "mcp_tool": "an mcp_tool hook (calls an MCP server's tool)",
+}
+
+
+def not_run_reason(spec: HookSpec) -> str:
+    """Why a not-run handler is not run, in one sentence."""
+    if spec.kind == "powershell":
+        return 'not run: shell "powershell" (there is no PowerShell in the sandbox)'
+    what = NOT_RUN.get(spec.kind, f"a {spec.kind} hook")
+    return f"not run: {what}; sandboxrun runs only command hooks, in the sandbox"
+
+
+def handler(hook: Any, event: str, template: HookSpec) -> HookSpec | str:
+    """The spec of one handler (a not-run one has `kind` != "command"), or why it is
+    invalid."""
+    if not isinstance(hook, dict):
+        return "must be an object"
+    kind = hook.get("type")
+    if kind is None:
+        return f'has no type (one of "command", {", ".join(map(repr, NOT_RUN))})'
+    if kind in NOT_RUN:
+        label = hook.get("url") or hook.get("prompt") or hook.get("tool") or kind
+        name = label if isinstance(label, str) and unicode_ok(label) else kind
+        return replace(template, hook_name=event, name=f"{kind}: {name[:200]}", kind=kind)
+    if kind != "command":
+        return f"type {brief(kind)} is unknown"
+    fields = _command(hook)
+    if isinstance(fields, str):
+        return fields
+    options = _options(hook, event, template.source)
+    if isinstance(options, str):
+        return options
+    return replace(template, hook_name=event, **fields, **options)
+
+
+def _command(hook: dict[str, Any]) -> dict[str, Any] | str:
+    """name, argv (and kind for powershell) from `command`, `args` and `shell`."""
+    command = hook.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return "has no command string"
+    if not unicode_ok(command) or "\0" in command:
+        return "command is not valid Unicode text (a lone surrogate or a NUL)"
+    args = hook.get("args")
+    if args is not None:
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            return "args must be a list of strings"
+        if not all(unicode_ok(a) and "\0" not in a for a in args):
+            return "args must be valid Unicode text (no lone surrogate, no NUL)"
+        argv = (command, *args)
+        return {"name": shlex.join(argv), "argv": argv}
+    shell = hook.get("shell")
+    if shell == "powershell":
+        return {"name": command, "argv": (), "kind": "powershell"}
+    if shell not in (None, "bash", "sh"):
+        return f'shell must be "bash" or "powershell", not {brief(shell)}'
+    return {"name": command, "argv": ("bash" if shell == "bash" else "/bin/sh", "-c", command)}
+
+
+def _options(hook: dict[str, Any], event: str, source: str) -> dict[str, Any] | str:
+    """timeout, condition, run_async and once, range- and type-checked."""
+    out: dict[str, Any] = {}
+    timeout = hook.get("timeout")
+    if timeout is not None:
+        # Compared before any float(): a 400-digit integer must not overflow; NaN fails `<`.
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+            return f"timeout must be a number of seconds, not {brief(timeout)}"
+        if not 0 < timeout <= MAX_TIMEOUT:
+            why = f"timeout must be more than 0 and at most {MAX_TIMEOUT} seconds"
+            return f"{why}, not {brief(timeout)}"
+        out["timeout"] = float(timeout)
+    for key, field in (("async", "run_async"), ("once", "once")):
+        value = hook.get(key)
+        if value is not None and not isinstance(value, bool):
+            return f"{key} must be true or false, not {brief(value)}"
+        out[field] = value is True
+    rule = hook.get("if")
+    if rule is not None:
+        if not isinstance(rule, str) or not unicode_ok(rule):
+            return "if must be a string (a permission rule like Bash(git *))"
+        if event not in CONDITION_EVENTS:
+            return f"has an if on {event}: Claude Code runs such a hook only on tool events"
+        keep, problem = check_condition(rule, source)
+        if not keep:
+            return f"if: {problem}"
+        out["condition"] = rule
+    return out
+
+
+def unicode_ok(text: str) -> bool:
+    """Whether `text` encodes to UTF-8 (no lone surrogate from a `\\ud800` escape)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def brief(value: Any) -> str:
+    """A short repr for a reason: a file's value may be 400 digits long."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}... (too long)"
