@@ -235,6 +235,7 @@ class _Run:
         self.total = 0
         self.truncated = False
         self.timed_out = False
+        self.deadline_fired = False
         self.killed_reason: str | None = None
         self.sock: Any = None
 
@@ -259,6 +260,9 @@ class _Run:
             finally:
                 timer.cancel()
                 watchdog.cancel()
+            # The stream can end (the kill worked) before the kill's own answer reaches
+            # the timer thread: wait for it, or `timed_out` is read before it is set.
+            timer.join(timeout=STREAM_GRACE)
             duration_ms = int((time.monotonic() - self.created) * 1000)
         finally:
             self._hang_up()
@@ -273,7 +277,11 @@ class _Run:
             stdout=bytes(self.stdout),
             stderr=bytes(self.stderr),
             duration_ms=duration_ms,
-            timed_out=self.timed_out or deadline_reached(exit_code, self.stderr),
+            # A kill whose answer never came, or came as an error, still ended the run:
+            # a SIGKILL after our deadline fired is ours, not the hook's own exit 137.
+            timed_out=self.timed_out
+            or (self.deadline_fired and exit_code == 137 and not oom)
+            or deadline_reached(exit_code, self.stderr),
             start_error=start_error(exit_code, self.stderr),
             oom_killed=oom,
             output_truncated=self.truncated,
@@ -307,12 +315,13 @@ class _Run:
                 threading.Thread(target=self._kill, daemon=True).start()
 
     def _deadline(self) -> None:
+        self.deadline_fired = True
         self.timed_out = self._kill()
 
     def _kill(self) -> bool:
         """SIGKILL the container; True if it was still running."""
         try:
-            self.b.api.kill(self.cid, signal="SIGKILL")
+            retry_engine(self.b.api.kill)(self.cid, signal="SIGKILL")
             return True
         except Exception as exc:  # already exited, or gone
             logger.debug("kill {}: {}", self.cid[:12], exc)
