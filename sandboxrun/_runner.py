@@ -24,6 +24,7 @@ from ._cline import CARETI, CLINE
 from ._dialect import WORKSPACE_SOURCES, Dialect
 from ._errors import SandboxrunError
 from ._mounts import check_root
+from ._preflight import check_hook
 from ._session import answer_event
 from ._settings import Settings, account_home
 from ._types import CombinedResult, Discovery, ExecRequest, HookOutcome, HookSpec
@@ -76,6 +77,10 @@ class HookRunner:
         )
         started = time.monotonic()
         try:
+            missing = check_hook(spec, self.backend)
+            if missing is not None:  # it would exit 127 inside: never a silent allow
+                logger.error("hook {} not run: {}", spec.name, missing)
+                return HookOutcome(spec=spec, status="error", error=f"not run: {missing}")
             result = self.backend.run(request)
         except SandboxrunError as exc:
             logger.error("hook {} could not run: {}", spec.name, exc)
