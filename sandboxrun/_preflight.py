@@ -206,18 +206,29 @@ class _Check:
         head = shebang(path)
         return self.interpreter(head, path) if head else None
 
-    def mounted(self, path: str) -> bool | None:
+    def mounted(self, path: str, hops: int = 8) -> bool | None:
         """True: under a mount (and so is what it links to); False: outside every mount
-        and not in the image; None: in the image, or not known."""
-        inside = [(m, r) for m, r in self.mounts if Path(path).is_relative_to(m)]
-        if not inside:
+        and not in the image; None: in the image, or not known.
+
+        A link is followed one hop at a time, as the container will: a mounted
+        `.venv/bin/python` -> /usr/bin/python3.11 leads into the image, not the host."""
+        if not self.under(path):
             return False if self.tools.has(path) is False else None
-        real = os.path.realpath(path)
-        if any(Path(real).is_relative_to(r) for _, r in self.mounts):
-            return True
-        # A link out of the mounts (`.venv/bin/python` -> /usr/bin/python3.11) points,
-        # inside, into the image.
-        return False if self.tools.has(real) is False else None
+        parent = os.path.realpath(os.path.dirname(path))
+        here = os.path.join(parent, os.path.basename(path))
+        if not self.under(parent):
+            return False if self.tools.has(here) is False else None
+        if os.path.islink(here):
+            if not hops:
+                return None
+            target = os.path.normpath(os.path.join(parent, os.readlink(here)))
+            return self.mounted(target, hops - 1)
+        return True
+
+    def under(self, path: str) -> bool:
+        return any(
+            Path(path).is_relative_to(m) or Path(path).is_relative_to(r) for m, r in self.mounts
+        )
 
     def interpreter(self, head: list[str], path: str) -> str | None:
         program, arg = head
@@ -250,8 +261,11 @@ def _skip_wrappers(words: list[str]) -> list[str]:
         elif word == "env":
             i += 1
             while i < len(words) and words[i].startswith("-"):
-                if words[i].startswith(("-S", "--split", "-C", "--chdir")):
+                if words[i].startswith(("-C", "--chdir")):
                     return []
+                if words[i] in ("-S", "--split-string") and i + 1 < len(words):
+                    # One argument, split by env: `#!/usr/bin/env -S uv run --script`.
+                    words = [*words[: i + 1], *words[i + 1].split(), *words[i + 2 :]]
                 i += 2 if words[i] in ("-u", "--unset") else 1
         else:
             break
