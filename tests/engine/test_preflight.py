@@ -154,3 +154,15 @@ def test_image_probe_once_then_cached(engine: DockerBackend, tmp_path: Path) -> 
     again = DockerBackend(engine.settings, client=engine.client, cache_dir=str(tmp_path))
     again.run = None  # type: ignore[method-assign,assignment]  # a probe would fail
     assert again.image_tools() == tools
+
+
+def test_doctor_names_a_hook_that_will_not_run(hook: HookWriter, workspace: Path) -> None:
+    """`doctor` in a workspace fails on a hook whose interpreter the image lacks, naming it."""
+    hook("true", shebang="#!/usr/bin/env nosuchlang")
+    workspace.chmod(0o755)
+    done = subprocess.run(
+        cli("doctor"), capture_output=True, text=True, cwd=workspace, timeout=120
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    [line] = [ln for ln in done.stdout.splitlines() if ln.startswith("FAIL")]
+    assert "hook PreToolUse" in line and "`nosuchlang`" in line
