@@ -214,16 +214,13 @@ class _Check:
         `.venv/bin/python` -> /usr/bin/python3.11 leads into the image, not the host."""
         if not self.under(path):
             return False if self.tools.has(path) is False else None
-        parent = os.path.realpath(os.path.dirname(path))
-        here = os.path.join(parent, os.path.basename(path))
-        if not self.under(parent):
-            return False if self.tools.has(here) is False else None
-        if os.path.islink(here):
-            if not hops:
-                return None
-            target = os.path.normpath(os.path.join(parent, os.readlink(here)))
+        real = os.path.realpath(path)
+        if self.under(real):
+            return True
+        if os.path.islink(path) and hops:
+            target = os.path.normpath(os.path.join(os.path.dirname(path), os.readlink(path)))
             return self.mounted(target, hops - 1)
-        return True
+        return False if self.tools.has(real) is False else None
 
     def under(self, path: str) -> bool:
         return any(

@@ -178,3 +178,10 @@ def test_tools_lookup(tmp_path: Path) -> None:
     t: ImageTools = TOOLS
     assert (t.has("/usr/bin/jq"), t.has("/usr/bin/node"), t.has("/tmp/x")) == (True, False, False)
     assert (t.has("/home/me/x"), t.has("/opt/hooks/x.py"), t.has("/bin/x/y")) == (False, None, None)
+
+
+def test_a_file_mounted_alone(tmp_path: Path) -> None:
+    """A hook file mounted by itself (exec's way for a file in a system folder) is mounted."""
+    guard = script(tmp_path / "guard", "#!/bin/sh")
+    got = missing((str(guard),), str(tmp_path), (str(guard),), {}, TOOLS)
+    assert got is None
