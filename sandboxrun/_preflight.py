@@ -200,7 +200,8 @@ class _Check:
         path = os.path.normpath(os.path.join(self.workdir, word))
         mounted = self.mounted(path)
         if mounted is False:
-            return f"{role}{path} is not mounted"
+            link = f" (it links to {os.readlink(path)})" if os.path.islink(path) else ""
+            return f"{role}{path} is not mounted{link}"
         if mounted is None:
             return None
         head = shebang(path)

@@ -137,9 +137,9 @@ def test_link_out_of_the_mounts(ws: Path, tmp_path: Path) -> None:
     (ws / "hooks" / "out").symlink_to(outside)
     (ws / "hooks" / "py").symlink_to("/usr/bin/python3")  # a venv's python
     (ws / "hooks" / "node").symlink_to("/usr/bin/node")
-    assert check(str(ws / "hooks" / "out"), ws) == f"{ws}/hooks/out is not mounted"
+    assert check(str(ws / "hooks" / "out"), ws) == f"{ws}/hooks/out is not mounted (it links to {outside})"
     assert check(f"{ws}/hooks/py -V", ws) is None
-    assert check(f"{ws}/hooks/node -v", ws) == f"{ws}/hooks/node is not mounted"
+    assert check(f"{ws}/hooks/node -v", ws) == f"{ws}/hooks/node is not mounted (it links to /usr/bin/node)"
 
 
 def test_runner_reports_error_and_never_runs(tmp_path: Path, home: Path, make_hook) -> None:  # type: ignore[no-untyped-def]
