@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from ._image_tools import ImageTools
 from ._types import ExecRequest, ExecResult
 
 
@@ -21,16 +22,25 @@ class Backend(Protocol):
     def run(self, request: ExecRequest) -> ExecResult:
         """Run once. Hook behaviour is data in the result; our failures raise."""
 
+    def image_tools(self) -> ImageTools | None:
+        """What the image holds (`_image_tools`), or None: unknown, checks skipped."""
+
 
 class FakeBackend:
     """Answers every request with `handler(request)`; records what it was asked."""
 
-    def __init__(self, handler: Callable[[ExecRequest], ExecResult]) -> None:
+    def __init__(
+        self, handler: Callable[[ExecRequest], ExecResult], tools: ImageTools | None = None
+    ) -> None:
         self._handler = handler
+        self._tools = tools  # None: the image is unknown, so no preflight check fails
         self.requests: list[ExecRequest] = []
 
     def check(self) -> None:
         return None
+
+    def image_tools(self) -> ImageTools | None:
+        return self._tools
 
     def run(self, request: ExecRequest) -> ExecResult:
         self.requests.append(request)

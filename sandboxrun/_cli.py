@@ -23,6 +23,7 @@ from ._docker import DockerBackend
 from ._engine import connect
 from ._errors import ConfigError, SandboxrunError
 from ._exec import exec_request, run_exec, sandbox_failure
+from ._preflight import check_discovered
 from ._reaper import reap
 from ._runner import DIALECTS, HookFactory, resolve_workspaces
 from ._session import failure_answer
@@ -227,22 +228,31 @@ def _cmd_list(args: argparse.Namespace) -> int:
     dialect = DIALECTS[settings.agent]
     roots = resolve_workspaces({}, args.workspace, dialect, settings.allowed_roots)
     found = dialect.discover(args.hook, roots, args.home or account_home(), args.hooks_dir)
+    # Whether each hook can start in the image: needs the engine, once per image.
+    problems, unchecked = check_discovered(found.hooks, DockerBackend(settings))
     if args.json:
         hooks = [
-            {"hook": h.hook_name, "path": h.name, "source": h.source, "matcher": h.matcher,
-             **_claude_options(h)}
-            for h in found.hooks
+            {
+                "hook": h.hook_name, "path": h.name, "source": h.source, "matcher": h.matcher,
+                "runnable": None if unchecked else why is None, "why": why,
+                **_claude_options(h),
+            }
+            for h, why in zip(found.hooks, problems, strict=True)
         ]  # fmt: skip
         skipped = [{"path": s.path, "source": s.source, "reason": s.reason} for s in found.skipped]
-        _emit({"agent": settings.agent, "hooks": hooks, "skipped": skipped})
+        _emit({"agent": settings.agent, "hooks": hooks, "skipped": skipped, "check": unchecked})
         return 0
     print(f"hooks ({settings.agent}):" if found.hooks else f"no hooks found ({settings.agent})")
-    for h in found.hooks:
+    for h, why in zip(found.hooks, problems, strict=True):
         matcher = f"  [matcher {h.matcher}]" if h.matcher not in (None, "", "*") else ""
         matcher += f"  [if {h.condition}]" if h.condition is not None else ""
         matcher += "  [async: its answer decides nothing]" if h.run_async else ""
         matcher += "  [once: runs every time, no session state]" if h.once else ""
         print(printable(f"  {h.hook_name:<16} {h.source:<9} {h.name}{matcher}"))
+        if why:
+            print(printable(f"    will not run: {why}"))
+    if unchecked:
+        print(printable(f"  ({unchecked})"))
     if found.skipped:
         print("skipped:")
         for s in found.skipped:

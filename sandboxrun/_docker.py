@@ -29,10 +29,12 @@ from docker.types import LogConfig, Mount, Ulimit
 from docker.utils.socket import STDOUT, frames_iter
 from loguru import logger
 
+from . import _settings
 from ._engine import connect, engine_errors, retry_engine
 from ._errors import ConfigError, RuntimeMissing, SandboxrunError
 from ._helper import Helper, deadline_reached, image_helper, start_error
 from ._helper import command as helper_command
+from ._image_tools import ImageTools, image_tools
 from ._mounts import HOOK_HOME, home_cover, system_reason, under
 from ._network import ensure_network
 from ._owner import owner_labels
@@ -58,8 +60,12 @@ MASKED_PATHS = [
 class DockerBackend:
     """Runs each `ExecRequest` in its own container, then removes it."""
 
-    def __init__(self, settings: Settings, client: Any = None) -> None:
+    def __init__(
+        self, settings: Settings, client: Any = None, cache_dir: str | None = None
+    ) -> None:
         self.settings = settings
+        # Where the image's listing is kept between runs (`_image_tools`).
+        self.cache_dir = cache_dir or os.path.join(_settings.account_home(), ".cache", "sandboxrun")
         self._client = client  # connected on first use: building a backend never fails
         self.run_id = uuid.uuid4().hex
         self._count = 0
@@ -69,6 +75,9 @@ class DockerBackend:
         self._helper: Helper | bool | None = False  # the image's helper; False: unknown
         self._checked = False
         self._network_id: str | None = None
+        self._image_id = ""
+        self._tools: dict[str, ImageTools | None] = {}  # by image id
+        self._tools_lock = threading.Lock()  # one probe, however many hooks ask at once
 
     @property
     def client(self) -> Any:
@@ -125,6 +134,17 @@ class DockerBackend:
                 with self._lock:
                     self._active.discard(cid)
 
+    def image_tools(self) -> ImageTools | None:
+        """What the image holds: from memory, the disk cache, else one probe container
+        (per image id, so a rebuilt image is probed afresh). None: the probe failed."""
+        self.check()
+        with self._tools_lock:
+            image_id = self._image_id
+            if image_id not in self._tools:
+                found = image_tools(self.run, self.settings.image, image_id, self.cache_dir)
+                self._tools[image_id] = found
+            return self._tools[image_id]
+
     def abort(self) -> None:
         """Remove every container of a run still in flight (we are being stopped)."""
         with self._lock:
@@ -138,6 +158,7 @@ class DockerBackend:
         if self._helper is False:
             with engine_errors(self.settings.docker_host, self.settings.image):
                 image = retry_engine(self.api.inspect_image)(self.settings.image)
+            self._image_id = str(image.get("Id") or "")
             labels = (image.get("Config") or {}).get("Labels") or {}
             self._helper = image_helper(labels, self.settings.runtime)
         return self._helper if isinstance(self._helper, Helper) else None

@@ -11,10 +11,12 @@ import tempfile
 import uuid
 from collections.abc import Callable
 
+from . import _settings
 from ._docker import DockerBackend
 from ._engine import DEFAULT_ADDRESS
 from ._errors import SandboxrunError
 from ._helper import PROTOCOL_LABEL, Helper
+from ._preflight import check_discovered
 from ._settings import Settings, parse_size
 from ._types import ExecRequest
 
@@ -174,6 +176,29 @@ def confinement_checks(
     return out
 
 
+def hook_checks(settings: Settings, backend: DockerBackend) -> list[tuple[bool | None, str, str]]:
+    """Whether each hook of the current directory can start in the image (`_preflight`)."""
+    from ._runner import DIALECTS, resolve_workspaces  # the runner is above the doctor
+
+    dialect = DIALECTS[settings.agent]
+    try:
+        roots = resolve_workspaces({}, (), dialect, settings.allowed_roots)
+    except SandboxrunError as exc:
+        return [(None, "hooks here", f"not checked: {exc}")]
+    found = dialect.discover(None, roots, _settings.account_home()).hooks
+    problems, unchecked = check_discovered(found, backend)
+    if unchecked:
+        return [(None, "hooks here", unchecked)]
+    out: list[tuple[bool | None, str, str]] = [
+        (False, f"hook {h.hook_name} {h.name}", f"will not run: {why}")
+        for h, why in zip(found, problems, strict=True)
+        if why
+    ]
+    if not out:
+        out.append((True, "hooks here", f"{len(found)} {settings.agent} hook(s), each can start"))
+    return out
+
+
 def doctor(settings: Settings) -> int:
     """Print one pass/FAIL line per check; 0 if all pass, 1 otherwise."""
     lines: list[tuple[bool | None, str, str]] = []
@@ -197,6 +222,7 @@ def doctor(settings: Settings) -> int:
         backend.check()
         lines.append((True, "image", f"{settings.image} present"))
         lines += confinement_checks(settings, probe(backend), backend._seccomp_helper())
+        lines += hook_checks(settings, backend)
     except SandboxrunError as exc:
         lines.append((False, "sandbox", str(exc)))
     for ok, what, detail in lines:

@@ -6,10 +6,11 @@ entry `"command": "./hooks/guard.sh"` becomes `"command": "sandboxrun exec --
 stdout, stderr and the exit code come back unchanged (2 stays 2).
 
 When the sandbox, not the hook, ends the run (deadline, out of memory, output cap,
-engine failure, a hook it could not start; under fail-closed also exit 126/127, a
-command that could not be run or found), the agent gets a non-blocking error: exit 1 and one line on
-stderr. With fail-closed it gets a block in its own terms instead: exit 2 with the
-reason on stderr for the claude family, `{"cancel": true, ...}` on stdout for Cline's.
+engine failure, a hook it could not start, an interpreter or script the sandbox lacks
+(`_preflight`); under fail-closed also exit 126/127, a command that could not be run
+or found), the agent gets a non-blocking error: exit 1 and one line on stderr. With
+fail-closed it gets a block in its own terms instead: exit 2 with the reason on stderr
+for the claude family, `{"cancel": true, ...}` on stdout for Cline's.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ._dialect import Dialect, sandbox_ending, unique_mounts
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import sandbox_wall
 from ._mounts import check_root, hook_mount, mountable_file, transcript_file, under
+from ._preflight import image_tools_of, missing
 from ._runner import DIALECTS
 from ._settings import Settings, account_home
 from ._types import ExecRequest, ExecResult
@@ -174,6 +176,11 @@ def run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exec
     missing runtime always blocks; other engine failures block under fail-closed."""
     try:
         backend.check()
+        tools = image_tools_of(backend)
+        r = request
+        why = missing(r.argv, r.workdir, r.mounts, r.env, tools) if tools else None
+        if why is not None:  # it would exit 127 inside: a sandbox failure, never an allow
+            return sandbox_failure(settings, f"the hook cannot start: {why}")
         result = backend.run(request)
     except EngineError as exc:
         if isinstance(exc, RuntimeMissing):

@@ -25,6 +25,7 @@ from ._dialect import WORKSPACE_SOURCES, Dialect
 from ._errors import SandboxrunError
 from ._hints import sandbox_wall
 from ._mounts import check_root, transcript_file
+from ._preflight import check_hook
 from ._session import answer_event
 from ._settings import Settings, account_home
 from ._types import CombinedResult, Discovery, ExecRequest, HookOutcome, HookSpec, Skipped
@@ -77,6 +78,10 @@ class HookRunner:
         )
         started = time.monotonic()
         try:
+            missing = check_hook(spec, self.backend)
+            if missing is not None:  # it would exit 127 inside: never a silent allow
+                logger.error("hook {} not run: {}", spec.name, missing)
+                return HookOutcome(spec=spec, status="error", error=f"not run: {missing}")
             result = self.backend.run(request)
         except SandboxrunError as exc:
             logger.error("hook {} could not run: {}", spec.name, exc)

@@ -22,6 +22,7 @@ from sandboxrun import (
     Settings,
 )
 from sandboxrun._cline import CLINE
+from sandboxrun._image_tools import ImageTools
 from tests.conftest import user_config
 
 GLOBAL = Path("Documents/Cline/Hooks")
@@ -72,6 +73,7 @@ def engine(monkeypatch: pytest.MonkeyPatch, fake: Callable[..., FakeBackend]):  
         default: Any = None,
         error: Exception | None = None,
         check_error: Exception | None = None,
+        tools: ImageTools | None = None,
     ) -> Engine:
         seen = Engine()
 
@@ -91,6 +93,9 @@ def engine(monkeypatch: pytest.MonkeyPatch, fake: Callable[..., FakeBackend]):  
 
             def run(self, request: ExecRequest) -> ExecResult:
                 return self.inner.run(request)
+
+            def image_tools(self) -> ImageTools | None:
+                return tools
 
         monkeypatch.setattr(cli, "DockerBackend", FakeDocker)
         return seen
@@ -153,7 +158,11 @@ def test_list_json(home, ws, make_hook, capsys) -> None:
     assert err == ""
     doc = one_json_line(out)
     assert doc["agent"] == "cline"
-    assert doc["hooks"] == [{"hook": "PreToolUse", "path": str(g), "source": "global", "matcher": None}]
+    [found] = doc["hooks"]
+    assert found | {"runnable": None, "why": None} == {
+        "hook": "PreToolUse", "path": str(g), "source": "global", "matcher": None,
+        "runnable": None, "why": None,
+    }  # fmt: skip
     [skip] = doc["skipped"]
     assert set(skip) == {"path", "source", "reason"}
     assert (skip["path"], skip["source"]) == (str(ws / LOCAL / "pretooluse"), "workspace")
@@ -166,7 +175,9 @@ def test_list_json_filters_by_hook_name(home, ws, make_hook, capsys) -> None:
     post = make_hook(ws / LOCAL, "PostToolUse")
     assert cli.main(["list", "PostToolUse", "--json"]) == 0
     doc = one_json_line(capsys.readouterr().out)
-    assert doc["hooks"] == [{"hook": "PostToolUse", "path": str(post), "source": "workspace", "matcher": None}]
+    assert [(h["hook"], h["path"], h["source"]) for h in doc["hooks"]] == [
+        ("PostToolUse", str(post), "workspace")
+    ]
     assert doc["skipped"] == []
 
 

@@ -716,8 +716,9 @@ def test_hook_file_symlinked_outside_its_folder_never_runs_the_target(
     hook: HookWriter, run_hooks: Runner, workspace: Path, tmp_path: Path, target: str
 ) -> None:
     """A hook file that is a symlink to a host script outside the mounts is found on the host
-    (discovery stats through it) but the target does not exist inside: the run fails cleanly
-    with exit 127 and the host script is never read or run."""
+    (discovery stats through it) but the target does not exist inside: the preflight says
+    so and the hook is not run (an error, a cancel under fail-closed); the host script is
+    never read or run."""
     outside = tmp_path / "outside" / "evil.sh"
     outside.parent.mkdir()
     outside.write_text('#!/bin/sh\necho \'{"cancel": true, "errorMessage": "outside target ran"}\'\n')
@@ -726,8 +727,8 @@ def test_hook_file_symlinked_outside_its_folder_never_runs_the_target(
     link.symlink_to(outside if target == "absolute" else os.path.relpath(outside, link.parent))
     result = run_hooks()
     report = only(result)
-    assert (report["status"], report["exitCode"]) == ("failed", 127), report
-    assert "not found" in report["stderr"]
+    assert (report["status"], report["exitCode"]) == ("error", None), report
+    assert report["error"] == f"not run: {link} is not mounted (it links to {os.readlink(link)})"
     assert result["cancel"] is False and "outside target ran" not in json.dumps(result)
 
 

@@ -270,8 +270,9 @@ def test_fail_closed_blocks_a_hook_the_sandbox_cannot_start(
 ) -> None:
     """Cline under fail-closed cancels when a hook's interpreter is missing from the image.
 
-    Cline runs hooks as `/bin/sh -c PATH`, so here it is the shell's 127 (a failed hook),
-    not the helper's start error; the block is what matters (this held before too)."""
+    The preflight (`_preflight`) finds the shebang's interpreter missing from the image
+    and does not run the hook: an error naming it (before it, the shell's 127, a failed
+    hook); the block is what matters (this held before too)."""
     hooks = base / "ws" / ".clinerules" / "hooks"
     hooks.mkdir(parents=True)
     (hooks / "PreToolUse").write_text(f"#!{MISSING[0]}\nprint('allow')\n")
@@ -281,7 +282,8 @@ def test_fail_closed_blocks_a_hook_the_sandbox_cannot_start(
     result = factory.run("PreToolUse", {}, [str(base / "ws")]).to_json()
     assert result["cancel"] is True, result
     (report,) = result["hooks"]
-    assert (report["status"], report["exitCode"]) == ("failed", 127), report
+    assert (report["status"], report["exitCode"]) == ("error", None), report
+    assert f"`{MISSING[0]}` (the interpreter of " in report["error"], report
 
 
 @pytest.mark.parametrize("command", [list(MISSING), ["python9 guard.py"]], ids=["argv", "shell"])
@@ -296,4 +298,4 @@ def test_exec_fail_closed_blocks_a_command_that_cannot_start(
         timeout=120,
     )
     assert done.returncode == 2, done
-    assert b"sandboxrun (fail-closed)" in done.stderr and b"started" in done.stderr, done.stderr
+    assert b"sandboxrun (fail-closed): the hook cannot start: " in done.stderr, done.stderr
