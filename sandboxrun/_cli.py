@@ -129,6 +129,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no registry: build the Debian base with debootstrap (needs root)",
     )
+    build.add_argument(
+        "--ca-cert",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a PEM CA certificate the image's tools must trust (TLS interception); repeatable",
+    )
 
     reap_p = sub.add_parser("reap", help="remove containers left behind by killed runs")
     reap_p.add_argument("--all", action="store_true", help="remove every sandboxrun container")
@@ -272,7 +279,10 @@ def _cmd_images(args: argparse.Namespace) -> int:
 
     settings = _load(args)
     image_id = build_images(
-        connect(settings.docker_host), image=settings.image, offline=args.offline
+        connect(settings.docker_host),
+        image=settings.image,
+        offline=args.offline,
+        ca_certs=args.ca_cert,
     )
     print(f"built {settings.image} ({image_id[:19]})")
     return 0

@@ -4,25 +4,41 @@ With a registry the Dockerfile's `FROM debian:bookworm-slim` is used as is. With
 `--offline`, `images/offline-base.sh` first makes the base from a debootstrap
 rootfs (`docker import`), and the build uses it through the `BASE` build argument.
 Both steps are idempotent: a second call reuses the base and the build cache.
+
+The build context is a temporary folder: the Dockerfile and the helper's source, plus
+`extras/` with the uv wheel, fetched on the host with the host's own pip (`pip download`):
+the build container cannot be trusted to reach PyPI (no registry, or a TLS-intercepting
+proxy whose CA only the host knows), while the host's pip is already set up for both.
+Certificates given with `--ca-cert` go to `extras/` too, and into the image's trust store.
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from loguru import logger
 
 from ._engine import engine_errors
-from ._errors import EngineError
+from ._errors import ConfigError, EngineError
 
 DEFAULT_BASE = "debian:bookworm-slim"
 OFFLINE_BASE = "sandboxrun/base:bookworm"
 IMAGE_LABEL = "sandboxrun.image"
 # Words in a build error that mean the base could not be pulled.
 _NO_REGISTRY = ("registry", "pull access denied", "manifest unknown", "no such host")
+# uv for `uv run --script` hooks; pinned, so a rebuild reuses its layers and the image is
+# the same on every machine. Bump it here (the README's plain `docker build` names it too).
+UV_VERSION = "0.13.9"
+# The engine's architecture (`docker version`) -> the PyPI wheel's platform tag.
+_WHEEL_PLATFORMS = {"amd64": "manylinux2014_x86_64", "arm64": "manylinux2014_aarch64"}
+# The files of images/ that go into the build context (not offline-base.sh, nothing else).
+_CONTEXT_FILES = ("Dockerfile", "sandboxrun-seccomp.c")
 
 
 def images_dir() -> Path:
@@ -56,6 +72,62 @@ def _build_offline_base(folder: Path, tag: str) -> None:
         )
 
 
+def wheel_platform(arch: str) -> str:
+    """The PyPI platform tag of uv's wheel for an engine architecture (`amd64`, `arm64`)."""
+    try:
+        return _WHEEL_PLATFORMS[arch]
+    except KeyError:
+        known = ", ".join(_WHEEL_PLATFORMS)
+        raise EngineError(
+            f"no uv wheel for the engine's architecture {arch!r} (only {known})"
+        ) from None
+
+
+def fetch_uv(dest: Path, platform: str, pip: Sequence[str] = (sys.executable, "-m", "pip")) -> Path:
+    """Download uv's wheel for `platform` into `dest` with the host's pip; return its path."""
+    argv = [*pip, "download", f"uv=={UV_VERSION}", "--no-deps", "--only-binary=:all:"]
+    argv += ["--platform", platform, "--dest", str(dest), "--quiet", "--no-input"]
+    logger.info("fetching uv {} ({}) with the host's pip", UV_VERSION, platform)
+    try:
+        done = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False
+        )
+    except OSError as exc:
+        raise EngineError(f"cannot fetch uv: cannot run {pip[0]}: {exc}") from None
+    wheels = sorted(dest.glob("uv-*.whl"))
+    if done.returncode or len(wheels) != 1:
+        lines = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
+        why = _one_line(lines[-1]) if lines else f"exit {done.returncode}"
+        raise EngineError(
+            f"cannot fetch uv {UV_VERSION} ({platform}) with `{' '.join(pip)} download`: {why};"
+            " the host's pip needs PyPI (or its mirror) for the image's uv"
+        )
+    return wheels[0]
+
+
+def read_ca_cert(path: str) -> bytes:
+    """A PEM certificate file given with `--ca-cert`, checked before any build starts."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"--ca-cert {path}: cannot read it: {exc.strerror or exc}") from None
+    if b"-----BEGIN CERTIFICATE-----" not in data:
+        raise ConfigError(f"--ca-cert {path}: not a PEM certificate (no BEGIN CERTIFICATE)")
+    return data
+
+
+def make_context(folder: Path, context: Path, ca_certs: Sequence[str] = ()) -> None:
+    """Put in `context` what the Dockerfile reads besides the wheel, and nothing else."""
+    for name in _CONTEXT_FILES:
+        if not (folder / name).is_file():
+            raise EngineError(f"no {name} in {folder}: reinstall sandboxrun")
+        shutil.copyfile(folder / name, context / name)
+    extras = context / "extras"
+    extras.mkdir(exist_ok=True)
+    for n, path in enumerate(ca_certs):
+        (extras / f"sandboxrun-ca-{n}.crt").write_bytes(read_ca_cert(path))
+
+
 def build_images(
     client: Any,
     *,
@@ -63,24 +135,37 @@ def build_images(
     base: str = DEFAULT_BASE,
     offline: bool = False,
     offline_base: str = OFFLINE_BASE,
+    ca_certs: Sequence[str] = (),
 ) -> str:
     """Build the hook runtime image from images/Dockerfile and tag it `image`; return its id.
 
     `client` is a `docker.DockerClient`. With `offline`, the base image is first made by
     `images/offline-base.sh` (skipped when `offline_base` exists) and used instead of `base`.
-    Progress goes to the loguru logger; failures raise `EngineError` with a one-line message.
+    uv's wheel is fetched on the host (`fetch_uv`); `ca_certs` (PEM files) are added to the
+    image's trust store. Progress goes to the loguru logger; failures raise `EngineError`
+    (`ConfigError` for a bad certificate file) with a one-line message.
     """
     folder = images_dir()
-    if not (folder / "Dockerfile").is_file():
-        raise EngineError(f"no Dockerfile in {folder}: reinstall sandboxrun")
-    if offline:
-        _build_offline_base(folder, offline_base)
-        base = offline_base
-    logger.info("building {} from {} (base {})", image, folder, base)
+    for path in ca_certs:  # a typo fails now, not after the base and the download
+        read_ca_cert(path)
+    with tempfile.TemporaryDirectory(prefix="sandboxrun-build-") as tmp:
+        context = Path(tmp)
+        make_context(folder, context, ca_certs)
+        with engine_errors(image=image):
+            arch = str(client.version().get("Arch", ""))
+        fetch_uv(context / "extras", wheel_platform(arch))
+        if offline:
+            _build_offline_base(folder, offline_base)
+            base = offline_base
+        return _build(client, context, image=image, base=base, offline=offline)
+
+
+def _build(client: Any, context: Path, *, image: str, base: str, offline: bool) -> str:
+    logger.info("building {} from {} (base {})", image, context, base)
     image_id: str | None = None
     with engine_errors(image=base):
         for chunk in client.api.build(
-            path=str(folder),
+            path=str(context),
             tag=image,
             buildargs={"BASE": base},
             labels={IMAGE_LABEL: "1"},
