@@ -278,13 +278,15 @@ def _cmd_images(args: argparse.Namespace) -> int:
     from ._images import build_images
 
     settings = _load(args)
+    # Always the default image: a team's own `image` (built FROM it) is never overwritten.
+    default = str(Settings.model_fields["image"].default)
     image_id = build_images(
         connect(settings.docker_host),
-        image=settings.image,
+        image=default,
         offline=args.offline,
         ca_certs=args.ca_cert,
     )
-    print(f"built {settings.image} ({image_id[:19]})")
+    print(f"built {default} ({image_id[:19]})")
     return 0
 
 
