@@ -130,6 +130,9 @@ def _parser() -> argparse.ArgumentParser:
         help="no registry: build the Debian base with debootstrap (needs root)",
     )
     build.add_argument(
+        "--tag", metavar="IMAGE", help="tag to build (default: sandboxrun/hooks:latest)"
+    )
+    build.add_argument(
         "--ca-cert",
         action="append",
         default=[],
@@ -278,8 +281,9 @@ def _cmd_images(args: argparse.Namespace) -> int:
     from ._images import build_images
 
     settings = _load(args)
-    # Always the default image: a team's own `image` (built FROM it) is never overwritten.
-    default = str(Settings.model_fields["image"].default)
+    # The default image unless --tag: a team's own `image` (built FROM it) is never
+    # overwritten by a build of ours.
+    default = args.tag or str(Settings.model_fields["image"].default)
     image_id = build_images(
         connect(settings.docker_host),
         image=default,

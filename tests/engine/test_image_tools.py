@@ -3,12 +3,14 @@ hook uses it: confined, read-only, with no network (issue #9, build item 1)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
+import docker.errors
 import pytest
 
 from sandboxrun import DockerBackend
@@ -205,8 +207,8 @@ def test_ca_cert_flag_makes_hooks_trust_the_ca(
     config.write_text(f'image = "{tag}"\n{runtime}')
     # The same base as the default image's build, so every layer but the last comes cached.
     offline = ["--offline"] if engine.client.images.list(name=OFFLINE_BASE) else []
-    build = cli("images", "build", *offline, "--ca-cert", str(tls_material / "ca.crt"),
-                config=config)  # fmt: skip
+    build = cli("images", "build", *offline, "--tag", tag,
+                "--ca-cert", str(tls_material / "ca.crt"), config=config)  # fmt: skip
     try:
         built = subprocess.run(build, capture_output=True, text=True, timeout=900)
         assert built.returncode == 0, built.stderr[-2000:]
@@ -214,7 +216,8 @@ def test_ca_cert_flag_makes_hooks_trust_the_ca(
                    config=config)  # fmt: skip
         probe = subprocess.run(argv, capture_output=True, text=True, cwd=project, timeout=120)
     finally:
-        engine.client.images.remove(tag, force=True)
+        with contextlib.suppress(docker.errors.ImageNotFound):  # the build may have failed
+            engine.client.images.remove(tag, force=True)
     assert probe.stdout.splitlines() == ["curl 200", "python 200", "node 200", "uv 404"], (
         probe.stderr
     )
