@@ -74,7 +74,7 @@ def test_allowed_host_answers_through_the_proxy(
 ) -> None:
     """An allowed host answers 200 over HTTP and through a CONNECT tunnel to port 443."""
     report = _run(run_hooks, hook, hosts, """
-        curl -sS -m 20 -o /dev/null -w 'plain=%{http_code}\\n' http://allowed.test/ >&2
+        curl -sS -m 20 -o /dev/null -w 'plain=%{http_code} %{time_total}\\n' http://allowed.test/ >&2
         curl -sS -m 20 -p -o /dev/null -w 'tunnel=%{http_code}\\n' http://allowed.test:443/ >&2
         python3 -c 'import urllib.request as u; print("py=%d" % u.urlopen("http://allowed.test/").status)' >&2
         echo '{"cancel": false}'
