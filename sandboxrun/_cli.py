@@ -81,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, metavar="S", help="seconds per hook (default 30)")
     run.add_argument("--image", help="hook runtime image")
     run.add_argument("--runtime", help="OCI runtime, e.g. runsc (gVisor); refused if missing")
+    network_opts(run)
     run.add_argument(
         "--fail-closed",
         action="store_true",
@@ -103,11 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--timeout", type=float, metavar="S", help="seconds (default: the agent's)")
     ex.add_argument("--image", help="hook runtime image")
     ex.add_argument("--runtime", help="OCI runtime, e.g. runsc (gVisor); refused if missing")
-    ex.add_argument(
-        "--network",
-        choices=["none", "bridge"],
-        help="bridge gives the hook network: only for hooks you trust",
-    )
+    network_opts(ex)
     ex.add_argument(
         "--fail-closed",
         action="store_true",
@@ -147,6 +144,22 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def network_opts(cmd: argparse.ArgumentParser) -> None:
+    """--network and --allow-domain: the user's command line only, never the workspace."""
+    cmd.add_argument(
+        "--network",
+        choices=["none", "bridge", "allowlist"],
+        help="bridge gives the hook network: only for hooks you trust; allowlist: only the"
+        " --allow-domain hosts, through a proxy",
+    )
+    cmd.add_argument(
+        "--allow-domain",
+        action="append",
+        metavar="D",
+        help="a host an allowlist hook may reach (HTTP, HTTPS); *.D for subdomains; repeatable",
+    )
+
+
 def _setup_logging(verbose: int) -> None:
     logger.remove()
     level = {0: "WARNING", 1: "INFO"}.get(verbose, "DEBUG")
@@ -182,7 +195,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         settings = _load(
             args, agent=args.agent, timeout=args.timeout, image=args.image,
-            runtime=args.runtime, fail_closed=args.fail_closed,
+            runtime=args.runtime, fail_closed=args.fail_closed, network=args.network,
+            allow_domains=args.allow_domain or None,
         )  # fmt: skip
     except ConfigError as exc:  # a broken config file blocks too, when asked to
         if not (args.fail_closed or env_fail_closed()):
@@ -209,7 +223,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_exec(args: argparse.Namespace) -> int:
     settings = _load(
         args, agent=args.agent, timeout=args.timeout, image=args.image, network=args.network,
-        runtime=args.runtime, fail_closed=args.fail_closed,
+        runtime=args.runtime, fail_closed=args.fail_closed, allow_domains=args.allow_domain or None,
     )  # fmt: skip
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
     stdin = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""

@@ -16,6 +16,7 @@ would wait behind its own unread output.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import socket
@@ -30,6 +31,7 @@ from docker.utils.socket import STDOUT, frames_iter
 from loguru import logger
 
 from . import _settings
+from ._allowlist import HookNet, attach, detach, ensure_proxy, refused_hosts
 from ._engine import connect, engine_errors, retry_engine
 from ._errors import ConfigError, RuntimeMissing, SandboxrunError
 from ._helper import Helper, deadline_reached, image_helper, start_error
@@ -75,6 +77,7 @@ class DockerBackend:
         self._helper: Helper | bool | None = False  # the image's helper; False: unknown
         self._checked = False
         self._network_id: str | None = None
+        self._proxy_id: str | None = None  # network allowlist: the running proxy
         self._image_id = ""
         self._tools: dict[str, ImageTools | None] = {}  # by image id
         self._tools_lock = threading.Lock()  # one probe, however many hooks ask at once
@@ -122,17 +125,28 @@ class DockerBackend:
             self._count += 1
             name = f"sandboxrun-{self.run_id[:12]}-{self._count}"
         created = time.monotonic()  # durationMs counts the sandbox's own cost too
-        config = self._config(request, name, self._seccomp_helper())
+        since = int(time.time()) - 1  # the proxy's log from here on is this hook's
+        helper = self._seccomp_helper()
+        refused: tuple[str, ...] = ()
+        with engine_errors(self.settings.docker_host, self.settings.proxy_image):
+            net = self._hook_net(request.timeout) if self.settings.network == "allowlist" else None
         with engine_errors(self.settings.docker_host, self.settings.image):
-            cid = retry_engine(self.api.create_container)(**config)["Id"]
-            with self._lock:
-                self._active.add(cid)
             try:
-                return _Run(self, cid, request, created).execute()
-            finally:
-                self._remove(cid)
+                config = self._config(request, name, helper, net)
+                cid = retry_engine(self.api.create_container)(**config)["Id"]
                 with self._lock:
-                    self._active.discard(cid)
+                    self._active.add(cid)
+                try:
+                    result = _Run(self, cid, request, created).execute()
+                finally:
+                    self._remove(cid)
+                    with self._lock:
+                        self._active.discard(cid)
+            finally:
+                if net:
+                    refused = refused_hosts(self.api, net, since)
+                    detach(self.api, net.network_id, net.proxy_id)
+        return dataclasses.replace(result, refused_hosts=refused) if net else result
 
     def image_tools(self) -> ImageTools | None:
         """What the image holds: from memory, the disk cache, else one probe container
@@ -171,6 +185,21 @@ class DockerBackend:
                     self._network_id = ensure_network(self.api)
             return self._network_id
 
+    def _hook_net(self, timeout: float) -> HookNet:
+        """A network of its own for one allowlist hook, the proxy on it (see _allowlist.py).
+        The proxy is looked up once per backend; its network is made per hook."""
+        s = self.settings
+        with self._lock:
+            if self._proxy_id is None:
+                egress = s.egress_network or self._network()
+                self._proxy_id = ensure_proxy(
+                    self.api, image=s.proxy_image, domains=s.allow_domains, egress=egress,
+                    labels={LABEL: "1"},  # no owner, no deadline: only `reap --all` ends it
+                )  # fmt: skip
+            proxy = self._proxy_id
+        deadline = int(time.time() + timeout + 2 * STREAM_GRACE + 60)  # the sweep's cue
+        return attach(self.api, proxy, {**owner_labels(), "sandboxrun.deadline": str(deadline)})
+
     def _remove(self, cid: str) -> None:
         try:
             # v: an image's VOLUMEs make anonymous volumes; they go with the container.
@@ -178,15 +207,20 @@ class DockerBackend:
         except Exception as exc:  # cleanup never raises; `reap` sweeps what is left
             logger.warning("could not remove container {}: {}", cid[:12], exc)
 
-    def _config(self, request: ExecRequest, name: str, helper: Helper | None) -> dict[str, Any]:
+    def _config(
+        self, request: ExecRequest, name: str, helper: Helper | None, net: HookNet | None = None
+    ) -> dict[str, Any]:
         s = self.settings
         uid, gid = _identity(s.user)
         cover = home_cover(request.mounts)
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
         host_config = self.api.create_host_config(
             mounts=_read_only_mounts(request.mounts, s.allowed_roots),
-            # "none" unless the user's own settings say bridge; then our own bridge.
-            network_mode=self._network() if s.network == "bridge" else s.network,
+            # "none" unless the user's own settings say bridge (our own bridge) or
+            # allowlist (an internal network of its own whose only way out is the proxy).
+            network_mode=net.network_id if net else (
+                self._network() if s.network == "bridge" else "none"
+            ),
             read_only=True,
             tmpfs={
                 "/tmp": f"{tmpfs},mode=1777",
@@ -228,7 +262,8 @@ class DockerBackend:
             "name": name,
             "user": f"{uid}:{gid}",
             "working_dir": request.workdir,
-            "environment": _environment(request.env),
+            # The proxy's variables last: nothing the dialect passes replaces them.
+            "environment": {**_environment(request.env), **(net.environment() if net else {})},
             "labels": {
                 LABEL: "1",
                 "sandboxrun.run": self.run_id,

@@ -30,7 +30,7 @@ from ._claude_settings import project_root
 from ._cline import ClineDialect
 from ._dialect import Dialect, sandbox_ending, unique_mounts
 from ._errors import ConfigError, EngineError, RuntimeMissing
-from ._hints import sandbox_wall
+from ._hints import refused_sentence, sandbox_wall
 from ._mounts import check_root, hook_mount, mountable_file, transcript_file, under
 from ._preflight import image_tools_of, missing
 from ._runner import DIALECTS
@@ -196,6 +196,8 @@ def run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exec
         return sandbox_failure(settings, why, result)
     stderr = result.stderr
     wall = sandbox_wall(stderr) if result.exit_code else None
+    if result.refused_hosts:
+        wall = refused_sentence(result.refused_hosts)
     if wall:  # the agent shows the hook's stderr: add why it may have failed
         stderr += f"sandboxrun: {wall}\n".encode()
     if result.output_truncated:  # rare: hook answers are small; say so rather than hide it

@@ -41,3 +41,11 @@ def sandbox_wall(stderr: bytes) -> str | None:
         if any(n in tail for n in needles):
             return sentence
     return None
+
+
+def refused_sentence(hosts: tuple[str, ...]) -> str:
+    """What the allowlist proxy refused a hook, in one sentence."""
+    return (
+        f"the sandbox's allowlist proxy refused {', '.join(hosts)}: not in allow_domains"
+        " (network allowlist in your config, or --allow-domain)"
+    )

@@ -38,7 +38,8 @@ UV_VERSION = "0.13.9"
 # The engine's architecture (`docker version`) -> the PyPI wheel's platform tag.
 _WHEEL_PLATFORMS = {"amd64": "manylinux2014_x86_64", "arm64": "manylinux2014_aarch64"}
 # The files of images/ that go into the build context (not offline-base.sh, nothing else).
-_CONTEXT_FILES = ("Dockerfile", "sandboxrun-seccomp.c")
+_CONTEXT_FILES = ("Dockerfile", "sandboxrun-seccomp.c", "proxy.Dockerfile")
+PROXY_IMAGE = "sandboxrun/proxy:latest"  # network allowlist's egress proxy (tinyproxy)
 
 
 def images_dir() -> Path:
@@ -136,13 +137,15 @@ def build_images(
     offline: bool = False,
     offline_base: str = OFFLINE_BASE,
     ca_certs: Sequence[str] = (),
+    proxy_image: str = PROXY_IMAGE,
 ) -> str:
     """Build the hook runtime image from images/Dockerfile and tag it `image`; return its id.
 
     `client` is a `docker.DockerClient`. With `offline`, the base image is first made by
     `images/offline-base.sh` (skipped when `offline_base` exists) and used instead of `base`.
     uv's wheel is fetched on the host (`fetch_uv`); `ca_certs` (PEM files) are added to the
-    image's trust store. Progress goes to the loguru logger; failures raise `EngineError`
+    image's trust store. The allowlist's proxy image (`proxy_image`, images/proxy.Dockerfile)
+    is built from the same base. Progress goes to the loguru logger; failures raise `EngineError`
     (`ConfigError` for a bad certificate file) with a one-line message.
     """
     folder = images_dir()
@@ -157,15 +160,23 @@ def build_images(
         if offline:
             _build_offline_base(folder, offline_base)
             base = offline_base
-        return _build(client, context, image=image, base=base, offline=offline)
+        image_id = _build(client, context, image=image, base=base, offline=offline)
+        # The allowlist's proxy, from the same base: small, and cached after the first time.
+        _build(client, context, image=proxy_image, base=base, offline=offline,
+               dockerfile="proxy.Dockerfile")  # fmt: skip
+        return image_id
 
 
-def _build(client: Any, context: Path, *, image: str, base: str, offline: bool) -> str:
+def _build(
+    client: Any, context: Path, *, image: str, base: str, offline: bool,
+    dockerfile: str = "Dockerfile",
+) -> str:  # fmt: skip
     logger.info("building {} from {} (base {})", image, context, base)
     image_id: str | None = None
     with engine_errors(image=base):
         for chunk in client.api.build(
             path=str(context),
+            dockerfile=dockerfile,
             tag=image,
             buildargs={"BASE": base},
             labels={IMAGE_LABEL: "1"},

@@ -16,6 +16,7 @@ from typing import Any
 
 from loguru import logger
 
+from ._allowlist import sweep_networks
 from ._engine import engine_errors, retry_engine
 from ._network import DUPLICATE_AGE, remove_duplicates
 from ._owner import owner_gone
@@ -48,6 +49,10 @@ def reap(client: Any, everything: bool = False) -> list[str]:
                 logger.warning("could not remove container {}: {}", c["Id"][:12], exc)
     if removed:
         logger.info("reaped {} stale container(s)", len(removed))
+    # Allowlist hooks' own networks whose run died before removing them (the proxy,
+    # long-lived and without a deadline, went above only with `everything`).
+    with engine_errors():
+        sweep_networks(api, lambda labels: everything or is_stale(labels, now))
     # Racing first runs may have made several bridge networks: keep the one runs use.
     with engine_errors():
         remove_duplicates(api, older_than=0 if everything else DUPLICATE_AGE)

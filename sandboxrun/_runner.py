@@ -23,7 +23,7 @@ from ._claude import CLAUDE, QODER, QODER_CN, ClaudeDialect
 from ._cline import CARETI, CLINE
 from ._dialect import WORKSPACE_SOURCES, Dialect
 from ._errors import SandboxrunError
-from ._hints import sandbox_wall
+from ._hints import refused_sentence, sandbox_wall
 from ._mounts import check_root, transcript_file
 from ._preflight import check_hook
 from ._session import answer_event
@@ -94,6 +94,9 @@ class HookRunner:
         trust = self.settings.trust_workspace_decisions
         outcome = self.dialect.interpret(spec, result, timeout, trust)
         wall = sandbox_wall(result.stderr) if outcome.status == "failed" else None
+        if result.refused_hosts:  # named in the report, whatever the hook made of the 403
+            wall = refused_sentence(result.refused_hosts)
+            outcome = replace(outcome, refused_hosts=result.refused_hosts)
         if wall:
             outcome = replace(outcome, error=f"{outcome.error}; {wall}" if outcome.error else wall)
         keep = self.settings.stderr_report

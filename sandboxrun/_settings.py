@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import stat
 import tomllib
 from contextvars import ContextVar
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from loguru import logger
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -38,6 +39,7 @@ from ._errors import ConfigError
 Agent = Literal["cline", "careti", "claude", "qoder", "qoder-cn"]
 CONFIG_MAX_BYTES = 1 << 20
 _TIGHTENING_ENV = "SANDBOXRUN_FAIL_CLOSED"
+_DOMAIN = re.compile(r"(\*\.)?([A-Za-z0-9_]([A-Za-z0-9_-]{0,62})\.)*[A-Za-z0-9_-]{1,63}")
 _CONFIG_FILE: ContextVar[tuple[Path, bool]] = ContextVar("sandboxrun_config_file")
 
 
@@ -80,8 +82,18 @@ class Settings(BaseSettings):
         description="honour a workspace hook's allow and updatedInput (the agent's own"
         " semantics); by default a repository's hooks may block, ask or add context only",
     )
-    network: Literal["none", "bridge"] = Field(
-        "none", description="bridge gives hooks network: only for hooks you trust"
+    network: Literal["none", "bridge", "allowlist"] = Field(
+        "none",
+        description="bridge gives hooks network: only for hooks you trust; allowlist: only"
+        " `allow_domains`, through an egress proxy",
+    )
+    allow_domains: tuple[str, ...] = Field(
+        (), description="hosts an allowlist hook may reach (HTTP, and HTTPS on 443); *.d for"
+        " the subdomains of d",
+    )
+    proxy_image: str = Field("sandboxrun/proxy:latest", description="the allowlist's proxy")
+    egress_network: str | None = Field(
+        None, description="the network the allowlist proxy reaches out on; None: our bridge"
     )
     docker_host: str | None = Field(
         None, description="engine address; default unix:///var/run/docker.sock (never DOCKER_HOST)"
@@ -107,6 +119,21 @@ class Settings(BaseSettings):
     def _size(cls, value: str) -> str:
         parse_size(value)
         return value
+
+    @field_validator("allow_domains")
+    @classmethod
+    def _domains(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        # Names only: each becomes a line of the proxy's filter file.
+        for domain in value:
+            if not _DOMAIN.fullmatch(domain):
+                raise ValueError(f"{domain!r}: not a host name (e.g. pypi.org, *.npmjs.org)")
+        return tuple(sorted({d.lower() for d in value}))
+
+    @model_validator(mode="after")
+    def _allowlist(self) -> Settings:
+        if self.network == "allowlist" and not self.allow_domains:
+            raise ValueError("network allowlist needs allow_domains (--allow-domain D)")
+        return self
 
     @field_validator("user")
     @classmethod

@@ -38,6 +38,7 @@ class ExecResult:
     output_truncated: bool = False  # bytes were dropped, or the hook was killed for output
     killed_reason: str | None = None  # why we killed it before its deadline, if we did
     start_error: str | None = None  # the sandbox could not start the hook: why
+    refused_hosts: tuple[str, ...] = ()  # network allowlist: hosts the proxy refused it
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +91,11 @@ class HookOutcome:
     error: str | None = None
     stderr: str = ""
     answer: Mapping[str, Any] = field(default_factory=dict)
+    refused_hosts: tuple[str, ...] = ()  # network allowlist: hosts the proxy refused
 
     def report(self) -> dict[str, Any]:
         """The element of the `hooks` array in the CLI's JSON (DESIGN.md §3.1)."""
-        return {
+        document: dict[str, Any] = {
             "name": self.spec.name,
             "source": self.spec.source,
             "status": self.status,
@@ -104,6 +106,9 @@ class HookOutcome:
             "error": self.error,
             "stderr": self.stderr,
         }
+        if self.refused_hosts:  # only on an allowlist: the key stays out of other reports
+            document["refusedHosts"] = list(self.refused_hosts)
+        return document
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ def _pip(script: str) -> tuple[str, ...]:
 
 
 def test_context_holds_only_what_the_dockerfile_reads(tmp_path: Path) -> None:
-    """The build context is the Dockerfile, the helper's source and extras/ with the CAs."""
+    """The build context is the Dockerfiles, the helper's source and extras/ with the CAs."""
     ca = tmp_path / "corp.pem"
     ca.write_bytes(PEM)
     context = tmp_path / "ctx"
@@ -34,7 +34,8 @@ def test_context_holds_only_what_the_dockerfile_reads(tmp_path: Path) -> None:
     make_context(images_dir(), context, [str(ca)])
     found = sorted(str(p.relative_to(context)) for p in context.rglob("*"))
     assert found == [
-        "Dockerfile", "extras", "extras/sandboxrun-ca-0.crt", "sandboxrun-seccomp.c",
+        "Dockerfile", "extras", "extras/sandboxrun-ca-0.crt", "proxy.Dockerfile",
+        "sandboxrun-seccomp.c",
     ]  # fmt: skip
     assert (context / "extras" / "sandboxrun-ca-0.crt").read_bytes() == PEM
 
