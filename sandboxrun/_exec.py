@@ -75,7 +75,7 @@ def exec_request(
     transcript = _transcript(dialect, stdin, account_home())
     if transcript:
         extra.append(transcript)
-    label = " ".join(command)[:200]
+    label = " ".join(command)
     # `exec` hooks are known by their command: `state` globs in the user's config match it.
     state, note = prepare_state(settings, "exec", label, root)
     if note:  # the agent shows stderr: say why this run has an empty home
@@ -93,7 +93,7 @@ def exec_request(
         # At most 60 s by default: below the agent's own deadline for the entry (current
         # Claude Code: 600 s), so that sandboxrun, not the agent, ends a slow hook.
         timeout=settings.timeout or min(dialect.default_timeout, EXEC_DEFAULT_TIMEOUT),
-        label=label,
+        label=label[:200],
         state=state,
     )
 

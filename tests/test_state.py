@@ -153,3 +153,8 @@ def test_state_dir_must_be_absolute(home: Path) -> None:
     """A relative state_dir is a configuration error, not a folder below the cwd."""
     with pytest.raises(SandboxrunError, match="state_dir"):
         Settings.load(state_dir="rel/state")
+
+
+def test_default_state_dir_is_in_the_accounts_data_folder(home: Path) -> None:
+    """Without state_dir, states live under the account's ~/.local/share/sandboxrun/state."""
+    assert _state.state_root(Settings.load()) == home / ".local/share/sandboxrun/state"
