@@ -18,7 +18,7 @@ from typing import Any
 
 from loguru import logger
 
-from . import _doctor
+from . import _doctor, _state
 from ._docker import DockerBackend
 from ._engine import connect
 from ._errors import ConfigError, SandboxrunError
@@ -136,6 +136,17 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="a PEM CA certificate the image's tools must trust (TLS interception); repeatable",
     )
+
+    state = sub.add_parser("state", help="hook states: the persistent homes of hooks in `state`")
+    ssub = state.add_subparsers(dest="state_command", required=True, metavar="ACTION")
+    slist = ssub.add_parser("list", help="each hook state: key, hook, workspace, size")
+    slist.add_argument("--json", action="store_true", help="machine-readable output")
+    sclean = ssub.add_parser(
+        "clean", help="remove one state (KEY), --all, or by default those of deleted workspaces"
+    )
+    which = sclean.add_mutually_exclusive_group()
+    which.add_argument("--all", action="store_true", help="remove every hook state")
+    which.add_argument("key", nargs="?", metavar="KEY", help="the state to remove (see list)")
 
     reap_p = sub.add_parser("reap", help="remove containers left behind by killed runs")
     reap_p.add_argument("--all", action="store_true", help="remove every sandboxrun container")
@@ -308,6 +319,29 @@ def _cmd_images(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_state(args: argparse.Namespace) -> int:
+    settings = _load(args)
+    if args.state_command == "clean":
+        removed = _state.clean(settings, args.key, everything=args.all)
+        for st in removed:
+            print(printable(f"removed {st.key}  {st.hook}  ({st.workspace})"))
+        print(f"removed {len(removed)} hook state(s)")
+        return 0
+    found = _state.states(settings)
+    if args.json:
+        _emit({"stateDir": str(_state.state_root(settings)), "states": [
+            {"key": st.key, "source": st.source, "hook": st.hook, "workspace": st.workspace,
+             "path": str(st.path), "bytes": st.size}
+            for st in found
+        ]})  # fmt: skip
+        return 0
+    if not found:
+        print(f"no hook states in {_state.state_root(settings)}")
+    for st in found:
+        print(printable(f"{st.key}  {st.size:>10}  {st.source:<9} {st.hook}  ({st.workspace})"))
+    return 0
+
+
 def _cmd_reap(args: argparse.Namespace) -> int:
     removed = reap(connect(_load(args).docker_host), everything=args.all)
     print(f"removed {len(removed)} container(s)")
@@ -342,6 +376,7 @@ COMMANDS = {
     "exec": _cmd_exec,
     "list": _cmd_list,
     "images": _cmd_images,
+    "state": _cmd_state,
     "reap": _cmd_reap,
     "doctor": _cmd_doctor,
 }

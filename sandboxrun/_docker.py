@@ -42,11 +42,11 @@ from ._network import ensure_network
 from ._owner import owner_labels
 from ._reaper import LABEL, reap
 from ._settings import Settings, parse_size
+from ._state import hook_ids
 from ._types import ExecRequest, ExecResult
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 STREAM_GRACE = 10.0  # seconds after the deadline before we stop waiting for the stream
-NOBODY = 65534
 # MaskedPaths replaces the engine's default list, so it starts with Docker's own (20.10 to
 # 27), then hides what identifies the host and no hook needs: the kernel command line, the
 # boot id, loaded modules, disks, the hardware's make and serial numbers.
@@ -211,11 +211,16 @@ class DockerBackend:
         self, request: ExecRequest, name: str, helper: Helper | None, net: HookNet | None = None
     ) -> dict[str, Any]:
         s = self.settings
-        uid, gid = _identity(s.user)
+        uid, gid = hook_ids(s.user)
         cover = home_cover(request.mounts)
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
+        mounts = _read_only_mounts(request.mounts, s.allowed_roots)
+        home = {HOOK_HOME: f"{tmpfs},mode=0700,uid={uid},gid={gid}"}
+        if request.state:  # the hook's persistent home (`_state`), made by us, else a tmpfs
+            mounts.append(Mount(target=HOOK_HOME, source=request.state, type="bind"))
+            home = {}
         host_config = self.api.create_host_config(
-            mounts=_read_only_mounts(request.mounts, s.allowed_roots),
+            mounts=mounts,
             # "none" unless the user's own settings say bridge (our own bridge) or
             # allowlist (an internal network of its own whose only way out is the proxy).
             network_mode=net.network_id if net else (
@@ -224,7 +229,7 @@ class DockerBackend:
             read_only=True,
             tmpfs={
                 "/tmp": f"{tmpfs},mode=1777",
-                HOOK_HOME: f"{tmpfs},mode=0700,uid={uid},gid={gid}",
+                **home,
                 # Owned by the hook's user: runc gives a tmpfs the mode of the folder
                 # it covers (root's 0700 /root), so only the owner could walk it.
                 **({cover: f"ro,nosuid,nodev,size=64k,uid={uid},gid={gid}"} if cover else {}),
@@ -386,22 +391,6 @@ class _Run:
     def _hang_up(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
-
-
-def _identity(user: str | None) -> tuple[int, int]:
-    """(uid, gid) to run as: never root, never someone else's identity.
-
-    The configured `user`; else the invoking user's own ids, so the hook reads exactly
-    what the user can read; when sandboxrun runs as root, nobody. A hook never takes on
-    the identity of a workspace's owner: an event can name the workspace, and its
-    owner's files (a database's, say) are not the hook's to read.
-    """
-    if user:
-        uid_s, _, gid_s = user.partition(":")
-        return int(uid_s), int(gid_s or uid_s)
-    if os.getuid() != 0:
-        return os.getuid(), os.getgid()
-    return NOBODY, NOBODY
 
 
 def _read_only_mounts(paths: tuple[str, ...], allowed: tuple[str, ...]) -> list[Mount]:

@@ -35,6 +35,7 @@ from ._mounts import check_root, hook_mount, mountable_file, transcript_file, un
 from ._preflight import image_tools_of, missing
 from ._runner import DIALECTS
 from ._settings import Settings, account_home
+from ._state import prepare as prepare_state
 from ._types import ExecRequest, ExecResult
 
 
@@ -74,6 +75,11 @@ def exec_request(
     transcript = _transcript(dialect, stdin, account_home())
     if transcript:
         extra.append(transcript)
+    label = " ".join(command)
+    # `exec` hooks are known by their command: `state` globs in the user's config match it.
+    state, note = prepare_state(settings, "exec", label, root)
+    if note:  # the agent shows stderr: say why this run has an empty home
+        logger.warning("{}", note)
     plugin = _plugin_root(dialect, account_home())
     if plugin:  # `${CLAUDE_PLUGIN_ROOT}/hooks/x.py` means the same inside
         env[PLUGIN_ROOT_VAR] = plugin
@@ -87,7 +93,8 @@ def exec_request(
         # At most 60 s by default: below the agent's own deadline for the entry (current
         # Claude Code: 600 s), so that sandboxrun, not the agent, ends a slow hook.
         timeout=settings.timeout or min(dialect.default_timeout, EXEC_DEFAULT_TIMEOUT),
-        label=" ".join(command)[:200],
+        label=label[:200],
+        state=state,
     )
 
 

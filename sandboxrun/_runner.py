@@ -28,6 +28,7 @@ from ._mounts import check_root, transcript_file
 from ._preflight import check_hook
 from ._session import answer_event
 from ._settings import Settings, account_home
+from ._state import prepare as prepare_state
 from ._types import CombinedResult, Discovery, ExecRequest, HookOutcome, HookSpec, Skipped
 
 DIALECTS: dict[str, Dialect] = {
@@ -67,6 +68,7 @@ class HookRunner:
     def run(self, stdin: bytes) -> HookOutcome:
         spec = self.spec
         timeout = self.timeout
+        state, state_note = prepare_state(self.settings, spec.source, spec.name, spec.workdir)
         request = ExecRequest(
             argv=spec.argv,
             stdin=stdin,
@@ -75,6 +77,7 @@ class HookRunner:
             env=spec.env,
             timeout=timeout,
             label=f"{spec.hook_name} {spec.name}",
+            state=state,
         )
         started = time.monotonic()
         try:
@@ -99,6 +102,10 @@ class HookRunner:
             outcome = replace(outcome, refused_hosts=result.refused_hosts)
         if wall:
             outcome = replace(outcome, error=f"{outcome.error}; {wall}" if outcome.error else wall)
+        if state_note:  # state was asked for but not given: say so, never silently
+            logger.warning("hook {}: {}", spec.name, state_note)
+            error = f"{outcome.error}; {state_note}" if outcome.error else state_note
+            outcome = replace(outcome, error=error)
         keep = self.settings.stderr_report
         logger.info(
             "hook {} {} in {} ms (exit {})",

@@ -108,13 +108,22 @@ class Settings(BaseSettings):
     )
     max_hooks: int = Field(32, ge=1, le=1024, description="hooks run for one event at most")
     max_parallel: int = Field(4, ge=1, le=256, description="hooks of one event run at once")
+    state: tuple[str, ...] = Field(
+        (),
+        description="hooks (globs on the name `list` shows: a path or a command) that keep"
+        " a persistent private $HOME per workspace (off by default; see _state.py)",
+    )
+    state_size: str = Field("64m", description="a hook state over this is not mounted")
+    state_dir: str | None = Field(
+        None, description="where hook states live (default ~/.local/share/sandboxrun/state)"
+    )
     landlock: Literal["required", "optional"] = Field(
         "required",
         description="optional: run hooks on kernels without Landlock (host FIFOs in the"
         " workspace then stay writable)",
     )
 
-    @field_validator("memory", "tmpfs_size")
+    @field_validator("memory", "tmpfs_size", "state_size")
     @classmethod
     def _size(cls, value: str) -> str:
         parse_size(value)
@@ -145,6 +154,13 @@ class Settings(BaseSettings):
             raise ValueError("must be numeric uid or uid:gid, e.g. 1000:1000")
         if int(uid) == 0:
             raise ValueError("hooks never run as root (uid 0)")
+        return value
+
+    @field_validator("state_dir")
+    @classmethod
+    def _state_dir(cls, value: str | None) -> str | None:
+        if value is not None and (not os.path.isabs(value) or os.path.realpath(value) == "/"):
+            raise ValueError(f"{value!r}: must be an absolute folder other than /")
         return value
 
     @field_validator("allowed_roots")

@@ -23,6 +23,7 @@ class ExecRequest:
     env: Mapping[str, str] = field(default_factory=dict)
     timeout: float = 30.0
     label: str = ""  # what the logs call it (hook name or command)
+    state: str | None = None  # host folder mounted read-write as $HOME (`_state`), if any
 
 
 @dataclass(frozen=True, slots=True)

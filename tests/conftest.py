@@ -20,6 +20,7 @@ from sandboxrun import (
     _mounts,
     _runner,
     _settings,
+    _state,
 )
 
 HookAnswer = ExecResult | Callable[[ExecRequest], ExecResult]
@@ -34,7 +35,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     no SANDBOXRUN_* variable or real config file is ever read."""
     fake_home = tmp_path / "home"
     fake_home.mkdir()
-    for module in (_settings, _runner, _cli, _mounts, _exec):
+    for module in (_settings, _runner, _cli, _mounts, _exec, _state):
         monkeypatch.setattr(module, "account_home", lambda: str(fake_home))
     for name in list(os.environ):
         if name.startswith("SANDBOXRUN_"):
