@@ -96,6 +96,8 @@ class HookRunner:
             )
         trust = self.settings.trust_workspace_decisions
         outcome = self.dialect.interpret(spec, result, timeout, trust)
+        if result.warm:
+            outcome = replace(outcome, warm=True)
         wall = sandbox_wall(result.stderr) if outcome.status == "failed" else None
         if result.refused_hosts:  # named in the report, whatever the hook made of the 403
             wall = refused_sentence(result.refused_hosts)
