@@ -9,13 +9,8 @@ The public surface is what `__all__` lists; everything else is private. Build
     print(result.to_json())
 """
 
-from loguru import logger
+from typing import TYPE_CHECKING, Any
 
-from ._backend import Backend, FakeBackend
-from ._claude import ClaudeDialect
-from ._cline import ClineDialect, parse_output
-from ._dialect import Dialect
-from ._docker import DockerBackend
 from ._errors import (
     ConfigError,
     EngineError,
@@ -24,21 +19,57 @@ from ._errors import (
     RuntimeMissing,
     SandboxrunError,
 )
-from ._reaper import reap
-from ._runner import CombinedHookRunner, HookFactory, HookRunner, NoOpHookRunner
-from ._settings import Settings
-from ._types import (
-    CombinedResult,
-    Discovery,
-    ExecRequest,
-    ExecResult,
-    HookOutcome,
-    HookSpec,
-    Skipped,
-)
+from ._log import quiet_library
+
+if TYPE_CHECKING:
+    from ._backend import Backend, FakeBackend
+    from ._claude import ClaudeDialect
+    from ._cline import ClineDialect, parse_output
+    from ._dialect import Dialect
+    from ._docker import DockerBackend
+    from ._reaper import reap
+    from ._runner import CombinedHookRunner, HookFactory, HookRunner, NoOpHookRunner
+    from ._settings import Settings
+    from ._types import (
+        CombinedResult,
+        Discovery,
+        ExecRequest,
+        ExecResult,
+        HookOutcome,
+        HookSpec,
+        Skipped,
+    )
+
+# Imported on first access (PEP 562), so `sandboxrun run` for an event with no hook
+# never pays for docker or pydantic: the CLI imports what its path needs itself.
+_LAZY = {
+    "Backend": "_backend", "FakeBackend": "_backend", "ClaudeDialect": "_claude",
+    "ClineDialect": "_cline", "parse_output": "_cline", "Dialect": "_dialect",
+    "DockerBackend": "_docker", "reap": "_reaper", "CombinedHookRunner": "_runner",
+    "HookFactory": "_runner", "HookRunner": "_runner", "NoOpHookRunner": "_runner",
+    "Settings": "_settings", "CombinedResult": "_types", "Discovery": "_types",
+    "ExecRequest": "_types", "ExecResult": "_types", "HookOutcome": "_types",
+    "HookSpec": "_types", "Skipped": "_types",
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # once: later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 # A library stays quiet until the application turns its logs on (the CLI does).
-logger.disable("sandboxrun")
+quiet_library()
 
 __version__ = "0.1.0"
 __all__ = [

@@ -30,10 +30,10 @@ from urllib.parse import urlsplit
 
 import docker.errors
 from docker.types import LogConfig
-from loguru import logger
 
 from ._engine import retry_engine
 from ._errors import EngineError
+from ._log import logger
 
 PORT = 8888
 PROXY_LABEL = "sandboxrun.proxy"  # value: the allowlist's key

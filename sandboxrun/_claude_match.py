@@ -27,9 +27,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import regex
-from loguru import logger
 
 from ._dialect import WORKSPACE_SOURCES
+from ._log import logger
 from ._types import HookSpec
 
 # The event field a matcher is tested against; events absent here ignore matchers.

@@ -19,8 +19,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from loguru import logger
-
 from ._dialect import (
     clean_answer,
     escape_name,
@@ -30,6 +28,7 @@ from ._dialect import (
     source_of,
     unique_mounts,
 )
+from ._log import logger
 from ._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
 
 HOOK_NAMES = (

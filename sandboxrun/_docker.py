@@ -4,7 +4,13 @@ The life of one run (DESIGN.md §4, reference/sandboxing.md):
 
     create (labelled) -> attach stdin/stdout/stderr -> start -> stream stdin in and
     half-close -> read output as it comes, bounded -> [deadline: SIGKILL] -> EOF ->
-    exit code + OOMKilled -> remove (always, in `finally`)
+    exit code + OOMKilled -> answer -> remove (always; in the background, see below)
+
+Removal is off the critical path: the result is returned while a small executor of
+the backend removes the container. A container waiting for removal stays in
+`_active`, so `abort()` (SIGTERM) removes it too; `close()` waits for every pending
+removal (the CLI calls it after printing its answer), and so does the interpreter at
+exit (the executor's threads are joined); a SIGKILL leaves it to `reap`, like a run.
 
 The deadline is ours, not the engine's: a timer kills the container at expiry, and
 a watchdog shuts the socket down if the stream still has not ended shortly after.
@@ -24,11 +30,11 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from docker.types import LogConfig, Mount, Ulimit
 from docker.utils.socket import STDOUT, frames_iter
-from loguru import logger
 
 from . import _settings
 from ._allowlist import HookNet, attach, detach, ensure_proxy, refused_hosts
@@ -37,6 +43,7 @@ from ._errors import ConfigError, RuntimeMissing, SandboxrunError
 from ._helper import Helper, deadline_reached, image_helper, start_error
 from ._helper import command as helper_command
 from ._image_tools import ImageTools, image_tools
+from ._log import logger
 from ._mounts import HOOK_HOME, home_cover, system_reason, under
 from ._network import ensure_network
 from ._owner import owner_labels
@@ -73,6 +80,7 @@ class DockerBackend:
         self._count = 0
         self._lock = threading.RLock()  # the lazy client is reached while it is held
         self._active: set[str] = set()  # containers of runs in flight, for abort()
+        self._remover: ThreadPoolExecutor | None = None  # removes after the answer
         self._memory = parse_size(settings.memory)
         self._helper: Helper | bool | None = False  # the image's helper; False: unknown
         self._checked = False
@@ -139,9 +147,10 @@ class DockerBackend:
                 try:
                     result = _Run(self, cid, request, created).execute()
                 finally:
-                    self._remove(cid)
-                    with self._lock:
-                        self._active.discard(cid)
+                    if net:  # its network can only go once the container has gone
+                        self._remove_now(cid)
+                    else:
+                        self._remove_later(cid)
             finally:
                 if net:
                     refused = refused_hosts(self.api, net, since)
@@ -158,6 +167,20 @@ class DockerBackend:
                 found = image_tools(self.run, self.settings.image, image_id, self.cache_dir)
                 self._tools[image_id] = found
             return self._tools[image_id]
+
+    def close(self) -> None:
+        """Wait until every container of this backend's runs is removed. The backend
+        stays usable: a later run starts a new remover."""
+        with self._lock:
+            remover, self._remover = self._remover, None
+        if remover is not None:
+            remover.shutdown(wait=True)
+
+    def __enter__(self) -> DockerBackend:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def abort(self) -> None:
         """Remove every container of a run still in flight (we are being stopped)."""
@@ -199,6 +222,17 @@ class DockerBackend:
             proxy = self._proxy_id
         deadline = int(time.time() + timeout + 2 * STREAM_GRACE + 60)  # the sweep's cue
         return attach(self.api, proxy, {**owner_labels(), "sandboxrun.deadline": str(deadline)})
+
+    def _remove_later(self, cid: str) -> None:
+        with self._lock:
+            if self._remover is None:
+                self._remover = ThreadPoolExecutor(2, thread_name_prefix="sandboxrun-remove")
+            self._remover.submit(self._remove_now, cid)
+
+    def _remove_now(self, cid: str) -> None:
+        self._remove(cid)
+        with self._lock:
+            self._active.discard(cid)
 
     def _remove(self, cid: str) -> None:
         try:
@@ -279,6 +313,10 @@ class DockerBackend:
             "stdin_open": True,  # with detach=False docker-py also sets StdinOnce
             # Not the proxies of ~/.docker/config.json: nothing of the host's goes in.
             "use_config_proxy": False,
+            # With "none", NetworkDisabled too: the engine then makes no network sandbox
+            # (`start` ~100 ms faster, bench/network_mode.py) and the namespace still
+            # holds only `lo`; NetworkMode stays "none" for an engine that ignores it.
+            "network_disabled": net is None and s.network == "none",
             "tty": False,
             "host_config": host_config,
         }

@@ -22,10 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from loguru import logger
-
 from ._engine import engine_errors
 from ._errors import ConfigError, EngineError
+from ._log import logger
 
 DEFAULT_BASE = "debian:bookworm-slim"
 OFFLINE_BASE = "sandboxrun/base:bookworm"

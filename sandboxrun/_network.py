@@ -25,10 +25,10 @@ from datetime import datetime
 from typing import Any
 
 import docker.errors
-from loguru import logger
 
 from ._engine import retry_engine
 from ._errors import EngineError
+from ._log import logger
 
 PREFIX = "sandboxrun-bridge-"
 LABEL = "sandboxrun.network"

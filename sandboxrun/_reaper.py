@@ -14,10 +14,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from loguru import logger
-
 from ._allowlist import sweep_networks
 from ._engine import engine_errors, retry_engine
+from ._log import logger
 from ._network import DUPLICATE_AGE, remove_duplicates
 from ._owner import owner_gone
 

@@ -16,14 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from loguru import logger
-
 from ._backend import Backend
 from ._claude import CLAUDE, QODER, QODER_CN, ClaudeDialect
 from ._cline import CARETI, CLINE
 from ._dialect import WORKSPACE_SOURCES, Dialect
 from ._errors import SandboxrunError
 from ._hints import refused_sentence, sandbox_wall
+from ._log import logger
 from ._mounts import check_root, transcript_file
 from ._preflight import check_hook
 from ._session import answer_event

@@ -20,6 +20,7 @@ from sandboxrun import (
     FakeBackend,
     ImageMissing,
     Settings,
+    _docker,
 )
 from sandboxrun._cline import CLINE
 from sandboxrun._image_tools import ImageTools
@@ -97,7 +98,11 @@ def engine(monkeypatch: pytest.MonkeyPatch, fake: Callable[..., FakeBackend]):  
             def image_tools(self) -> ImageTools | None:
                 return tools
 
-        monkeypatch.setattr(cli, "DockerBackend", FakeDocker)
+            def close(self) -> None:
+                return None
+
+        # The CLI imports the backend when a command needs it: patch it at its source.
+        monkeypatch.setattr(_docker, "DockerBackend", FakeDocker)
         return seen
 
     return install
