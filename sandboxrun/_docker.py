@@ -6,11 +6,12 @@ The life of one run (DESIGN.md §4, reference/sandboxing.md):
     half-close -> read output as it comes, bounded -> [deadline: SIGKILL] -> EOF ->
     exit code + OOMKilled -> answer -> remove (always; in the background, see below)
 
-Removal is off the critical path: the result is returned while a small executor of
-the backend removes the container. A container waiting for removal stays in
-`_active`, so `abort()` (SIGTERM) removes it too; `close()` waits for every pending
-removal (the CLI calls it after printing its answer), and so does the interpreter at
-exit (the executor's threads are joined); a SIGKILL leaves it to `reap`, like a run.
+Cleanup is off the critical path: the result is returned while a small executor of
+the backend removes the container (and runs the first check's stale-container sweep).
+A container waiting for removal stays in `_active`, so `abort()` (SIGTERM) removes it
+too; `close()` waits for all of it (the CLI calls it after printing its answer), and so
+does the interpreter at exit (the executor's threads are joined); after a SIGKILL, the
+labels let `reap` find it, as for a run cut short.
 
 The deadline is ours, not the engine's: a timer kills the container at expiry, and
 a watchdog shuts the socket down if the stream still has not ended shortly after.
@@ -29,7 +30,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -80,7 +81,7 @@ class DockerBackend:
         self._count = 0
         self._lock = threading.RLock()  # the lazy client is reached while it is held
         self._active: set[str] = set()  # containers of runs in flight, for abort()
-        self._remover: ThreadPoolExecutor | None = None  # removes after the answer
+        self._remover: ThreadPoolExecutor | None = None  # cleanup after the answer
         self._memory = parse_size(settings.memory)
         self._helper: Helper | bool | None = False  # the image's helper; False: unknown
         self._checked = False
@@ -120,6 +121,10 @@ class DockerBackend:
                         f" (have: {', '.join(sorted(runtimes))}); refusing to run without it"
                     )
         self._checked = True
+        # The sweep decides nothing about this run: it goes beside it, not before it.
+        self._in_background(self._sweep)
+
+    def _sweep(self) -> None:
         try:
             reap(self.client)
         except SandboxrunError as exc:
@@ -150,7 +155,7 @@ class DockerBackend:
                     if net:  # its network can only go once the container has gone
                         self._remove_now(cid)
                     else:
-                        self._remove_later(cid)
+                        self._in_background(self._remove_now, cid)
             finally:
                 if net:
                     refused = refused_hosts(self.api, net, since)
@@ -223,11 +228,12 @@ class DockerBackend:
         deadline = int(time.time() + timeout + 2 * STREAM_GRACE + 60)  # the sweep's cue
         return attach(self.api, proxy, {**owner_labels(), "sandboxrun.deadline": str(deadline)})
 
-    def _remove_later(self, cid: str) -> None:
+    def _in_background(self, fn: Callable[..., None], *args: Any) -> None:
+        """Cleanup after (or beside) the answer; `close()` waits for it."""
         with self._lock:
             if self._remover is None:
-                self._remover = ThreadPoolExecutor(2, thread_name_prefix="sandboxrun-remove")
-            self._remover.submit(self._remove_now, cid)
+                self._remover = ThreadPoolExecutor(2, thread_name_prefix="sandboxrun-cleanup")
+            self._remover.submit(fn, *args)
 
     def _remove_now(self, cid: str) -> None:
         self._remove(cid)

@@ -3,6 +3,7 @@ exceptions into our tree, and the rule that a hook is never re-run."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 from unittest import mock
 
@@ -83,4 +84,24 @@ def test_start_is_never_retried_and_the_container_is_removed(tmp_path: Any) -> N
     with pytest.raises(EngineUnavailable):
         backend.run(request)
     assert client.api.start.call_count == 1
+    backend.close()  # removal goes on after the run has ended: wait for it
     client.api.remove_container.assert_called_with("c1", force=True, v=True)
+
+
+def test_removal_goes_on_after_the_run_and_close_waits_for_it(tmp_path: Any) -> None:
+    """The run ends without waiting for its container's removal; until the removal is
+    done the container counts as in flight (so `abort` would remove it); `close` waits."""
+    release = threading.Event()
+    client = mock.MagicMock()
+    client.api.create_container.return_value = {"Id": "c1"}
+    client.api.start.side_effect = requests.exceptions.ConnectionError("lost")
+    client.api.remove_container.side_effect = lambda *a, **kw: release.wait(30)
+    backend = DockerBackend(Settings(), client=client)
+    request = ExecRequest(argv=("true",), stdin=b"", workdir=str(tmp_path), mounts=(str(tmp_path),))
+    with pytest.raises(EngineUnavailable):
+        backend.run(request)  # returns while the removal is held back
+    assert backend._active == {"c1"}
+    release.set()
+    backend.close()
+    client.api.remove_container.assert_called_with("c1", force=True, v=True)
+    assert backend._active == set()
