@@ -27,6 +27,7 @@ import dataclasses
 import os
 import re
 import socket
+import tempfile
 import threading
 import time
 import uuid
@@ -82,6 +83,7 @@ class DockerBackend:
         self._lock = threading.RLock()  # the lazy client is reached while it is held
         self._active: set[str] = set()  # containers of runs in flight, for abort()
         self._remover: ThreadPoolExecutor | None = None  # cleanup after the answer
+        self._hosts: str | None = None  # the /etc/hosts of hooks without network; "": none
         self._memory = parse_size(settings.memory)
         self._helper: Helper | bool | None = False  # the image's helper; False: unknown
         self._checked = False
@@ -240,6 +242,14 @@ class DockerBackend:
         with self._lock:
             self._active.discard(cid)
 
+    def _hosts_file(self) -> str | None:
+        """A read-only /etc/hosts naming only localhost, kept in the cache folder. None if
+        it cannot be written: the run then goes without NetworkDisabled, as before."""
+        with self._lock:
+            if self._hosts is None:
+                self._hosts = _write_hosts(self.cache_dir)
+            return self._hosts or None
+
     def _remove(self, cid: str) -> None:
         try:
             # v: an image's VOLUMEs make anonymous volumes; they go with the container.
@@ -259,6 +269,9 @@ class DockerBackend:
         if request.state:  # the hook's persistent home (`_state`), made by us, else a tmpfs
             mounts.append(Mount(target=HOOK_HOME, source=request.state, type="bind"))
             home = {}
+        hosts = self._hosts_file() if net is None and s.network == "none" else None
+        if hosts:  # NetworkDisabled (below): the engine writes no /etc/hosts of its own
+            mounts.append(Mount(target="/etc/hosts", source=hosts, type="bind", read_only=True))
         host_config = self.api.create_host_config(
             mounts=mounts,
             # "none" unless the user's own settings say bridge (our own bridge) or
@@ -320,9 +333,10 @@ class DockerBackend:
             # Not the proxies of ~/.docker/config.json: nothing of the host's goes in.
             "use_config_proxy": False,
             # With "none", NetworkDisabled too: the engine then makes no network sandbox
-            # (`start` ~100 ms faster, bench/network_mode.py) and the namespace still
-            # holds only `lo`; NetworkMode stays "none" for an engine that ignores it.
-            "network_disabled": net is None and s.network == "none",
+            # (`start` ~100 ms faster, bench/network_mode.py); the namespace still holds
+            # only `lo`, and NetworkMode stays "none" for an engine that ignores it. It
+            # writes no /etc/hosts then: ours (above) keeps `localhost` resolving.
+            "network_disabled": hosts is not None,
             "tty": False,
             "host_config": host_config,
         }
@@ -470,6 +484,32 @@ def _mount_points() -> list[str]:
         return []
     # Field 5 is the mount point, with spaces and the like escaped as octal (\040).
     return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), ln.split()[4]) for ln in lines]
+
+
+HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+
+
+def _write_hosts(cache_dir: str) -> str:
+    """The hosts file's path ("" if it cannot be written). World-readable: hooks may run
+    as another uid. Rewritten atomically when its content is not ours."""
+    path = os.path.join(cache_dir, "hosts")
+    try:
+        with open(path) as f:
+            if f.read() == HOSTS:
+                return path
+    except OSError:
+        pass
+    try:
+        os.makedirs(cache_dir, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".hosts-")
+        with os.fdopen(fd, "w") as f:
+            f.write(HOSTS)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+        return path
+    except OSError as exc:
+        logger.warning("could not write {}: {} (hooks start ~100 ms slower)", path, exc)
+        return ""
 
 
 def _environment(extra: Mapping[str, str]) -> dict[str, str]:
