@@ -15,6 +15,7 @@ use. Two rules of the eager version hold unchanged:
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 LEVELS = {"trace": 5, "debug": 10, "info": 20, "success": 25, "warning": 30, "error": 40}
 _pending: Callable[[Any], None] | None = None  # the CLI's setup, until loguru is imported
 _threshold = 0  # lines below this level are dropped while loguru is not imported
+_quieted = False  # "sandboxrun" disabled in loguru (once: the application decides after)
+_lock = threading.RLock()
 
 
 def _ready() -> Any:
@@ -34,14 +37,13 @@ def _ready() -> Any:
     global _pending
     from loguru import logger as real  # the import hook below disables "sandboxrun"
 
-    _quiet(real)
-    if _pending is not None:
-        setup, _pending = _pending, None
-        setup(real)
+    if _pending is not None or not _quieted:
+        with _lock:  # the first lines may come from several threads at once
+            _quiet(real)
+            setup, _pending = _pending, None
+            if setup is not None:
+                setup(real)
     return real
-
-
-_quieted = False
 
 
 def _quiet(real: Any) -> None:

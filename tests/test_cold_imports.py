@@ -82,3 +82,20 @@ def test_an_application_importing_loguru_after_us_keeps_control_of_our_logs() ->
         timeout=60,
     ).stdout.strip()  # fmt: skip
     assert out == "[] ['sandboxrun._cline']"
+
+
+def test_the_cli_still_logs_through_the_lazy_logger(tmp_path: Path) -> None:
+    """A warning (here: an ignored SANDBOXRUN_ variable) imports loguru on the spot and
+    reaches stderr in the CLI's format, at every verbosity."""
+    (tmp_path / "ws").mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text("")
+    argv = ["run", "PreToolUse", "--config", str(config), "--home", str(tmp_path),
+            "--workspace", str(tmp_path / "ws")]  # fmt: skip
+    env = {"PATH": "/usr/bin:/bin", "SANDBOXRUN_IMAGE": "evil"}
+    for flags in ([], ["-vv"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "sandboxrun", *flags, *argv], input="{}", env=env,
+            capture_output=True, text=True, timeout=120, cwd=tmp_path / "ws", check=True,
+        )  # fmt: skip
+        assert done.stderr.startswith("sandboxrun: warning: ignored from the environment")
