@@ -22,8 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from loguru import logger
-
 from ._backends.base import Backend
 from ._dialects.base import Dialect, sandbox_ending, unique_mounts
 from ._dialects.claude.dialect import ClaudeDialect
@@ -31,6 +29,7 @@ from ._dialects.claude.settings import project_root
 from ._dialects.cline import ClineDialect
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import refused_sentence, sandbox_wall
+from ._log import logger
 from ._mounts import check_root, hook_mount, mountable_file, transcript_file, under
 from ._preflight import image_tools_of, missing
 from ._runner import DIALECTS

@@ -16,14 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from loguru import logger
-
 from ._backends.base import Backend
 from ._dialects.base import WORKSPACE_SOURCES, Dialect
 from ._dialects.claude.dialect import CLAUDE, QODER, QODER_CN, ClaudeDialect
 from ._dialects.cline import CARETI, CLINE
 from ._errors import SandboxrunError
 from ._hints import refused_sentence, sandbox_wall
+from ._log import logger
 from ._mounts import check_root, transcript_file
 from ._preflight import check_hook
 from ._session import answer_event

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loguru import logger
-
+from .._log import logger
 from .._mounts import HOOK_HOME
 from .._types import ExecRequest, ExecResult
 

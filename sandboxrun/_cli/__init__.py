@@ -13,24 +13,24 @@ import json
 import os
 import signal
 import sys
+import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from loguru import logger
-
-from .. import _state
-from .._backends.docker.backend import DockerBackend
-from .._backends.docker.engine import connect
-from .._backends.docker.reaper import reap
+from .. import _log
 from .._errors import ConfigError, SandboxrunError
-from .._exec import exec_request, run_exec, sandbox_failure
-from .._preflight import check_discovered
-from .._runner import DIALECTS, HookFactory, resolve_workspaces
-from .._session import failure_answer
-from .._settings import Settings, account_home, env_fail_closed
+from .._log import logger
 from .._text import printable
-from .._types import HookSpec
-from . import doctor as _doctor
+
+if TYPE_CHECKING:
+    from .._backends.docker.backend import DockerBackend
+    from .._backends.image_tools import ImageTools
+    from .._settings import Settings
+    from .._types import ExecRequest, ExecResult, HookSpec
+
+# Each command imports what its own path needs, when it runs: `run` is called for
+# every event an agent sees, and docker, pydantic and loguru are most of its start-up.
+AGENTS = ("careti", "claude", "cline", "qoder", "qoder-cn")  # _runner.DIALECTS (a test checks)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser = add_parser  # type: ignore[method-assign]
 
     def agent_opts(cmd: argparse.ArgumentParser) -> None:
-        cmd.add_argument("--agent", choices=sorted(DIALECTS), help="hook dialect (default cline)")
+        cmd.add_argument("--agent", choices=AGENTS, help="hook dialect (default cline)")
         cmd.add_argument(
             "--workspace",
             action="append",
@@ -95,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     ex.add_argument(
         "--agent",
-        choices=sorted(DIALECTS),
+        choices=AGENTS,
         default="claude",
         help="whose terms a fail-closed block uses (default claude)",
     )
@@ -173,13 +173,17 @@ def network_opts(cmd: argparse.ArgumentParser) -> None:
 
 
 def _setup_logging(verbose: int) -> None:
-    logger.remove()
     level = {0: "WARNING", 1: "INFO"}.get(verbose, "DEBUG")
-    logger.add(sys.stderr, level=level, format=_log_format)
-    # Every log line carries names, paths and messages a hook or repository chose:
-    # escaped here, in one place, after loguru has formatted the message.
-    logger.configure(patcher=_escape_message)
-    logger.enable("sandboxrun")
+
+    def setup(loguru: Any) -> None:
+        loguru.remove()
+        loguru.add(sys.stderr, level=level, format=_log_format)
+        # Every log line carries names, paths and messages a hook or repository chose:
+        # escaped here, in one place, after loguru has formatted the message.
+        loguru.configure(patcher=_escape_message)
+        loguru.enable("sandboxrun")
+
+    _log.configure(setup, level)  # loguru itself is imported by the first line logged
 
 
 def _escape_message(record: Any) -> None:
@@ -204,6 +208,10 @@ def _read_event() -> dict[str, Any]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from .._runner import DIALECTS, HookFactory
+    from .._session import failure_answer
+    from .._settings import env_fail_closed
+
     try:
         settings = _load(
             args, agent=args.agent, timeout=args.timeout, image=args.image,
@@ -216,7 +224,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         _emit(failure_answer(DIALECTS[args.agent or "cline"], True, exc).to_json())
         return 0
     dialect = DIALECTS[settings.agent]
-    backend = DockerBackend(settings)  # connects only once there is a hook to run
+    backend = _LazyDocker(settings)  # imports docker only once there is a hook to run
     _stop_cleanly(backend)
     factory = HookFactory(settings, backend, home=args.home, hooks_dirs=args.hooks_dir)
     try:
@@ -226,23 +234,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
         result = factory.run(args.hook, _read_event(), args.workspace)
     except Exception as exc:  # under fail-closed, every failure of ours answers the block
         result = failure_answer(dialect, settings.fail_closed, exc)
-    _emit(result.to_json())
+    _emit(result.to_json())  # the answer is out (flushed) before we clean up
     if result.abandoned:  # stuck threads must not keep the agent waiting on us
         os._exit(0)
+    backend.close()  # wait for the containers' removal: nothing outlives this process
     return 0
 
 
 def _cmd_exec(args: argparse.Namespace) -> int:
+    from .._backends.docker.backend import DockerBackend
+    from .._exec import exec_request, run_exec, sandbox_failure
+
     settings = _load(
         args, agent=args.agent, timeout=args.timeout, image=args.image, network=args.network,
         runtime=args.runtime, fail_closed=args.fail_closed, allow_domains=args.allow_domain or None,
     )  # fmt: skip
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
     stdin = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
+    backend = DockerBackend(settings)
+    _stop_cleanly(backend)
     try:
         request = exec_request(settings, command, stdin, args.workspace)
-        backend = DockerBackend(settings)
-        _stop_cleanly(backend)
         out = run_exec(settings, backend, request)
     except Exception as exc:  # ours, not the hook's: a clear line, a block if fail-closed
         if not isinstance(exc, SandboxrunError):
@@ -252,14 +264,22 @@ def _cmd_exec(args: argparse.Namespace) -> int:
     sys.stdout.buffer.flush()
     sys.stderr.buffer.write(out.stderr)
     sys.stderr.buffer.flush()
+    backend.close()  # wait for the container's removal, after the output is out
     return out.exit_code
 
 
 def _load(args: argparse.Namespace, **overrides: Any) -> Settings:
+    from .._settings import Settings
+
     return Settings.load(config=args.config, **overrides)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    from .._backends.docker.backend import DockerBackend
+    from .._preflight import check_discovered
+    from .._runner import DIALECTS, resolve_workspaces
+    from .._settings import account_home
+
     settings = _load(args, agent=args.agent)
     dialect = DIALECTS[settings.agent]
     roots = resolve_workspaces({}, args.workspace, dialect, settings.allowed_roots)
@@ -304,7 +324,9 @@ def _claude_options(spec: HookSpec) -> dict[str, Any]:
 
 
 def _cmd_images(args: argparse.Namespace) -> int:
+    from .._backends.docker.engine import connect
     from .._backends.docker.images import build_images
+    from .._settings import Settings
 
     settings = _load(args)
     # The default image unless --tag: a team's own `image` (built FROM it) is never
@@ -321,6 +343,8 @@ def _cmd_images(args: argparse.Namespace) -> int:
 
 
 def _cmd_state(args: argparse.Namespace) -> int:
+    from .. import _state
+
     settings = _load(args)
     if args.state_command == "clean":
         removed = _state.clean(settings, args.key, everything=args.all)
@@ -344,12 +368,50 @@ def _cmd_state(args: argparse.Namespace) -> int:
 
 
 def _cmd_reap(args: argparse.Namespace) -> int:
+    from .._backends.docker.engine import connect
+    from .._backends.docker.reaper import reap
+
     removed = reap(connect(_load(args).docker_host), everything=args.all)
     print(f"removed {len(removed)} container(s)")
     return 0
 
 
-def _stop_cleanly(backend: DockerBackend) -> None:
+class _LazyDocker:
+    """The `DockerBackend`, imported and built when a hook is to run: most events an
+    agent sends match no hook, and those never need docker (nor its ~150 ms import)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._backend: DockerBackend | None = None
+        self._lock = threading.Lock()
+
+    def _get(self) -> DockerBackend:
+        with self._lock:
+            if self._backend is None:
+                from .._backends.docker.backend import DockerBackend
+
+                self._backend = DockerBackend(self.settings)
+            return self._backend
+
+    def check(self) -> None:
+        self._get().check()
+
+    def run(self, request: ExecRequest) -> ExecResult:
+        return self._get().run(request)
+
+    def image_tools(self) -> ImageTools | None:
+        return self._get().image_tools()
+
+    def abort(self) -> None:
+        if self._backend is not None:
+            self._backend.abort()
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+
+
+def _stop_cleanly(backend: DockerBackend | _LazyDocker) -> None:
     """On SIGTERM/SIGINT/SIGHUP (an agent giving up on its hook), remove our containers
     before dying, so no hook outlives the sandboxrun that started it."""
 
@@ -369,6 +431,8 @@ def _emit(document: dict[str, Any]) -> None:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
+    from . import doctor as _doctor
+
     return _doctor.doctor(_load(args))
 
 

@@ -19,8 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from loguru import logger
-
+from .._log import logger
 from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
 from .base import (
     clean_answer,

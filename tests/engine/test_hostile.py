@@ -1259,4 +1259,5 @@ def test_fifty_concurrent_runs_get_exactly_their_own_answers(
     statuses = [only(r)["status"] for r in results]
     assert statuses == ["completed"] * 50, [only(r) for r in results if only(r)["status"] != "completed"][:3]
     assert [r["contextModification"] for r in results] == tokens
+    engine.close()  # the containers are removed after the answers: wait for that
     assert mine(engine) == []
