@@ -132,7 +132,7 @@ def test_a_blocked_event_fails_naming_line_event_and_hook(home, ws, make_hook, e
     out = capsys.readouterr().out
     assert table_rows(out)[2][:2] == ["PreToolUse", "blocked"]
     assert [table_rows(out)[n][1] for n in (1, 3)] == ["allowed", "allowed"]
-    assert "line 2 PreToolUse: blocked by .clinerules/hooks/PreToolUse: no rm, please" in out
+    assert "line 2 PreToolUse: blocked (.clinerules/hooks/PreToolUse): no rm, please" in out
     assert out.rstrip().splitlines()[-1].startswith("FAILED: 1 of 3 events did not pass")
     assert str(hook) not in out  # names inside the workspace are shown relative to it
 
@@ -178,12 +178,12 @@ def test_a_failed_hook_fails_the_gate_unless_fail_open(home, ws, make_hook, engi
     assert cli.main(["check", "--events", str(events)]) == 1
     out = capsys.readouterr().out
     assert [table_rows(out)[n][1] for n in (1, 2)] == ["failed", "failed"]
-    assert "exited with code 3" in out and "timed_out" in out
+    assert "exited with code 3" in out and "timed out after 30s" in out
     assert "fail-closed)" in out
     assert cli.main(["check", "--events", str(events), "--fail-open"]) == 0
     out = capsys.readouterr().out
     assert [table_rows(out)[n][1:3] for n in (1, 2)] == [["failure", "ignored"]] * 2
-    assert "line 1 PreToolUse: failure ignored by .clinerules/hooks/PreToolUse: ignored" in out
+    assert "line 1 PreToolUse: failure ignored (.clinerules/hooks/PreToolUse): ignored" in out
     assert out.rstrip().endswith("fail-open)")
 
 
@@ -216,7 +216,7 @@ def test_claude_family_deny_and_ask(home, ws, engine, tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     rows = table_rows(out)
     assert (rows[1][1], rows[2][1]) == ("ask", "denied")
-    assert "line 2 PreToolUse: denied by guard: rm is not allowed" in out
+    assert "line 2 PreToolUse: denied (guard): rm is not allowed" in out
 
 
 def test_the_workspace_replaces_the_recorded_roots(home, ws, make_hook, engine, tmp_path,

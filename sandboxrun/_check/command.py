@@ -59,7 +59,8 @@ def run_check(args: argparse.Namespace, settings: Settings, backend: Backend) ->
         results = replay(factory, lines, workspaces, progress.start, progress.done)
     finally:
         progress.close()
-    sys.stdout.write(summary(results, workspaces, settings.fail_closed))
+    project_var = factory.dialect.project_dir_var
+    sys.stdout.write(summary(results, workspaces, settings.fail_closed, project_var))
     sys.stdout.flush()
     if args.junit:
         write_junit(args.junit, results, settings.agent, args.events, workspaces)

@@ -137,4 +137,8 @@ def _names(outcomes: Sequence[HookOutcome]) -> tuple[str, ...]:
 
 
 def _failures(outcomes: Sequence[HookOutcome]) -> str:
-    return printable("; ".join(f"{o.spec.name} {o.status}: {o.error or ''}" for o in outcomes))
+    """Why hooks failed: each one's error (named when there are several)."""
+    errors = [o.error or o.status for o in outcomes]
+    if len(outcomes) > 1:
+        errors = [f"{o.spec.name}: {e}" for o, e in zip(outcomes, errors, strict=True)]
+    return printable(" ".join("; ".join(errors).split()))

@@ -62,19 +62,29 @@ class Progress:
         self.stream.flush()
 
 
-def short_name(name: str, workspaces: Sequence[str]) -> str:
-    """A hook's name for the table: a path inside a workspace relative to it."""
+def short_name(name: str, workspaces: Sequence[str], project_var: str | None = None) -> str:
+    """A hook's name for the table: a path inside a workspace relative to it; a command
+    that starts from the project variable (`"$CLAUDE_PROJECT_DIR"/x.sh`) as that path."""
     for root in workspaces:
         if name.startswith(root.rstrip("/") + "/"):
             return os.path.relpath(name, root)
+    if project_var:
+        for prefix in (f'"${project_var}"/', f"${project_var}/", f'"${{{project_var}}}"/'):
+            if name.startswith(prefix):
+                return name.removeprefix(prefix)
     return name
 
 
-def summary(results: Sequence[LineResult], workspaces: Sequence[str], fail_closed: bool) -> str:
+def summary(
+    results: Sequence[LineResult],
+    workspaces: Sequence[str],
+    fail_closed: bool,
+    project_var: str | None = None,
+) -> str:
     """The table, the reasons of the lines that did not pass, and the verdict line."""
     rows = [("LINE", "EVENT", "DECISION", "MS", "HOOKS")]
     for r in results:
-        names = [short_name(n, workspaces) for n in r.hooks]
+        names = [short_name(n, workspaces, project_var) for n in r.hooks]
         shown = [_cut(n, HOOK_WIDTH) for n in names[:MAX_HOOKS_SHOWN]]
         if len(names) > MAX_HOOKS_SHOWN:
             shown.append(f"+{len(names) - MAX_HOOKS_SHOWN} more")
@@ -91,11 +101,11 @@ def summary(results: Sequence[LineResult], workspaces: Sequence[str], fail_close
     if problems:
         lines.append("")
     for r in problems:
-        who = ", ".join(short_name(n, workspaces) for n in r.hooks)
+        who = ", ".join(short_name(n, workspaces, project_var) for n in r.hooks)
         event = printable(r.line.hook_name or "")
         head = f"line {r.line.number}" + (f" {event}" if event else "")
-        by = f" by {printable(who)}" if who else ""
-        lines.append(f"{head}: {r.decision}{by}" + (f": {r.reason}" if r.reason else ""))
+        hooks = f" ({printable(who)})" if who else ""
+        lines.append(f"{head}: {r.decision}{hooks}" + (f": {r.reason}" if r.reason else ""))
     lines.append("")
     lines.append(verdict(results, fail_closed))
     return "\n".join(lines) + "\n"
