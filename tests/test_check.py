@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import re
+import shlex
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
@@ -19,7 +21,7 @@ import sandboxrun._cli as cli
 from sandboxrun import EngineUnavailable, ExecRequest, ExecResult, FakeBackend, Settings
 from sandboxrun._check.events import EventLine
 from sandboxrun._check.replay import LineResult
-from sandboxrun._check.report import Progress
+from sandboxrun._check.report import Progress, short_name
 
 LOCAL = Path(".clinerules/hooks")
 
@@ -369,3 +371,37 @@ def test_progress_elsewhere_is_line_oriented_and_quiet() -> None:
         "sandboxrun check: 6/10 events, 1 not passed",
         "sandboxrun check: 9/10 events, 1 not passed",
     ]
+
+
+# -- the GitHub Actions example ---------------------------------------------------------------
+
+WORKFLOW = Path(__file__).resolve().parents[1] / "examples" / "github-actions" / "sandboxrun-check.yml"
+
+
+def test_the_workflow_example_runs_commands_that_exist() -> None:
+    """Every `sandboxrun` command of the workflow parses with today's flags; the gate
+    writes the JUnit report that the upload step picks up."""
+    text = WORKFLOW.read_text()
+    env = dict(re.findall(r"^      ([A-Z_]+): (\S+)", text, flags=re.MULTILINE))
+    assert env["AGENT"] in cli.DIALECTS
+    commands = re.findall(r"^\s+(?:run: (?:>-\n\s+)?)?(sandboxrun [^\n]+(?:\n\s+--[^\n]+)*)", text,
+                          flags=re.MULTILINE)  # fmt: skip
+    assert [c.split()[1] for c in commands] == ["images", "doctor", "check"]
+    values = {**{k: v.strip('"') for k, v in env.items()}, "GITHUB_WORKSPACE": "/ws"}
+    for command in commands:
+        words = [re.sub(r"\$(\w+)", lambda m: values[m.group(1)], w) for w in shlex.split(command)]
+        args = cli._parser().parse_args(words[1:])
+        if args.command == "check":
+            assert (args.agent, args.workspace, args.events) == ("claude", ["/ws"], env["EVENTS"])
+            assert f"path: {args.junit}" in text
+
+
+def test_short_names() -> None:
+    """Paths in a workspace show relative to it; commands from the project variable show
+    the path after it; anything else whole."""
+    assert short_name("/ws/.cline/hooks/PreToolUse", ["/ws"]) == ".cline/hooks/PreToolUse"
+    assert short_name("/wsx/PreToolUse", ["/ws"]) == "/wsx/PreToolUse"
+    var = "CLAUDE_PROJECT_DIR"
+    assert short_name('"$CLAUDE_PROJECT_DIR"/.claude/g.sh', ["/ws"], var) == ".claude/g.sh"
+    assert short_name("$CLAUDE_PROJECT_DIR/g.sh --x", ["/ws"], var) == "g.sh --x"
+    assert short_name("python3 /opt/g.py", ["/ws"], var) == "python3 /opt/g.py"
