@@ -41,7 +41,9 @@ class Progress:
     def start(self, index: int, line: EventLine) -> None:
         if self.tty:
             event = printable(line.hook_name or "?")[:40]
-            self._write(f"\r\x1b[Kchecking {index + 1}/{self.total}: line {line.number} {event}")
+            failed = f" ({self.failed} not passed)" if self.failed else ""
+            where = f"{index + 1}/{self.total}: line {line.number} {event}"
+            self._write(f"\r\x1b[Kchecking {where}{failed}")
 
     def done(self, index: int, result: LineResult) -> None:
         self.failed += not result.passed
