@@ -9,37 +9,25 @@ import re
 import shlex
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from junitparser import Error, Failure, JUnitXml
-from loguru import logger
 
 import sandboxrun._cli as cli
 from sandboxrun import EngineUnavailable, ExecRequest, ExecResult, FakeBackend, Settings
 from sandboxrun._check.events import EventLine
 from sandboxrun._check.replay import LineResult
 from sandboxrun._check.report import Progress, short_name
+from tests import test_cli_unit
+
+# The CLI tests' fixtures: a workspace that is the cwd; the library's logging restored.
+ws = test_cli_unit.ws
+_restore_library_logging = test_cli_unit._restore_library_logging
 
 LOCAL = Path(".clinerules/hooks")
-
-
-@pytest.fixture(autouse=True)
-def _restore_library_logging() -> Iterator[None]:
-    """main() enables the library's logger and adds a stderr sink: undo that afterwards."""
-    yield
-    logger.remove()
-    logger.disable("sandboxrun")
-
-
-@pytest.fixture
-def ws(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    monkeypatch.chdir(root)
-    return root
 
 
 Handler = Callable[[ExecRequest], ExecResult]
