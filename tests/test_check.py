@@ -209,6 +209,26 @@ def test_claude_family_deny_and_ask(home, ws, engine, tmp_path, capsys) -> None:
     assert "line 2 PreToolUse: denied (guard): rm is not allowed" in out
 
 
+def test_a_handler_sandboxrun_cannot_run_fails_closed(home, ws, engine, tmp_path, capsys) -> None:
+    """An `http` handler that applies is a guard that did not run: `failed` naming it, or
+    `failure ignored` under --fail-open."""
+    settings = {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "http", "url": "https://policy.example/check"}]}]}}  # fmt: skip
+    (ws / ".claude").mkdir()
+    (ws / ".claude" / "settings.json").write_text(json.dumps(settings))
+    engine(guard)
+    event = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                        "tool_input": {"command": "ls"}})  # fmt: skip
+    argv = ["check", "--agent", "claude", "--events", str(events_file(tmp_path, event))]
+    assert cli.main(argv) == 1
+    out = capsys.readouterr().out
+    assert table_rows(out)[1][1] == "failed" and "https://policy.example/check" in out
+    assert cli.main([*argv, "--fail-open"]) == 0
+    out = capsys.readouterr().out
+    assert table_rows(out)[1][1:3] == ["failure", "ignored"]
+    assert "not run:" in out and "https://policy.example/check" in out
+
+
 def test_the_workspace_replaces_the_recorded_roots(home, ws, make_hook, engine, tmp_path,
                                                    capsys) -> None:
     """Events recorded on another machine are checked in this workspace: the hook reads

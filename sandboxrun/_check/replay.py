@@ -7,11 +7,11 @@ decided here that the dialect does not decide. What is added is the verdict of t
 - `blocked` / `denied` / `stopped`: a hook's own answer blocks (Cline `cancel`; Claude
   exit 2, `deny`, `decision: "block"`, `continue: false`), named with the hooks that gave it;
 - `failed`: under fail-closed (the default), a hook failed, timed out, or could not
-  start (`error`), or a handler that applies cannot be run; named;
+  start (`error`), or a handler that applies cannot be run (`http`...); named;
 - `error`: sandboxrun could not run the hooks at all (engine, image, workspace);
 - `unreadable`: the line is not an event (its `EventLine.problem`);
 - passing: `allowed`, `ask` (the agent would ask a person: not a block), `no hooks`,
-  and `failure ignored` (a hook failed under `--fail-open`).
+  and `failure ignored` (under `--fail-open`, a hook failed or a handler was not run).
 """
 
 from __future__ import annotations
@@ -105,13 +105,16 @@ def judge(
         return LineResult(line, decision, hooks=_names(deciders), reason=reason, **common)
     if failed and fail_closed:
         return LineResult(line, "failed", hooks=_names(failed), reason=_failures(failed), **common)
+    unrun = tuple(s.spec.name if s.spec else s.path for s in result.not_run)
     if blocks(answer):  # a block that no hook's answer explains: ours, or an unrun handler
-        unrun = tuple(s.spec.name if s.spec else s.path for s in result.not_run)
         decision = "failed" if unrun else "error"
         return LineResult(line, decision, hooks=unrun, reason=reason_of(answer), **common)
-    if failed:
-        reason = f"ignored (--fail-open): {_failures(failed)}"
-        return LineResult(line, "failure ignored", hooks=_names(failed), reason=reason, **common)
+    if failed or unrun:
+        why = [_failures(failed)] if failed else []
+        why += [f"{s.spec.name if s.spec else s.path}: not run: {s.reason}" for s in result.not_run]
+        reason = printable(f"ignored (--fail-open): {'; '.join(why)}")
+        hooks = (*_names(failed), *unrun)
+        return LineResult(line, "failure ignored", hooks=hooks, reason=reason, **common)
     if not outcomes:
         return LineResult(line, "no hooks", **common)
     decision = "ask" if answer.get("permissionDecision") == "ask" else "allowed"
