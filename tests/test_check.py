@@ -330,6 +330,19 @@ def test_junit_report_reads_back(home, ws, make_hook, engine, tmp_path, capsys) 
     assert json.loads(cases["line 2: PreToolUse"].system_out or "")["cancel"] is True
 
 
+def test_junit_report_that_cannot_be_written_is_exit_2(home, ws, make_hook, engine, tmp_path,
+                                                      capsys) -> None:
+    """A report path in a missing folder: the summary is printed, then one line, exit 2."""
+    make_hook(ws / LOCAL)
+    engine(guard)
+    report = tmp_path / "missing" / "report.xml"
+    argv = ["check", "--events", str(events_file(tmp_path, cline_event("ls"))), "--junit", str(report)]
+    assert cli.main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out.rstrip().endswith("fail-closed)")
+    assert err == f"sandboxrun: cannot write the JUnit report {report}: No such file or directory\n"
+
+
 # -- progress ---------------------------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from .._errors import ConfigError
 from .._text import printable
 from .replay import LineResult
 
@@ -48,4 +49,7 @@ def write_junit(
         suite.add_testcase(case)
     xml = JUnitXml()
     xml.add_testsuite(suite)
-    xml.write(path)
+    try:
+        xml.write(path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the JUnit report {path}: {exc.strerror}") from None
