@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _log
+from .._check import command as _check
 from .._errors import ConfigError, SandboxrunError
 from .._log import logger
 from .._text import printable
@@ -148,6 +149,10 @@ def _parser() -> argparse.ArgumentParser:
     which = sclean.add_mutually_exclusive_group()
     which.add_argument("--all", action="store_true", help="remove every hook state")
     which.add_argument("key", nargs="?", metavar="KEY", help="the state to remove (see list)")
+
+    chk = sub.add_parser("check", help=_check.HELP)
+    agent_opts(chk)
+    _check.add_arguments(chk)
 
     reap_p = sub.add_parser("reap", help="remove containers left behind by killed runs")
     reap_p.add_argument("--all", action="store_true", help="remove every sandboxrun container")
@@ -367,6 +372,18 @@ def _cmd_state(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_check(args: argparse.Namespace) -> int:
+    settings = _load(
+        args, agent=args.agent, timeout=args.timeout, image=args.image, runtime=args.runtime,
+        fail_closed=not args.fail_open,
+    )  # fmt: skip
+    from .._backends.docker.backend import DockerBackend
+
+    with DockerBackend(settings) as backend:  # on leaving: wait for the removals
+        _stop_cleanly(backend)
+        return _check.run_check(args, settings, backend)
+
+
 def _cmd_reap(args: argparse.Namespace) -> int:
     from .._backends.docker.engine import connect
     from .._backends.docker.reaper import reap
@@ -442,6 +459,7 @@ COMMANDS = {
     "list": _cmd_list,
     "images": _cmd_images,
     "state": _cmd_state,
+    "check": _cmd_check,
     "reap": _cmd_reap,
     "doctor": _cmd_doctor,
 }
