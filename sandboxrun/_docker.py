@@ -37,7 +37,7 @@ from ._errors import ConfigError, RuntimeMissing, SandboxrunError
 from ._helper import Helper, deadline_reached, image_helper, start_error
 from ._helper import command as helper_command
 from ._image_tools import ImageTools, image_tools
-from ._mounts import HOOK_HOME, home_cover, system_reason, under
+from ._mounts import home_layout, system_reason, under
 from ._network import ensure_network
 from ._owner import owner_labels
 from ._reaper import LABEL, reap
@@ -212,13 +212,11 @@ class DockerBackend:
     ) -> dict[str, Any]:
         s = self.settings
         uid, gid = hook_ids(s.user)
-        cover = home_cover(request.mounts)
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
         mounts = _read_only_mounts(request.mounts, s.allowed_roots)
-        home = {HOOK_HOME: f"{tmpfs},mode=0700,uid={uid},gid={gid}"}
-        if request.state:  # the hook's persistent home (`_state`), made by us, else a tmpfs
-            mounts.append(Mount(target=HOOK_HOME, source=request.state, type="bind"))
-            home = {}
+        layout = home_layout(request.mounts, state=bool(request.state))
+        if request.state and layout.state_at:  # the hook's persistent home (`_state`)
+            mounts.append(Mount(target=layout.state_at, source=request.state, type="bind"))
         host_config = self.api.create_host_config(
             mounts=mounts,
             # "none" unless the user's own settings say bridge (our own bridge) or
@@ -229,10 +227,9 @@ class DockerBackend:
             read_only=True,
             tmpfs={
                 "/tmp": f"{tmpfs},mode=1777",
-                **home,
-                # Owned by the hook's user: runc gives a tmpfs the mode of the folder
-                # it covers (root's 0700 /root), so only the owner could walk it.
-                **({cover: f"ro,nosuid,nodev,size=64k,uid={uid},gid={gid}"} if cover else {}),
+                # The home and its folders (`_mounts.home_layout`), owned by the hook's
+                # user: runc would give a tmpfs the mode of the folder it covers.
+                **{t: f"{tmpfs},mode=0700,uid={uid},gid={gid}" for t in layout.tmpfs},
             },
             cap_drop=["ALL"],
             security_opt=["no-new-privileges:true"],
@@ -260,7 +257,7 @@ class DockerBackend:
                 helper,
                 request.argv,
                 request.timeout,
-                HOOK_HOME,
+                layout.writable,
                 s.runtime,
                 landlock_optional=s.landlock == "optional",
             ),
@@ -268,7 +265,10 @@ class DockerBackend:
             "user": f"{uid}:{gid}",
             "working_dir": request.workdir,
             # The proxy's variables last: nothing the dialect passes replaces them.
-            "environment": {**_environment(request.env), **(net.environment() if net else {})},
+            "environment": {
+                **_environment(request.env, layout.home),
+                **(net.environment() if net else {}),
+            },
             "labels": {
                 LABEL: "1",
                 "sandboxrun.run": self.run_id,
@@ -428,6 +428,6 @@ def _mount_points() -> list[str]:
     return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), ln.split()[4]) for ln in lines]
 
 
-def _environment(extra: Mapping[str, str]) -> dict[str, str]:
+def _environment(extra: Mapping[str, str], home: str) -> dict[str, str]:
     """Nothing from the host: a fixed base, plus what the dialect asked for."""
-    return {"HOME": HOOK_HOME, "PATH": PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **extra}
+    return {"HOME": home, "PATH": PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **extra}

@@ -20,7 +20,7 @@ from typing import Any
 
 from loguru import logger
 
-from ._mounts import HOOK_HOME
+from ._mounts import HOOK_HOME, sandbox_home
 from ._types import ExecRequest, ExecResult
 
 VERSION = 1
@@ -37,7 +37,8 @@ find / -xdev -maxdepth {DEPTH} -type d 2>/dev/null | sed 's/^/d /' || exit 0
 find / -xdev -maxdepth {DEPTH} -type l -xtype d 2>/dev/null | sed 's/^/l /' || exit 0
 echo 'ok dirs'
 """
-# Empty tmpfs at every start: nothing the hook names there exists when it starts.
+# Empty tmpfs at every start: nothing the hook names there exists when it starts (nor in
+# the hook's home, `_mounts.sandbox_home`, where only what is mounted shows).
 EMPTY_AT_START = ("/tmp", HOOK_HOME)
 
 
@@ -58,7 +59,7 @@ class ImageTools:
         parent = os.path.dirname(path)
         if parent in self.path_dirs:
             return path in self.executables
-        if any(path == e or path.startswith(e + "/") for e in EMPTY_AT_START):
+        if any(path == e or path.startswith(e + "/") for e in (*EMPTY_AT_START, sandbox_home())):
             return False
         if self.dirs is None:
             return None

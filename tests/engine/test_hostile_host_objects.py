@@ -26,6 +26,7 @@ from sandboxrun import DockerBackend, HookFactory, Settings
 from sandboxrun._dialect import sandbox_ending
 from sandboxrun._docker import LABEL
 from sandboxrun._helper import DEADLINE_GRACE
+from sandboxrun._settings import account_home
 from sandboxrun._types import ExecRequest
 
 from .conftest import cli, engine_runtime, engine_settings
@@ -213,7 +214,8 @@ out["pair"] = b.recv(4).decode()
 """,
     )
     assert out.pop("readme") == "hello from the workspace\n"
-    assert out == {"/tmp": "x", "/home/hook": "x", "/dev/shm": "x", "null": 1, "pair": "pair"}
+    home = os.path.realpath(account_home())  # the user's path (issue #9 item 4)
+    assert out == {"/tmp": "x", home: "x", "/dev/shm": "x", "null": 1, "pair": "pair"}
 
 
 def test_a_sigkilled_sandboxrun_leaves_no_hook_running_past_its_deadline(
