@@ -154,6 +154,25 @@ for name, fn in [
     assert seen == []
 
 
+def fifo_writes(fifo: Path) -> str:
+    """Python lines that try to write into `fifo` and record how it went in `out`."""
+    return f"""
+for name, flags in [("write", os.O_WRONLY), ("read-write", os.O_RDWR)]:
+    try:
+        fd = os.open("{fifo}", flags | os.O_NONBLOCK); os.write(fd, b"pwned"); out[name] = "wrote"
+    except OSError as exc:
+        out[name] = type(exc).__name__
+"""
+
+
+def drained(reader: int) -> bytes:
+    """What a FIFO's non-blocking reader got (nothing: b"")."""
+    try:
+        return os.read(reader, 100)
+    except BlockingIOError:
+        return b""
+
+
 @pytest.mark.parametrize("where", ["workspace", "hook folder"])
 def test_host_fifos_under_a_mount_cannot_be_written(
     engine: DockerBackend, base: Path, where: str
@@ -167,12 +186,8 @@ def test_host_fifos_under_a_mount_cannot_be_written(
         out = run_probe(
             engine,
             base,
-            f"""
-for name, flags in [("write", os.O_WRONLY), ("read-write", os.O_RDWR)]:
-    try:
-        fd = os.open("{fifo}", flags | os.O_NONBLOCK); os.write(fd, b"pwned"); out[name] = "wrote"
-    except OSError as exc:
-        out[name] = type(exc).__name__
+            fifo_writes(fifo)
+            + f"""
 try:
     fd = os.open("{fifo}", os.O_RDONLY | os.O_NONBLOCK)
     os.write(os.open(f"/proc/self/fd/{{fd}}", os.O_WRONLY | os.O_NONBLOCK), b"pwned")
@@ -182,10 +197,7 @@ except OSError as exc:
 """,
             where,
         )
-        try:
-            got = os.read(reader, 100)
-        except BlockingIOError:
-            got = b""
+        got = drained(reader)
     finally:
         os.close(reader)
     assert "wrote" not in out.values(), out
