@@ -190,3 +190,25 @@ def test_exec_gives_the_account_home_and_none_of_its_files(
     assert planted.name not in done.stdout and "s3cret" not in done.stdout
     assert lines[-1] == "x"
     assert (log.read_bytes() if log.exists() else None) == before
+
+
+def test_exec_mounts_a_hook_named_from_the_home(engine: DockerBackend, tmp_path: Path) -> None:
+    """`~/.claude/hooks/x.sh`, as Claude Code settings often name a user's hook, means the
+    same inside: the file is mounted and `~` there is the user's home path."""
+    folder = Path(_settings.account_home()) / ".claude" / "hooks"
+    made = [p for p in (folder.parent, folder) if not p.exists()]  # removed afterwards
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / f"sandboxrun-test-{uuid.uuid4().hex[:8]}.sh"
+    script.write_text('#!/bin/sh\necho "ran in $HOME"; exit 2\n')
+    script.chmod(0o755)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    try:
+        done = subprocess.run(cli("exec", "--", f"~/.claude/hooks/{script.name} --flag"),
+                              capture_output=True, text=True, cwd=ws, timeout=120)  # fmt: skip
+    finally:
+        script.unlink()
+        if made:
+            shutil.rmtree(made[0])
+    home = os.path.realpath(_settings.account_home())
+    assert (done.returncode, done.stdout) == (2, f"ran in {home}\n"), done.stderr
