@@ -59,18 +59,18 @@ class ImageTools:
         parent = os.path.dirname(path)
         if parent in self.path_dirs:
             return path in self.executables
-        if any(path == e or path.startswith(e + "/") for e in (*EMPTY_AT_START, sandbox_home())):
+        if any(path == e or path.startswith(e + "/") for e in EMPTY_AT_START):
             return False
-        if self.dirs is None:
-            return None
-        parts = Path(parent).parts[1:]
-        for depth in range(1, min(len(parts), DEPTH) + 1):
-            folder = "/" + "/".join(parts[:depth])
-            if folder in self.links:
-                return None
-            if folder not in self.dirs:
-                return False
-        return None
+        if self.dirs is not None:
+            parts = Path(parent).parts[1:]
+            for depth in range(1, min(len(parts), DEPTH) + 1):
+                folder = "/" + "/".join(parts[:depth])
+                if folder in self.links:
+                    return None
+                if folder not in self.dirs:
+                    return False
+        home = sandbox_home()  # last: a password-database lookup
+        return False if path == home or path.startswith(home + "/") else None
 
     def to_json(self) -> dict[str, Any]:
         return {
