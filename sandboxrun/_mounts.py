@@ -129,15 +129,15 @@ class HomeLayout:
     state_at: str | None = None  # where the hook's state folder is bound, if it has one
 
 
-def sandbox_home(home: str | None = None) -> str:
+def sandbox_home() -> str:
     """$HOME inside: the user's own home path (so `~/.claude/...` in events and
     allow-lists means the same inside), or HOOK_HOME when that path cannot be one."""
-    real = os.path.realpath(home or account_home())
+    real = os.path.realpath(account_home())
     unfit = real in SHARED_TOPS or under(real, SYSTEM_TREES) or under(real, NEVER)
-    return HOOK_HOME if unfit or not os.path.isabs(real) else real
+    return HOOK_HOME if unfit else real
 
 
-def home_layout(mounts: Sequence[str], state: bool = False, home: str | None = None) -> HomeLayout:
+def home_layout(mounts: Sequence[str], state: bool = False) -> HomeLayout:
     """What a hook's home looks like: an empty tmpfs at the user's home path (nothing of
     the real home shows but what is mounted), with the `HOME_FOLDERS` in it writable.
 
@@ -149,9 +149,9 @@ def home_layout(mounts: Sequence[str], state: bool = False, home: str | None = N
     all is mounted below it (nothing is then made inside the state), else at HOOK_HOME,
     which is then its $HOME, as before.
     """
-    real = sandbox_home(home)
+    real = sandbox_home()
     targets = [os.path.abspath(m) for m in mounts]
-    if real == HOOK_HOME or any(real == t or under(real, (t,)) for t in targets):
+    if real == HOOK_HOME or under(real, targets):  # a platform's root holds the home
         return HomeLayout(HOOK_HOME, () if state else (HOOK_HOME,), (HOOK_HOME,),
                           HOOK_HOME if state else None)  # fmt: skip
     below = [t for t in targets if under(t, (real,))]
@@ -162,11 +162,12 @@ def home_layout(mounts: Sequence[str], state: bool = False, home: str | None = N
     folders, writable = [], [] if risky else [real]
     for sub in HOME_FOLDERS:
         path = os.path.join(real, sub)
-        if any(path == t or under(path, (t,)) for t in below):
+        if under(path, below):
             continue  # the user's own files are mounted there: never covered
         folders.append(path)
-        if any(under(t, (path,)) for t in risky):
-            logger.debug("{} not writable: {} is mounted below it", path, _first(risky, path))
+        inside = [t for t in risky if under(t, (path,))]
+        if inside:
+            logger.debug("{} not writable: {} is mounted below it", path, inside[0])
         else:
             writable.append(path)
     if risky:
@@ -174,10 +175,6 @@ def home_layout(mounts: Sequence[str], state: bool = False, home: str | None = N
     if state:
         return HomeLayout(HOOK_HOME, (real, *folders), (*writable, HOOK_HOME), HOOK_HOME)
     return HomeLayout(real, (real, *folders), tuple(writable))
-
-
-def _first(paths: Sequence[str], top: str) -> str:
-    return next(p for p in paths if under(p, (top,)))
 
 
 def transcript_file(event: Mapping[str, Any], home: str, agent_dir: str) -> str | None:
