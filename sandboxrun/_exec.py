@@ -30,7 +30,15 @@ from ._dialects.cline import ClineDialect
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import refused_sentence, sandbox_wall
 from ._log import logger
-from ._mounts import check_root, hook_mount, mountable_file, transcript_file, under
+from ._mounts import (
+    HOOK_HOME,
+    check_root,
+    hook_mount,
+    mountable_file,
+    sandbox_home,
+    transcript_file,
+    under,
+)
 from ._preflight import image_tools_of, missing
 from ._runner import DIALECTS
 from ._settings import Settings, account_home
@@ -116,8 +124,11 @@ def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> l
         except ValueError:  # an unbalanced quote: the shell will say so inside
             words += part.split()
     inside = os.path.realpath(root) + os.sep
+    home = sandbox_home()  # `~` inside is the user's home path: `~/.claude/hooks/g.sh` too
     found = []
     for word in words:
+        if word.startswith("~/") and home != HOOK_HOME:
+            word = home + word[1:]
         if not os.path.isabs(word) or not os.path.isfile(word):
             continue
         real = os.path.realpath(word)

@@ -2,11 +2,14 @@
 
 Only the user's own settings turn it on (`state = ["glob", ...]`, matched against the
 hook's name as `list` shows it: a path or a command); never the workspace, never the
-environment. A hook with state gets, instead of the empty tmpfs at `/home/hook`, the
-host folder `<state_dir>/<key>`, bind-mounted read-write, where `key` hashes the hook's
-source, its name and its workspace root: two hooks, or one hook in two workspaces,
-never share a state. sandboxrun makes that folder itself (mode 0700, owned by the
-hook's uid) under a folder of the user's; no path in it comes from a workspace or event.
+environment. A hook with state gets, instead of an empty tmpfs, the host folder
+`<state_dir>/<key>` as its `$HOME`, bind-mounted read-write: at the user's home path
+when nothing is mounted below it, else at `/home/hook` (`_mounts.home_layout`: nothing is
+ever mounted inside a state, and Landlock never grants a tree with a workspace in it).
+`key` hashes the hook's source, its name and its workspace root: two hooks, or one
+hook in two workspaces, never share a state. sandboxrun makes that folder itself (mode
+0700, owned by the hook's uid) under a folder of the user's; no path in it comes from a
+workspace or event.
 
 The hook controls what is inside: symlinks, FIFOs, a chmod 000 folder. So the host
 never follows anything there: sizes are taken with `lstat` on a walk that does not

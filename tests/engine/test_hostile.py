@@ -36,6 +36,7 @@ import pytest
 
 from sandboxrun import DockerBackend, HookFactory
 from sandboxrun._backends.docker.backend import LABEL
+from sandboxrun._settings import account_home
 
 from .conftest import GVISOR_THREADS, GVISOR_USERNS, HookWriter, Runner, cli, under_gvisor
 
@@ -330,7 +331,7 @@ def test_tmp_home_and_shm_fill_up_in_memory_not_on_disk(
     free_after = shutil.disk_usage(docker_root).free
     assert only(result)["status"] == "completed", result
     got = seen(result)
-    home = "/home/hook"
+    home = os.path.realpath(account_home())  # the user's path (issue #9 item 4)
     assert got["filled"] == {
         "/tmp": [64 * MiB, "No space left on device"],
         home: [64 * MiB, "No space left on device"],

@@ -41,7 +41,7 @@ from docker.utils.socket import STDOUT, frames_iter
 from ... import _settings
 from ..._errors import ConfigError, RuntimeMissing, SandboxrunError
 from ..._log import logger
-from ..._mounts import HOOK_HOME, home_cover, system_reason, under
+from ..._mounts import home_layout, system_reason, under
 from ..._settings import Settings, parse_size
 from ..._state import hook_ids
 from ..._types import ExecRequest, ExecResult
@@ -262,13 +262,11 @@ class DockerBackend:
     ) -> dict[str, Any]:
         s = self.settings
         uid, gid = hook_ids(s.user)
-        cover = home_cover(request.mounts)
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
         mounts = _read_only_mounts(request.mounts, s.allowed_roots)
-        home = {HOOK_HOME: f"{tmpfs},mode=0700,uid={uid},gid={gid}"}
-        if request.state:  # the hook's persistent home (`_state`), made by us, else a tmpfs
-            mounts.append(Mount(target=HOOK_HOME, source=request.state, type="bind"))
-            home = {}
+        layout = home_layout(request.mounts, state=bool(request.state))
+        if request.state and layout.state_at:  # the hook's persistent home (`_state`)
+            mounts.append(Mount(target=layout.state_at, source=request.state, type="bind"))
         hosts = self._hosts_file() if net is None and s.network == "none" else None
         if hosts:  # NetworkDisabled (below): the engine writes no /etc/hosts of its own
             mounts.append(Mount(target="/etc/hosts", source=hosts, type="bind", read_only=True))
@@ -282,10 +280,9 @@ class DockerBackend:
             read_only=True,
             tmpfs={
                 "/tmp": f"{tmpfs},mode=1777",
-                **home,
-                # Owned by the hook's user: runc gives a tmpfs the mode of the folder
-                # it covers (root's 0700 /root), so only the owner could walk it.
-                **({cover: f"ro,nosuid,nodev,size=64k,uid={uid},gid={gid}"} if cover else {}),
+                # The home and its folders (`_mounts.home_layout`), owned by the hook's
+                # user: runc would give a tmpfs the mode of the folder it covers.
+                **{t: f"{tmpfs},mode=0700,uid={uid},gid={gid}" for t in layout.tmpfs},
             },
             cap_drop=["ALL"],
             security_opt=["no-new-privileges:true"],
@@ -313,7 +310,7 @@ class DockerBackend:
                 helper,
                 request.argv,
                 request.timeout,
-                HOOK_HOME,
+                layout.writable,
                 s.runtime,
                 landlock_optional=s.landlock == "optional",
             ),
@@ -321,7 +318,10 @@ class DockerBackend:
             "user": f"{uid}:{gid}",
             "working_dir": request.workdir,
             # The proxy's variables last: nothing the dialect passes replaces them.
-            "environment": {**_environment(request.env), **(net.environment() if net else {})},
+            "environment": {
+                **_environment(request.env, layout.home),
+                **(net.environment() if net else {}),
+            },
             "labels": {
                 LABEL: "1",
                 "sandboxrun.run": self.run_id,
@@ -512,6 +512,6 @@ def _write_hosts(cache_dir: str) -> str:
         return ""
 
 
-def _environment(extra: Mapping[str, str]) -> dict[str, str]:
+def _environment(extra: Mapping[str, str], home: str) -> dict[str, str]:
     """Nothing from the host: a fixed base, plus what the dialect asked for."""
-    return {"HOME": HOOK_HOME, "PATH": PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **extra}
+    return {"HOME": home, "PATH": PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **extra}
