@@ -39,9 +39,10 @@ from ._mounts import (
     transcript_file,
     under,
 )
-from ._preflight import image_tools_of, missing
+from ._preflight import image_tools_of, missing, unreadable
 from ._runner import DIALECTS
 from ._settings import Settings, account_home
+from ._state import hook_ids
 from ._state import prepare as prepare_state
 from ._types import ExecRequest, ExecResult
 
@@ -196,6 +197,8 @@ def run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exec
         tools = image_tools_of(backend)
         r = request
         why = missing(r.argv, r.workdir, r.mounts, r.env, tools) if tools else None
+        if why is None and tools is not None:  # a hook that could not read its own files
+            why = unreadable(r.mounts, r.argv, hook_ids(settings.user), settings.groups)
         if why is not None:  # it would exit 127 inside: a sandbox failure, never an allow
             return sandbox_failure(settings, f"the hook cannot start: {why}")
         result = backend.run(request)

@@ -27,6 +27,7 @@ from ._mounts import check_root, transcript_file
 from ._preflight import check_hook
 from ._session import answer_event
 from ._settings import Settings, account_home
+from ._state import hook_ids
 from ._state import prepare as prepare_state
 from ._types import CombinedResult, Discovery, ExecRequest, HookOutcome, HookSpec, Skipped
 
@@ -80,7 +81,8 @@ class HookRunner:
         )
         started = time.monotonic()
         try:
-            missing = check_hook(spec, self.backend)
+            ids = hook_ids(self.settings.user)
+            missing = check_hook(spec, self.backend, ids, self.settings.groups)
             if missing is not None:  # it would exit 127 inside: never a silent allow
                 logger.error("hook {} not run: {}", spec.name, missing)
                 return HookOutcome(spec=spec, status="error", error=f"not run: {missing}")
