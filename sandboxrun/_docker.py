@@ -33,6 +33,7 @@ from loguru import logger
 from . import _settings
 from ._allowlist import HookNet, attach, detach, ensure_proxy, refused_hosts
 from ._engine import connect, engine_errors, retry_engine
+from ._envfile import TARGET as ENV_FILE_TARGET
 from ._errors import ConfigError, RuntimeMissing, SandboxrunError
 from ._helper import Helper, deadline_reached, image_helper, start_error
 from ._helper import command as helper_command
@@ -212,13 +213,22 @@ class DockerBackend:
     ) -> dict[str, Any]:
         s = self.settings
         uid, gid = hook_ids(s.user)
-        cover = home_cover(request.mounts)
+        private = [path for path, _ in request.private_dirs]
+        cover = home_cover([*request.mounts, *private])
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
         mounts = _read_only_mounts(request.mounts, s.allowed_roots)
         home = {HOOK_HOME: f"{tmpfs},mode=0700,uid={uid},gid={gid}"}
         if request.state:  # the hook's persistent home (`_state`), made by us, else a tmpfs
             mounts.append(Mount(target=HOOK_HOME, source=request.state, type="bind"))
             home = {}
+        for path, source in request.private_dirs:  # CLAUDE_PLUGIN_DATA: ours, or a tmpfs
+            if source:
+                mounts.append(Mount(target=path, source=source, type="bind"))
+            else:
+                home[path] = f"{tmpfs},mode=0700,uid={uid},gid={gid}"
+        if request.env_file:  # CLAUDE_ENV_FILE: a host file of ours, read back afterwards
+            mounts.append(Mount(target=ENV_FILE_TARGET, source=request.env_file, type="bind"))
+            private.append(ENV_FILE_TARGET)
         host_config = self.api.create_host_config(
             mounts=mounts,
             # "none" unless the user's own settings say bridge (our own bridge) or
@@ -249,6 +259,12 @@ class DockerBackend:
             log_config=LogConfig(type=LogConfig.types.NONE),
             group_add=[str(g) for g in s.groups] or None,  # only groups the user configured
             runtime=s.runtime,
+            # Allowlist hooks: Docker's embedded DNS (127.0.0.11) stays, for it cannot be
+            # turned off on a user network, but it forwards every outside name to the
+            # container's own loopback, where nothing answers: no lookup leaves through the
+            # host's resolver (CVE-2024-29018), and it fails at once. The proxy is reached
+            # by its address and resolves names itself.
+            dns=["127.0.0.1"] if net else None,
         )
         host_config["MaskedPaths"] = MASKED_PATHS  # docker-py has no argument for it
         deadline = int(time.time() + request.timeout + 2 * STREAM_GRACE)
@@ -263,6 +279,7 @@ class DockerBackend:
                 HOOK_HOME,
                 s.runtime,
                 landlock_optional=s.landlock == "optional",
+                writable=private,
             ),
             "name": name,
             "user": f"{uid}:{gid}",

@@ -55,15 +55,17 @@ def command(
     home: str,
     runtime: str | None,
     landlock_optional: bool = False,
+    writable: Sequence[str] = (),
 ) -> list[str]:
     """The container's command line for `argv`. Without Landlock the helper refuses to
-    start the hook unless `landlock_optional` (the user's `landlock = "optional"`)."""
+    start the hook unless `landlock_optional` (the user's `landlock = "optional"`).
+    `writable`: more paths the hook may write below (its env file, plugin data)."""
     if helper is None:
         return list(argv)
     if helper.protocol == 1:
         return [helper.path, *argv]
     options = ["--deadline", f"{timeout + DEADLINE_GRACE:g}"]
-    for path in (*WRITABLE, home):
+    for path in (*WRITABLE, home, *writable):
         options += ["--write", path]
     if runtime == "runsc" or landlock_optional:
         # gVisor has no Landlock, and refuses host sockets and FIFOs in binds itself
