@@ -46,6 +46,8 @@ from ._settings import Settings, parse_size
 from ._state import hook_ids
 from ._types import ExecRequest, ExecResult
 
+# What an allowlist hook's /etc/resolv.conf says (shipped with the package).
+RESOLV_CONF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "allowlist-resolv.conf")
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 STREAM_GRACE = 10.0  # seconds after the deadline before we stop waiting for the stream
 # MaskedPaths replaces the engine's default list, so it starts with Docker's own (20.10 to
@@ -226,6 +228,9 @@ class DockerBackend:
                 mounts.append(Mount(target=path, source=source, type="bind"))
             else:
                 home[path] = f"{tmpfs},mode=0700,uid={uid},gid={gid}"
+        if net:  # no names resolved inside: the proxy resolves them (see `dns` below)
+            mounts.append(Mount(target="/etc/resolv.conf", source=RESOLV_CONF, type="bind",
+                                read_only=True))  # fmt: skip
         if request.env_file:  # CLAUDE_ENV_FILE: a host file of ours, read back afterwards
             mounts.append(Mount(target=ENV_FILE_TARGET, source=request.env_file, type="bind"))
             private.append(ENV_FILE_TARGET)
@@ -259,11 +264,12 @@ class DockerBackend:
             log_config=LogConfig(type=LogConfig.types.NONE),
             group_add=[str(g) for g in s.groups] or None,  # only groups the user configured
             runtime=s.runtime,
-            # Allowlist hooks: Docker's embedded DNS (127.0.0.11) stays, for it cannot be
-            # turned off on a user network, but it forwards every outside name to the
-            # container's own loopback, where nothing answers: no lookup leaves through the
-            # host's resolver (CVE-2024-29018), and it fails at once. The proxy is reached
-            # by its address and resolves names itself.
+            # Allowlist hooks: Docker's embedded DNS (127.0.0.11) cannot be turned off on a
+            # user network, and Docker 20.10 forwards outside names from an internal
+            # network to the host's resolver (CVE-2024-29018): a way out. Told to forward
+            # to the container's own loopback, it sends no query anywhere. The hook's
+            # resolv.conf names that loopback too, so a lookup fails at once instead of
+            # waiting on the embedded resolver. The proxy is reached by its address.
             dns=["127.0.0.1"] if net else None,
         )
         host_config["MaskedPaths"] = MASKED_PATHS  # docker-py has no argument for it
