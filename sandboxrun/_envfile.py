@@ -23,6 +23,7 @@ sandbox through the agent. So:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -128,15 +129,24 @@ def _literal(text: str) -> str | None:
 
 
 def new_file(uid: int, gid: int) -> str:
-    """A new, empty host file for one hook run, writable only by the hook's uid."""
-    fd, path = tempfile.mkstemp(prefix="sandboxrun-env-", suffix=".sh")
+    """A new, empty host file for one hook run, writable only by the hook's uid, in a
+    0700 folder of ours: no other process of that uid on the host can reach it."""
+    folder = tempfile.mkdtemp(prefix="sandboxrun-env-")
+    path = os.path.join(folder, "claude-env.sh")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
-        os.fchmod(fd, 0o600)
         if (os.getuid(), os.getgid()) != (uid, gid):
             os.fchown(fd, uid, gid)
     finally:
         os.close(fd)
     return path
+
+
+def discard(path: str) -> None:
+    """Remove a file of `new_file`, and its folder."""
+    Path(path).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        os.rmdir(os.path.dirname(path))
 
 
 def collect(path: str) -> Parsed:
@@ -145,6 +155,7 @@ def collect(path: str) -> Parsed:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
+        discard(path)
         return Parsed(refused=(f"the env file could not be read: {exc.strerror}",))
     try:
         with os.fdopen(fd, "rb") as f:
@@ -152,7 +163,7 @@ def collect(path: str) -> Parsed:
                 return Parsed(refused=("the env file is not a regular file",))
             raw = f.read(MAX_BYTES + 1)
     finally:
-        Path(path).unlink(missing_ok=True)
+        discard(path)
     if len(raw) > MAX_BYTES:
         return Parsed(refused=(f"the env file holds more than {MAX_BYTES} bytes: nothing taken",))
     return parse(raw.decode("utf-8", "replace"))

@@ -14,7 +14,6 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from loguru import logger
@@ -106,7 +105,7 @@ class HookRunner:
             return self._run(request, stdin, started, state_note)
         finally:
             if env_file:
-                Path(env_file).unlink(missing_ok=True)
+                _envfile.discard(env_file)
 
     def _run(
         self, request: ExecRequest, stdin: bytes, started: float, state_note: str | None

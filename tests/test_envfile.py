@@ -97,11 +97,23 @@ def test_the_deny_list_matches_names_and_prefixes() -> None:
 
 
 def test_a_file_over_the_bound_gives_nothing(tmp_path: Path) -> None:
-    path = tmp_path / "env"
+    path = Path(_envfile.new_file(os.getuid(), os.getgid()))
     path.write_text("export A=1\n" * (_envfile.MAX_BYTES // 10))
     parsed = collect(str(path))
     assert not parsed.accepted and "more than" in parsed.refused[0]
-    assert not path.exists()
+    assert not path.exists() and not path.parent.exists()
+
+
+def test_a_hook_that_swapped_its_file_for_a_link_gives_nothing(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("export TOKEN=s3cret\n")
+    path = Path(_envfile.new_file(os.getuid(), os.getgid()))
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
+    path.unlink()
+    path.symlink_to(secret)
+    parsed = collect(str(path))
+    assert not parsed.accepted and "could not be read" in parsed.refused[0]
 
 
 def test_the_agent_file_must_be_in_its_session_env_folder(tmp_path: Path) -> None:
