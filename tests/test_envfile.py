@@ -3,6 +3,7 @@ agent file may receive the lines (`_envfile`)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -10,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sandboxrun import _envfile
+from sandboxrun import ExecRequest, ExecResult, FakeBackend, HookFactory, Settings, _envfile
 from sandboxrun._envfile import agent_file, append, collect, denied, parse
+from sandboxrun._errors import ConfigError
 
 
 @pytest.mark.parametrize(
@@ -136,3 +138,73 @@ def test_the_agent_file_must_be_in_its_session_env_folder(tmp_path: Path) -> Non
     escape.symlink_to(tmp_path)
     with pytest.raises(ValueError, match="session-env"):
         agent_file(str(escape / "x.sh"), str(home))
+
+
+# -- the runner: who gets a file, whose lines reach the agent ------------------------
+
+
+
+def _writer(seen: list[ExecRequest]) -> FakeBackend:
+    """A backend whose 'hook' appends `export <command's last word>=1` to its env file."""
+
+    def run(request: ExecRequest) -> ExecResult:
+        seen.append(request)
+        if request.env_file:
+            name = request.argv[-1].split()[-1]
+            with open(request.env_file, "a") as f:
+                f.write(f"export {name}=1\nexport PATH=/x\n")
+        return ExecResult(exit_code=0, stdout=b"", stderr=b"", duration_ms=1)
+
+    return FakeBackend(run)
+
+
+def _setup(tmp_path: Path) -> tuple[Path, Path, Path]:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    entry = {"hooks": [{"type": "command", "command": f"echo {n}"} for n in ("FIRST", "SECOND")]}
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"SessionStart": [entry], "PreToolUse": [entry]}})
+    )
+    (ws / ".claude").mkdir(parents=True)
+    project = {"hooks": [{"type": "command", "command": "echo PROJECT"}]}
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"SessionStart": [project]}}))
+    target = home / ".claude" / "session-env" / "s" / "sessionstart-hook-0.sh"
+    target.parent.mkdir(parents=True)
+    return home, ws, target
+
+
+def test_user_hooks_lines_reach_the_agent_in_order(tmp_path: Path) -> None:
+    home, ws, target = _setup(tmp_path)
+    seen: list[ExecRequest] = []
+    factory = HookFactory(Settings(agent="claude"), _writer(seen), home=str(home),
+                          env_file=str(target))  # fmt: skip
+    result = factory.run("SessionStart", {"cwd": str(ws)}).to_json()
+    assert target.read_text() == "export FIRST=1\nexport SECOND=1\n"
+    reports = {r["name"]: r["envFile"] for r in result["hooks"]}
+    assert reports["echo FIRST"]["copied"] == ["FIRST"]
+    assert reports["echo PROJECT"]["copied"] == [] and "workspace" in reports["echo PROJECT"]["notCopied"]
+    assert all(r.env[_envfile.VAR] == _envfile.TARGET for r in seen)
+    assert not any(os.path.exists(r.env_file or "") for r in seen)  # removed afterwards
+
+
+def test_other_events_get_no_env_file(tmp_path: Path) -> None:
+    home, ws, target = _setup(tmp_path)
+    seen: list[ExecRequest] = []
+    factory = HookFactory(Settings(agent="claude"), _writer(seen), home=str(home),
+                          env_file=str(target))  # fmt: skip
+    factory.run("PreToolUse", {"cwd": str(ws), "tool_name": "Bash"})
+    assert seen and all(r.env_file is None and _envfile.VAR not in r.env for r in seen)
+    assert not target.exists()
+
+
+def test_an_env_file_outside_the_agents_folder_is_refused(tmp_path: Path) -> None:
+    home, ws, _ = _setup(tmp_path)
+    bashrc = home / ".bashrc"
+    factory = HookFactory(Settings(agent="claude"), _writer([]), home=str(home),
+                          env_file=str(bashrc))  # fmt: skip
+    with pytest.raises(ConfigError, match="--env-file refused"):
+        factory.run("SessionStart", {"cwd": str(ws)})
+    closed = HookFactory(Settings(agent="claude", fail_closed=True), _writer([]),
+                         home=str(home), env_file=str(bashrc))  # fmt: skip
+    assert closed.run("SessionStart", {"cwd": str(ws)}).answer["blocked"] is True
+    assert not bashrc.exists()
