@@ -19,11 +19,11 @@ from typing import Any
 from loguru import logger
 
 from . import _envfile
-from ._backend import Backend
-from ._claude import CLAUDE, QODER, QODER_CN, ClaudeDialect
-from ._claude_plugins import DATA_VAR
-from ._cline import CARETI, CLINE
-from ._dialect import WORKSPACE_SOURCES, Dialect
+from ._backends.base import Backend
+from ._dialects.base import WORKSPACE_SOURCES, Dialect
+from ._dialects.claude.dialect import CLAUDE, QODER, QODER_CN, ClaudeDialect
+from ._dialects.claude.plugins import DATA_VAR
+from ._dialects.cline import CARETI, CLINE
 from ._errors import ConfigError, SandboxrunError
 from ._hints import refused_sentence, sandbox_wall
 from ._mounts import check_root, transcript_file
@@ -127,6 +127,8 @@ class HookRunner:
             )
         trust = self.settings.trust_workspace_decisions
         outcome = self.dialect.interpret(spec, result, timeout, trust)
+        if result.warm:
+            outcome = replace(outcome, warm=True)
         wall = sandbox_wall(result.stderr) if outcome.status == "failed" else None
         if result.refused_hosts:  # named in the report, whatever the hook made of the 403
             wall = refused_sentence(result.refused_hosts)

@@ -45,6 +45,7 @@ class ExecResult:
     killed_reason: str | None = None  # why we killed it before its deadline, if we did
     start_error: str | None = None  # the sandbox could not start the hook: why
     refused_hosts: tuple[str, ...] = ()  # network allowlist: hosts the proxy refused it
+    warm: bool = False  # ran in a container started ahead of time (a pool), not a cold one
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +100,7 @@ class HookOutcome:
     stderr: str = ""
     answer: Mapping[str, Any] = field(default_factory=dict)
     refused_hosts: tuple[str, ...] = ()  # network allowlist: hosts the proxy refused
+    warm: bool = False  # ran in a container started ahead of time (the warm path)
     env_file: Mapping[str, Any] | None = None  # CLAUDE_ENV_FILE: names copied, lines refused
     env_lines: tuple[str, ...] = ()  # ... and the lines to append to the agent's file
 
@@ -114,6 +116,7 @@ class HookOutcome:
             "outputTruncated": self.output_truncated,
             "error": self.error,
             "stderr": self.stderr,
+            "warm": self.warm,
         }
         if self.refused_hosts:  # only on an allowlist: the key stays out of other reports
             document["refusedHosts"] = list(self.refused_hosts)

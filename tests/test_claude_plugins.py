@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sandboxrun._claude import CLAUDE
+from sandboxrun._dialects.claude.dialect import CLAUDE
 
 GUARD = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
     {"type": "command", "command": 'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/guard.py"'}]}]}}  # fmt: skip

@@ -22,7 +22,7 @@ from sandboxrun import (
     NoOpHookRunner,
     Settings,
 )
-from sandboxrun._cline import CLINE
+from sandboxrun._dialects.cline import CLINE
 from sandboxrun._runner import resolve_workspaces
 
 GLOBAL = Path("Documents/Cline/Hooks")
@@ -37,6 +37,7 @@ REPORT_KEYS = [
     "outputTruncated",
     "error",
     "stderr",
+    "warm",
 ]
 
 
@@ -360,6 +361,7 @@ def test_report_element_keys_exactly(home, settings, ws, event, make_hook, fake)
         "outputTruncated": False,
         "error": None,
         "stderr": "note\n",
+        "warm": False,
     }
     json.dumps(doc)  # serialisable as is
 

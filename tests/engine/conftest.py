@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from sandboxrun import DockerBackend, HookFactory, SandboxrunError, Settings
-from sandboxrun._docker import LABEL
+from sandboxrun._backends.docker.backend import LABEL
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from sandboxrun import DockerBackend, HookFactory
-from sandboxrun._allowlist import PROXY_LABEL, proxy_key
+from sandboxrun._backends.docker.allowlist import PROXY_LABEL, proxy_key
 from sandboxrun._settings import account_home
 
 from .conftest import cli, engine_runtime, engine_settings

@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ._mounts import under
-from ._types import HookSpec
+from ..._mounts import under
+from ..._types import HookSpec
 
 ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
 DATA_VAR = "CLAUDE_PLUGIN_DATA"

@@ -30,21 +30,21 @@ from docker.types import LogConfig, Mount, Ulimit
 from docker.utils.socket import STDOUT, frames_iter
 from loguru import logger
 
-from . import _settings
-from ._allowlist import HookNet, attach, detach, ensure_proxy, refused_hosts
-from ._engine import connect, engine_errors, retry_engine
-from ._envfile import TARGET as ENV_FILE_TARGET
-from ._errors import ConfigError, RuntimeMissing, SandboxrunError
-from ._helper import Helper, deadline_reached, image_helper, start_error
-from ._helper import command as helper_command
-from ._image_tools import ImageTools, image_tools
-from ._mounts import HOOK_HOME, home_cover, system_reason, under
-from ._network import ensure_network
-from ._owner import owner_labels
-from ._reaper import LABEL, reap
-from ._settings import Settings, parse_size
-from ._state import hook_ids
-from ._types import ExecRequest, ExecResult
+from ... import _settings
+from ..._envfile import TARGET as ENV_FILE_TARGET
+from ..._errors import ConfigError, RuntimeMissing, SandboxrunError
+from ..._mounts import HOOK_HOME, home_cover, system_reason, under
+from ..._settings import Settings, parse_size
+from ..._state import hook_ids
+from ..._types import ExecRequest, ExecResult
+from ..image_tools import ImageTools, image_tools
+from .allowlist import HookNet, attach, detach, ensure_proxy, refused_hosts
+from .engine import connect, engine_errors, retry_engine
+from .helper import Helper, deadline_reached, image_helper, start_error
+from .helper import command as helper_command
+from .network import ensure_network
+from .owner import owner_labels
+from .reaper import LABEL, reap
 
 # What an allowlist hook's /etc/resolv.conf says (shipped with the package).
 RESOLV_CONF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "allowlist-resolv.conf")
@@ -170,7 +170,7 @@ class DockerBackend:
             self._remove(cid)
 
     def _seccomp_helper(self) -> Helper | None:
-        """The image's helper (see `_helper.py`), looked up once; images without it run
+        """The image's helper (see `helper.py`), looked up once; images without it run
         hooks directly under docker-init (`doctor` warns)."""
         if self._helper is False:
             with engine_errors(self.settings.docker_host, self.settings.image):
@@ -181,7 +181,7 @@ class DockerBackend:
         return self._helper if isinstance(self._helper, Helper) else None
 
     def _network(self) -> str:
-        """Our own bridge network's id, made on first use (see _network.py)."""
+        """Our own bridge network's id, made on first use (see network.py)."""
         with self._lock:
             if self._network_id is None:
                 with engine_errors(self.settings.docker_host):
@@ -189,7 +189,7 @@ class DockerBackend:
             return self._network_id
 
     def _hook_net(self, timeout: float) -> HookNet:
-        """A network of its own for one allowlist hook, the proxy on it (see _allowlist.py).
+        """A network of its own for one allowlist hook, the proxy on it (see allowlist.py).
         The proxy is looked up once per backend; its network is made per hook."""
         s = self.settings
         with self._lock:
