@@ -10,6 +10,8 @@ import os
 import shutil
 import subprocess
 import textwrap
+import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -261,13 +263,28 @@ def registry(engine: DockerBackend) -> Iterator[dict[str, str]]:
         )["Id"]  # fmt: skip
         api.start(cid)
         info = api.inspect_container(cid)["NetworkSettings"]["Networks"]
-        yield {"network": net["Id"], "ip": next(iter(info.values()))["IPAddress"]}
+        ip = next(iter(info.values()))["IPAddress"]
+        _wait_for(f"http://{ip}/old-pkg")
+        yield {"network": net["Id"], "ip": ip}
     finally:
         key = proxy_key(["registry.test"], net["Id"])
         mine = api.containers(all=True, filters={"label": f"{PROXY_LABEL}={key}"})
         for c in ([cid] if cid else []) + [c["Id"] for c in mine]:
             api.remove_container(c, force=True)
         api.remove_network(net["Id"])
+
+
+def _wait_for(url: str, bound: float = 60.0) -> None:
+    """Until the server the test started answers (it starts while the test goes on)."""
+    deadline = time.monotonic() + bound
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=5).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 @pytest.mark.runc_only(GVISOR_NONE)
