@@ -134,6 +134,28 @@ def prepare(
     (None, None) when state is off for it."""
     if not wanted(settings, name):
         return None, None
+    return _prepare(settings, source, name, workspace)
+
+
+def plugin_data(
+    settings: Settings, path: str, plugin: str, name: str, workspace: str
+) -> tuple[tuple[tuple[str, str | None], ...], str | None]:
+    """(private folders, note) for a plugin hook's `CLAUDE_PLUGIN_DATA` at `path`: an empty
+    tmpfs; a persistent folder of ours when `state` names the hook or the plugin (one
+    per plugin and workspace, shared by the plugin's hooks, as the agent shares it). Its
+    own state entry, never a folder inside a hook's home: the hook controls what is
+    there (a symlink it left must never become a mount source)."""
+    if not (wanted(settings, name) or wanted(settings, plugin)):
+        return ((path, None),), None
+    folder, note = _prepare(settings, "plugin-data", plugin, workspace)
+    if note:
+        note = note.replace("hook state", "plugin data").replace("an empty home", "empty data")
+    return ((path, folder),), note
+
+
+def _prepare(
+    settings: Settings, source: str, name: str, workspace: str
+) -> tuple[str | None, str | None]:
     uid, gid = hook_ids(settings.user)
     root = state_root(settings)
     key = state_key(source, name, workspace)

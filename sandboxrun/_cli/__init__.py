@@ -80,6 +80,12 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the hooks for one event (event JSON on stdin)")
     run.add_argument("hook", metavar="HOOK", help="hook name, e.g. PreToolUse")
     agent_opts(run)
+    run.add_argument(
+        "--env-file",
+        metavar="PATH",
+        help="claude: the agent's CLAUDE_ENV_FILE; checked lines your own SessionStart"
+        " (Setup, CwdChanged, FileChanged) hooks write are appended to it",
+    )
     run.add_argument("--timeout", type=float, metavar="S", help="seconds per hook (default 30)")
     run.add_argument("--image", help="hook runtime image")
     run.add_argument("--runtime", help="OCI runtime, e.g. runsc (gVisor); refused if missing")
@@ -231,7 +237,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     dialect = DIALECTS[settings.agent]
     backend = _LazyDocker(settings)  # imports docker only once there is a hook to run
     _stop_cleanly(backend)
-    factory = HookFactory(settings, backend, home=args.home, hooks_dirs=args.hooks_dir)
+    factory = HookFactory(
+        settings, backend, home=args.home, hooks_dirs=args.hooks_dir, env_file=args.env_file
+    )
     try:
         if args.hook not in dialect.hook_names:
             known = ", ".join(dialect.hook_names)

@@ -39,6 +39,7 @@ from docker.types import LogConfig, Mount, Ulimit
 from docker.utils.socket import STDOUT, frames_iter
 
 from ... import _settings
+from ..._envfile import TARGET as ENV_FILE_TARGET
 from ..._errors import ConfigError, RuntimeMissing, SandboxrunError
 from ..._log import logger
 from ..._mounts import home_layout, system_reason, under
@@ -54,6 +55,8 @@ from .network import ensure_network
 from .owner import owner_labels
 from .reaper import LABEL, reap
 
+# What an allowlist hook's /etc/resolv.conf says (shipped with the package).
+RESOLV_CONF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "allowlist-resolv.conf")
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 STREAM_GRACE = 10.0  # seconds after the deadline before we stop waiting for the stream
 # MaskedPaths replaces the engine's default list, so it starts with Docker's own (20.10 to
@@ -267,6 +270,19 @@ class DockerBackend:
         layout = home_layout(request.mounts, state=bool(request.state))
         if request.state and layout.state_at:  # the hook's persistent home (`_state`)
             mounts.append(Mount(target=layout.state_at, source=request.state, type="bind"))
+        private = [path for path, _ in request.private_dirs]
+        private_tmpfs: dict[str, str] = {}
+        for path, source in request.private_dirs:  # CLAUDE_PLUGIN_DATA: ours, or a tmpfs
+            if source:
+                mounts.append(Mount(target=path, source=source, type="bind"))
+            else:
+                private_tmpfs[path] = f"{tmpfs},mode=0700,uid={uid},gid={gid}"
+        if net:  # no names resolved inside: the proxy resolves them (see `dns` below)
+            mounts.append(Mount(target="/etc/resolv.conf", source=RESOLV_CONF, type="bind",
+                                read_only=True))  # fmt: skip
+        if request.env_file:  # CLAUDE_ENV_FILE: a host file of ours, read back afterwards
+            mounts.append(Mount(target=ENV_FILE_TARGET, source=request.env_file, type="bind"))
+            private.append(ENV_FILE_TARGET)
         hosts = self._hosts_file() if net is None and s.network == "none" else None
         if hosts:  # NetworkDisabled (below): the engine writes no /etc/hosts of its own
             mounts.append(Mount(target="/etc/hosts", source=hosts, type="bind", read_only=True))
@@ -283,6 +299,7 @@ class DockerBackend:
                 # The home and its folders (`_mounts.home_layout`), owned by the hook's
                 # user: runc would give a tmpfs the mode of the folder it covers.
                 **{t: f"{tmpfs},mode=0700,uid={uid},gid={gid}" for t in layout.tmpfs},
+                **private_tmpfs,
             },
             cap_drop=["ALL"],
             security_opt=["no-new-privileges:true"],
@@ -299,6 +316,13 @@ class DockerBackend:
             log_config=LogConfig(type=LogConfig.types.NONE),
             group_add=[str(g) for g in s.groups] or None,  # only groups the user configured
             runtime=s.runtime,
+            # Allowlist hooks: Docker's embedded DNS (127.0.0.11) cannot be turned off on a
+            # user network, and Docker 20.10 forwards outside names from an internal
+            # network to the host's resolver (CVE-2024-29018): a way out. Told to forward
+            # to the container's own loopback, it sends no query anywhere. The hook's
+            # resolv.conf names that loopback too, so a lookup fails at once instead of
+            # waiting on the embedded resolver. The proxy is reached by its address.
+            dns=["127.0.0.1"] if net else None,
         )
         host_config["MaskedPaths"] = MASKED_PATHS  # docker-py has no argument for it
         deadline = int(time.time() + request.timeout + 2 * STREAM_GRACE)
@@ -310,7 +334,7 @@ class DockerBackend:
                 helper,
                 request.argv,
                 request.timeout,
-                layout.writable,
+                [*layout.writable, *private],  # the home's folders, the env file, plugin data
                 s.runtime,
                 landlock_optional=s.landlock == "optional",
             ),

@@ -57,8 +57,9 @@ def command(
     landlock_optional: bool = False,
 ) -> list[str]:
     """The container's command line for `argv`, the hook allowed to write below
-    `writable` (its home's folders) besides /tmp. Without Landlock the helper refuses to
-    start the hook unless `landlock_optional` (the user's `landlock = "optional"`)."""
+    `writable` (its home's folders, its env file, plugin data) besides /tmp. Without
+    Landlock the helper refuses to start the hook unless `landlock_optional` (the user's
+    `landlock = "optional"`)."""
     if helper is None:
         return list(argv)
     if helper.protocol == 1:
