@@ -92,6 +92,14 @@ def engine() -> Iterator[DockerBackend]:
     assert not leftover, f"containers left behind: {[c['Id'][:12] for c in leftover]}"
 
 
+@pytest.fixture(autouse=True)
+def readable_tmp_path(tmp_path: Path) -> None:
+    """pytest makes each test's folder 0700. Run as root, sandboxrun runs hooks as nobody,
+    and refuses (a clear error) a workspace they could not read: give tests a folder as
+    readable as a cloned repository's, 0755, for the tests that use it as a workspace."""
+    tmp_path.chmod(0o755)
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
