@@ -1,0 +1,200 @@
+"""`install` / `uninstall` for the Cline family: shims in the folders the agent scans.
+
+Cline runs every executable named after a hook in its hook folders, so the hooks stay
+where the agent looks, as small shims, and the originals move (one rename: bytes,
+modes and times kept) to `<base>/.sandboxrun/moved/<folder>`, which no agent scans.
+A shim hands its stdin to `sandboxrun run HOOK --agent A --answer agent --hooks-dir
+<moved folder>`, which runs the originals in the sandbox and prints exactly Cline's
+answer (`cancel`, `contextModification`, `errorMessage`).
+
+`--global` puts a forwarding shim for every hook name in the user's global folders;
+besides the user's own global hooks (moved aside like a workspace's), it runs the
+hooks `install` moved out of the primary workspace root (`--hooks-dir` relative to
+the folder Cline runs global hooks in). With it in place, `install --workspace` only
+moves a workspace's hooks (a workspace shim would run them a second time).
+Cline has no switch that turns workspace hooks off: a hook file a repository adds to
+a scanned folder still runs unsandboxed. `list` and `doctor` say so.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .._dialects.cline import ClineDialect
+from .._dialects.installed import MOVED, SHIM_MARK, read_shim
+from .._errors import ConfigError
+from .files import atomic_write, diff, read_bytes, sync_folder
+
+
+def shim_text(executable: str, agent: str, hook_name: str, run_options: Sequence[str]) -> bytes:
+    """A shim (`_dialects.installed` reads it back): `run` answering in Cline's terms."""
+    command = shlex.join([executable, "run", hook_name, "--agent", agent, "--answer", "agent",
+                          *run_options])  # fmt: skip
+    return (
+        f"#!/bin/sh\n{SHIM_MARK}: `sandboxrun uninstall --agent {agent}` puts the original hooks"
+        f" back.\n# It runs the hooks of its --hooks-dir folders in sandboxrun's sandbox.\n"
+        f"exec {command}\n"
+    ).encode()
+
+
+@dataclass(slots=True)
+class FolderPlan:
+    """What install or uninstall does to one scanned folder, in order."""
+
+    folder: str
+    moved: str
+    renames: list[tuple[str, str]] = field(default_factory=list)
+    make_folder: int | None = None  # mode of a folder to create at `folder`
+    shims: dict[str, bytes] = field(default_factory=dict)  # path -> content
+    unlink: list[str] = field(default_factory=list)
+    remove_folder: bool = False
+    prune: bool = False  # remove the empty folders above `moved` afterwards
+    notes: list[str] = field(default_factory=list)
+    previews: list[str] = field(default_factory=list)  # diffs for --dry-run
+
+
+def _entries(folder: str) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise ConfigError(f"{folder}: cannot list: {exc.strerror}; not changed") from None
+
+
+def _check_folder(folder: str) -> None:
+    if os.path.islink(folder):
+        raise ConfigError(f"{folder} is a symlink: move the folder it points to instead")
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise ConfigError(f"{folder} is not a folder; not changed")
+
+
+def hook_names(dialect: ClineDialect, home: str, folders: Sequence[str],
+               skip: Sequence[str] = ()) -> list[str]:  # fmt: skip
+    """The hook names with an enabled hook in `folders` (shims and `skip` left out)."""
+    found = dialect.discover(None, [], home, [f for f in folders if os.path.isdir(f)])
+    names = {h.hook_name for h in found.hooks if h.name not in skip and read_shim(h.name) is None}
+    return [n for n in dialect.hook_names if n in names]
+
+
+def plan_install(
+    dialect: ClineDialect, folder: str, moved: str, home: str, executable: str,
+    run_options: Sequence[str], all_names: bool = False, shims: bool = True,
+) -> FolderPlan:  # fmt: skip
+    """Move `folder`'s hooks to `moved` and put shims in their place (every hook name
+    when `all_names`: a global forwarder; none when not `shims`)."""
+    _check_folder(folder)
+    _check_folder(moved)
+    plan = FolderPlan(folder, moved)
+    entries = _entries(folder)
+    ours = [e for e in entries if read_shim(os.path.join(folder, e))]
+    theirs = [e for e in entries if e not in ours]
+    if os.path.isdir(folder) and not os.path.lexists(moved):
+        if ours:
+            raise ConfigError(f"{folder} holds sandboxrun shims but {moved} is gone; not changed")
+        plan.renames.append((folder, moved))
+        plan.make_folder = stat.S_IMODE(os.stat(folder).st_mode)
+        plan.notes.append(f"moved {folder} -> {moved}")
+        new_names = hook_names(dialect, home, [folder])
+        original = {e: os.path.join(folder, e) for e in theirs}
+    else:
+        clash = [e for e in theirs if os.path.lexists(os.path.join(moved, e))]
+        if clash:
+            both = ", ".join(
+                f"{os.path.join(folder, e)} and {os.path.join(moved, e)}" for e in clash
+            )
+            raise ConfigError(f"both exist: {both}; keep one, then install again")
+        for e in theirs:  # a pull brought new hooks into a folder of shims
+            plan.renames.append((os.path.join(folder, e), os.path.join(moved, e)))
+            plan.notes.append(f"moved {os.path.join(folder, e)} -> {moved}")
+        if not os.path.isdir(folder):
+            plan.make_folder = (
+                stat.S_IMODE(os.stat(moved).st_mode) if os.path.isdir(moved) else 0o755
+            )
+        new_names = hook_names(dialect, home, [moved, folder],
+                               skip=[os.path.join(folder, e) for e in ours])  # fmt: skip
+        original = {e: os.path.join(folder, e) for e in theirs}
+    names = list(dialect.hook_names) if all_names else new_names
+    if not shims:
+        plan.unlink += [os.path.join(folder, e) for e in ours]
+        names = []
+    for name in names:
+        path = os.path.join(folder, name)
+        content = shim_text(executable, dialect.agent, name, run_options)
+        before = read_bytes(original[name]) if name in original else read_bytes(path)
+        if before != content:
+            plan.shims[path] = content
+            plan.previews.append(diff(path, before, content))
+    if plan.shims:
+        made = ", ".join(sorted(map(os.path.basename, plan.shims)))
+        plan.notes.append(f"{len(plan.shims)} shim(s) in {folder}: {made}")
+    return plan
+
+
+def plan_uninstall(folder: str, moved: str) -> FolderPlan:
+    """Take the shims out of `folder` and put the moved hooks back."""
+    _check_folder(folder)
+    plan = FolderPlan(folder, moved, prune=True)
+    entries = _entries(folder)
+    ours = [os.path.join(folder, e) for e in entries if read_shim(os.path.join(folder, e))]
+    theirs = [e for e in entries if os.path.join(folder, e) not in ours]
+    plan.unlink = ours
+    for path in ours:
+        plan.previews.append(diff(path, read_bytes(path), None))
+    if not os.path.isdir(moved):
+        if ours and not theirs:
+            plan.remove_folder = True  # install made it (there was no folder to move)
+        return plan
+    if not theirs:
+        plan.remove_folder = os.path.isdir(folder)
+        plan.renames.append((moved, folder))
+        plan.notes.append(f"moved {moved} -> {folder}")
+        return plan
+    back = _entries(moved)
+    clash = [e for e in back if e in theirs]
+    if clash:
+        both = ", ".join(f"{os.path.join(folder, e)} and {os.path.join(moved, e)}" for e in clash)
+        raise ConfigError(f"both exist: {both}; keep one, then uninstall again")
+    plan.renames += [(os.path.join(moved, e), os.path.join(folder, e)) for e in back]
+    plan.notes.append(f"moved the hooks of {moved} back into {folder} (it has new files)")
+    return plan
+
+
+def apply(plan: FolderPlan) -> None:
+    """Carry out a plan. Each step is one rename or one atomic write, in an order where
+    an interruption leaves every hook either in place or in the moved folder."""
+    for path in plan.unlink:
+        os.unlink(path)
+    if plan.remove_folder:
+        os.rmdir(plan.folder)
+    for src, dst in plan.renames:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        os.rename(src, dst)
+        sync_folder(os.path.dirname(dst))
+    if plan.make_folder is not None and not os.path.isdir(plan.folder):
+        os.makedirs(os.path.dirname(plan.folder), exist_ok=True)
+        os.mkdir(plan.folder)
+        os.chmod(plan.folder, plan.make_folder)
+    for path, content in plan.shims.items():
+        atomic_write(path, content, 0o755)
+    if plan.prune:
+        _prune(plan.moved)
+
+
+def _prune(moved: str) -> None:
+    """Remove the folders `install` made above a moved folder, if empty, up to and
+    including `<base>/.sandboxrun`."""
+    top = os.path.dirname(moved[: moved.index(MOVED) + len(MOVED)])  # <base>/.sandboxrun
+    folder = moved
+    while folder.startswith(top):
+        try:
+            os.rmdir(folder)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return
+        folder = os.path.dirname(folder)
