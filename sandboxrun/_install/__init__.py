@@ -159,12 +159,18 @@ def _cline_command(args: argparse.Namespace, dialect: ClineDialect, home: str, u
                 sys.stdout.write(preview)
         else:
             _cline.apply(plan)
-        for note in plan.notes:
-            print(printable(note))
         for path in plan.unlink:
             print(printable(f"removed shim {path}"))
+        for note in plan.notes:
+            print(printable(note))
     if not any(p.notes or p.unlink for p in plans):
-        print("nothing to do: no hooks found" if not undo else "nothing to do: nothing installed")
+        installed = any(
+            read_shim(os.path.join(p.folder, e)) for p in plans for e in _listdir(p.folder)
+        )
+        if undo:
+            print("nothing to do: nothing installed")
+        else:
+            print("no change: already installed" if installed else "nothing to do: no hooks found")
     if not undo and not args.global_ and not user and forwarding:
         print("global forwarding hooks are installed: they run these hooks (no shims here)")
     if args.dry_run:
@@ -222,21 +228,27 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
         return []  # the agent runs none of these itself: the forwarding hooks run them
     store = BackupStore(home)
     project = project_root(roots[0] if roots else os.getcwd(), home, dialect.project_dir)
-    out = []
+    files = []  # (path, scope, command handlers)
     for path, source, _ in settings_files(dialect, project, home):
         raw = read_bytes_quiet(path)
-        if raw is None:
-            continue
         try:
-            data = _claude.parse(path, raw)[1]
+            data = _claude.parse(path, raw)[1] if raw is not None else {}
         except ConfigError:
             continue  # `list` names the unparsable file already
-        handlers = list(_claude.command_handlers(data))
-        if store.get(path) is None and not any(_claude.wrapped(h) for _, h in handlers):
+        scope = "user" if source == "user" else "project"
+        files.append((path, scope, list(_claude.command_handlers(data))))
+    # A scope was installed if one of its files was: a pull may bring a new local file.
+    installed = {
+        scope for path, scope, handlers in files
+        if store.get(path) is not None or any(_claude.wrapped(h) for _, h in handlers)
+    }  # fmt: skip
+    out = []
+    for path, scope, handlers in files:
+        if scope not in installed:
             continue
-        again = "--user" if source == "user" else f"--workspace {project}"
+        again = "--user" if scope == "user" else f"--workspace {project}"
         for where, hook in handlers:
-            at = ".".join(map(str, where))
+            at = "".join(f"[{w}]" if isinstance(w, int) else f".{w}" for w in where)[1:]
             if not _claude.wrapped(hook) and hook.get("shell") != "powershell":
                 out.append(
                     f"not wrapped: {path} {at}: {hook['command'][:120]!r} runs unsandboxed"
