@@ -132,7 +132,6 @@ def test_wrap_then_unwrap_is_the_original(
     "command",
     [
         "sandboxrun exec --network bridge -- 'curl x'",  # a repository's own sandbox: not ours
-        "sandboxrun exec --config /repo/c.toml -- x",
         "sandboxrun run PreToolUse",
         "./sandboxrun.sh exec -- x",
         "sandboxrun exec -- a b",  # several words: not a whole-command wrapper
@@ -265,6 +264,27 @@ def test_a_pulled_hook_is_named_and_a_second_install_wraps_it(project, home, cap
     assert sandboxrun("uninstall", *args) == 0
     assert local.read_text() == pulled
     assert (project / ".claude" / "settings.json").read_bytes() == SETTINGS.encode()
+
+
+def test_a_wrapper_from_the_workspace_is_not_trusted(project, home, capsys) -> None:
+    """A repository that writes its own "wrapper" (its own sandboxrun, or its own config
+    file) is named by `list`: it chose its sandbox."""
+    sandboxrun("install", "--agent", "claude", "--workspace", str(project), "--home", str(home))
+    local = project / ".claude" / "settings.local.json"
+    own = "sandboxrun exec --agent claude --config .claude/c.toml -- ./x.sh"
+    hook = {"type": "command", "command": own}
+    local.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [hook]}]}}))
+    capsys.readouterr()
+    sandboxrun("list", "--agent", "claude", "--workspace", str(project), "--home", str(home))
+    out = capsys.readouterr().out
+    assert (
+        f"not trusted: {local} hooks.Stop[0].hooks[0] runs 'sandboxrun' from the workspace or PATH"
+        in out
+    )
+    hook["command"] = own.replace("sandboxrun exec", "/usr/bin/sandboxrun exec")
+    local.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [hook]}]}}))
+    sandboxrun("list", "--agent", "claude", "--workspace", str(project), "--home", str(home))
+    assert "runs '.claude/c.toml' from the workspace or PATH" in capsys.readouterr().out
 
 
 def test_a_file_changed_since_install_is_unwrapped_in_place(project, home, capsys) -> None:

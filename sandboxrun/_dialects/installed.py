@@ -19,7 +19,7 @@ SHIM_MARK = "# sandboxrun shim"
 SHIM_MAX_BYTES = 4096
 # Options a shim's `sandboxrun run` may carry (and whether each takes a value).
 _SHIM_OPTIONS = {"--agent": True, "--answer": True, "--hooks-dir": True, "--home": True,
-                 "--fail-closed": False}  # fmt: skip
+                 "--config": True, "--fail-closed": False}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +29,7 @@ class Shim:
     executable: str
     hook_name: str
     hooks_dirs: tuple[str, ...]
+    config: str | None = None
 
 
 def moved_folder(base: str, rel: str) -> str:
@@ -59,12 +60,14 @@ def read_shim(path: str) -> Shim | None:
         return None
     if len(words) < 3 or os.path.basename(words[0]) != "sandboxrun" or words[1] != "run":
         return None
-    dirs, i = [], 3
+    dirs, config, i = [], None, 3
     while i < len(words):
         takes = _SHIM_OPTIONS.get(words[i])
         if takes is None or (takes and i + 1 >= len(words)):
             return None
         if words[i] == "--hooks-dir":
             dirs.append(words[i + 1])
+        elif words[i] == "--config":
+            config = words[i + 1]
         i += 2 if takes else 1
-    return Shim(words[0], words[2], tuple(dirs))
+    return Shim(words[0], words[2], tuple(dirs), config)

@@ -17,10 +17,12 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.settings import project_root, settings_files
+from .._dialects.claude.wrapped import chosen_files
 from .._dialects.cline import ClineDialect
 from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._errors import ConfigError
@@ -83,7 +85,7 @@ def command(args: argparse.Namespace) -> int:
         if undo:
             changes = _claude.plan_uninstall(paths, store)
         else:
-            options = ["--fail-closed"] if args.fail_closed else []
+            options = _run_options(args, home=False)
             changes = _claude.plan_install(paths, executable(), dialect.agent, options)
         return _show_files(changes, args.dry_run, store, undo)
     assert isinstance(dialect, ClineDialect)
@@ -127,10 +129,13 @@ def _show_files(
     return 0
 
 
-def _run_options(args: argparse.Namespace) -> list[str]:
-    """Options of the installed `sandboxrun run` commands."""
+def _run_options(args: argparse.Namespace, home: bool = True) -> list[str]:
+    """Options of the installed `sandboxrun run` (`exec`: without `--home`) commands:
+    the ones given to `install` (the config file only when given explicitly)."""
     options = ["--fail-closed"] if args.fail_closed else []
-    if args.home:
+    if args.config:
+        options += ["--config", os.path.abspath(args.config)]
+    if args.home and home:
         options += ["--home", os.path.abspath(args.home)]
     return options
 
@@ -249,7 +254,15 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
         again = "--user" if scope == "user" else f"--workspace {project}"
         for where, hook in handlers:
             at = "".join(f"[{w}]" if isinstance(w, int) else f".{w}" for w in where)[1:]
-            if not _claude.wrapped(hook) and hook.get("shell") != "powershell":
+            if _claude.wrapped(hook):
+                chosen = chosen_files(hook["command"], hook.get("args"))
+                inside = [f for f in chosen if _inside(f, project)]
+                if inside:
+                    out.append(
+                        f"not trusted: {path} {at} runs {inside[0]!r} from the workspace or"
+                        " PATH: a repository's own sandboxrun or config can loosen the sandbox"
+                    )
+            elif hook.get("shell") != "powershell":
                 out.append(
                     f"not wrapped: {path} {at}: {hook['command'][:120]!r} runs unsandboxed"
                     f" (new since install?): run `sandboxrun install --agent {dialect.agent}"
@@ -286,6 +299,15 @@ def _cline_notes(dialect: ClineDialect, roots: Sequence[str], home: str) -> list
             continue
         found = dialect.discover(None, [], home, [folder]).hooks
         again = "--user" if source == "global" else f"--workspace {base}"
+        for path in entries:
+            shim = read_shim(path)
+            chosen = [shim.executable, *filter(None, [shim.config])] if shim else []
+            inside = [f for f in chosen if source == "workspace" and _inside(f, base)]
+            if inside:
+                out.append(
+                    f"not trusted: {path} runs {inside[0]!r} from the workspace or PATH:"
+                    " a repository's own sandboxrun or config can loosen the sandbox"
+                )
         for hook in found:
             if read_shim(hook.name) is None:
                 out.append(
@@ -293,6 +315,14 @@ def _cline_notes(dialect: ClineDialect, roots: Sequence[str], home: str) -> list
                     f" `sandboxrun install --agent {dialect.agent} {again}` again"
                 )
     return out
+
+
+def _inside(path: str, root: str) -> bool:
+    """Whether `path` (relative: to the workspace, where the agent runs hooks; a bare
+    name: from a PATH a repository's `env` block can set) may come with the workspace."""
+    if os.sep not in path:
+        return True
+    return Path(os.path.realpath(os.path.join(root, path))).is_relative_to(os.path.realpath(root))
 
 
 def read_bytes_quiet(path: str) -> bytes | None:

@@ -9,7 +9,8 @@ in its own sandbox: there is no sandboxrun inside the container).
 
 Only the options `install` writes count as a wrapper. A command a repository wrote as
 `sandboxrun exec --network bridge -- …` is not "wrapped": it chose its own sandbox,
-so `list` flags it, and `run` runs it as written (it then fails in the sandbox).
+so `list` flags it, and `run` runs it as written (it then fails in the sandbox); so
+does `list` a wrapper whose sandboxrun or `--config` file lies in the workspace.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 EXECUTABLE = "sandboxrun"
 # Options `install` may put before `--`, and whether each takes a value.
-_OPTIONS = {"--agent": True, "--timeout": True, "--fail-closed": False}
+_OPTIONS = {"--agent": True, "--timeout": True, "--fail-closed": False, "--config": True}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,17 @@ def unwrap(command: str, args: Sequence[str] | None, shell: object = None) -> Or
     if shell == "bash" and len(rest) == 3 and rest[:2] == ["bash", "-c"]:
         return Original(rest[2], None)
     return None
+
+
+def chosen_files(command: str, args: Sequence[str] | None) -> list[str]:
+    """The files a wrapper makes the agent trust: the sandboxrun it starts and the config
+    file it names (`list` checks that neither comes with the workspace)."""
+    try:
+        words = [command, *args] if args is not None else shlex.split(command)
+    except ValueError:
+        return []
+    head = words[: words.index("--")] if "--" in words else words
+    return [head[0], *(head[i + 1] for i in range(len(head) - 1) if head[i] == "--config")]
 
 
 def _after_options(words: Sequence[str]) -> list[str] | None:
