@@ -23,6 +23,7 @@ import shlex
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .._dialects.cline import ClineDialect
 from .._dialects.installed import MOVED, SHIM_MARK, read_shim
@@ -41,6 +42,11 @@ def shim_text(executable: str, agent: str, hook_name: str, run_options: Sequence
     ).encode()
 
 
+# In a hook folder `install` made, the topmost folder it made (so uninstall removes
+# exactly those); no agent reads a file of that name as a hook.
+MADE = ".sandboxrun-made"
+
+
 @dataclass(slots=True)
 class FolderPlan:
     """What install or uninstall does to one scanned folder, in order."""
@@ -52,6 +58,7 @@ class FolderPlan:
     shims: dict[str, bytes] = field(default_factory=dict)  # path -> content
     unlink: list[str] = field(default_factory=list)
     remove_folder: bool = False
+    made_top: str | None = None  # install: the topmost folder it makes; uninstall: removes
     prune: bool = False  # remove the empty folders above `moved` afterwards
     notes: list[str] = field(default_factory=list)
     previews: list[str] = field(default_factory=list)  # diffs for --dry-run
@@ -90,7 +97,9 @@ def plan_install(
     _check_folder(folder)
     _check_folder(moved)
     plan = FolderPlan(folder, moved)
-    entries = _entries(folder)
+    if not (os.path.isdir(folder) or os.path.isdir(moved) or all_names):
+        return plan  # nothing installed here, nothing to install
+    entries = [e for e in _entries(folder) if e != MADE]
     ours = [e for e in entries if read_shim(os.path.join(folder, e))]
     theirs = [e for e in entries if e not in ours]
     if os.path.isdir(folder) and not os.path.lexists(moved):
@@ -111,10 +120,10 @@ def plan_install(
         for e in theirs:  # a pull brought new hooks into a folder of shims
             plan.renames.append((os.path.join(folder, e), os.path.join(moved, e)))
             plan.notes.append(f"moved {os.path.join(folder, e)} -> {moved}")
-        if not os.path.isdir(folder):
-            plan.make_folder = (
-                stat.S_IMODE(os.stat(moved).st_mode) if os.path.isdir(moved) else 0o755
-            )
+        if not os.path.isdir(folder) and os.path.isdir(moved):  # an interrupted install
+            plan.make_folder = stat.S_IMODE(os.stat(moved).st_mode)
+        elif not os.path.isdir(folder):  # a global folder the user never had
+            plan.make_folder, plan.made_top = 0o755, _top_missing(folder)
         new_names = hook_names(dialect, home, [moved, folder],
                                skip=[os.path.join(folder, e) for e in ours])  # fmt: skip
         original = {e: os.path.join(folder, e) for e in theirs}
@@ -139,15 +148,19 @@ def plan_uninstall(folder: str, moved: str) -> FolderPlan:
     """Take the shims out of `folder` and put the moved hooks back."""
     _check_folder(folder)
     plan = FolderPlan(folder, moved, prune=True)
-    entries = _entries(folder)
+    entries = [e for e in _entries(folder) if e != MADE]
     ours = [os.path.join(folder, e) for e in entries if read_shim(os.path.join(folder, e))]
     theirs = [e for e in entries if os.path.join(folder, e) not in ours]
     plan.unlink = ours
     for path in ours:
         plan.previews.append(diff(path, read_bytes(path), None))
+    made = os.path.join(folder, MADE)
     if not os.path.isdir(moved):
-        if ours and not theirs:
-            plan.remove_folder = True  # install made it (there was no folder to move)
+        if ours and not theirs and os.path.isfile(made):  # install made it: remove it all
+            plan.unlink.append(made)
+            plan.remove_folder = True
+            top = (read_bytes(made) or b"").decode("utf-8", "replace").strip()
+            plan.made_top = top if Path(folder).is_relative_to(top or "/nonexistent") else None
         return plan
     if not theirs:
         plan.remove_folder = os.path.isdir(folder)
@@ -171,6 +184,13 @@ def apply(plan: FolderPlan) -> None:
         os.unlink(path)
     if plan.remove_folder:
         os.rmdir(plan.folder)
+        parent = os.path.dirname(plan.folder)
+        while plan.made_top and Path(parent).is_relative_to(plan.made_top):
+            try:  # the folders install made above it, if nothing else went there since
+                os.rmdir(parent)
+            except OSError:
+                break
+            parent = os.path.dirname(parent)
     for src, dst in plan.renames:
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         os.rename(src, dst)
@@ -179,10 +199,20 @@ def apply(plan: FolderPlan) -> None:
         os.makedirs(os.path.dirname(plan.folder), exist_ok=True)
         os.mkdir(plan.folder)
         os.chmod(plan.folder, plan.make_folder)
+        if plan.made_top:  # so that uninstall removes what install made, and no more
+            atomic_write(os.path.join(plan.folder, MADE), plan.made_top.encode() + b"\n", 0o644)
     for path, content in plan.shims.items():
         atomic_write(path, content, 0o755)
     if plan.prune:
         _prune(plan.moved)
+
+
+def _top_missing(folder: str) -> str:
+    """The topmost of `folder` and its ancestors that does not exist yet."""
+    top = folder
+    while not os.path.lexists(os.path.dirname(top)):
+        top = os.path.dirname(top)
+    return top
 
 
 def _prune(moved: str) -> None:
