@@ -270,3 +270,28 @@ def test_claude_managed_runs_a_hook_the_repository_adds_later_sandboxed(
     sandboxrun("uninstall", "--agent", "claude", "--managed-file", str(managed),
                "--home", str(home))  # fmt: skip
     assert not managed.exists()
+
+
+def test_cline_global_forwarders_run_the_moved_workspace_hooks(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """`--global`: the forwarding hooks in the user's folders run the hooks `install`
+    moved out of the workspace (Cline runs global hooks in the primary root). Cline has
+    no switch that turns workspace hooks off: a hook a pull adds is run by Cline itself,
+    and `list` says so."""
+    root, home = tmp_path / "ws", tmp_path / "home"
+    home.mkdir()
+    (root / ".clinerules/hooks").mkdir(parents=True)
+    (root / ".clinerules/hooks/PreToolUse").write_text(CLINE_GUARD)
+    (root / ".clinerules/hooks/PreToolUse").chmod(0o755)
+    sandboxrun("install", "--agent", "cline", "--global", "--home", str(home))
+    sandboxrun("install", "--agent", "cline", "--workspace", str(root), "--home", str(home))
+    assert os.listdir(root / ".clinerules/hooks") == []  # moved; the forwarders run them
+    event = cline_event("PreToolUse", root, {"toolName": "execute_command",
+                                             "parameters": {"command": "rm -rf ~"}})  # fmt: skip
+    for forwarder in (home / ".cline/hooks/PreToolUse", home / "Documents/Cline/Hooks/PreToolUse"):
+        assert cline_runs(forwarder, root, event) == (True, "", "Blocked by team policy: rm -rf")
+    (root / ".clinerules/hooks/PostToolUse").write_text("#!/bin/sh\necho '{}'\n")
+    (root / ".clinerules/hooks/PostToolUse").chmod(0o755)
+    listed = sandboxrun("list", "--workspace", str(root), "--home", str(home)).stdout
+    assert f"not wrapped: {root}/.clinerules/hooks/PostToolUse runs unsandboxed" in listed
