@@ -223,6 +223,24 @@ def test_an_unparsable_file_is_refused_naming_it(project, home, capsys) -> None:
     assert (project / ".claude" / "settings.json").read_bytes() == SETTINGS.encode()
 
 
+def test_a_fifo_or_a_link_out_of_the_project_is_refused(project, home, capsys) -> None:
+    """A repository cannot make install hang on a FIFO, nor rewrite a file elsewhere
+    (here: the user's own settings) through a symlink."""
+    local = project / ".claude" / "settings.local.json"
+    os.mkfifo(local)
+    args = ["--agent", "claude", "--workspace", str(project), "--home", str(home)]
+    assert sandboxrun("install", *args) == 2
+    assert f"{local}: not a regular file; not changed" in capsys.readouterr().err
+    local.unlink()
+    user = home / ".claude" / "settings.json"
+    user.parent.mkdir()
+    user.write_text('{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "a"}]}]}}')
+    local.symlink_to(user)
+    assert sandboxrun("install", *args) == 2
+    assert "outside the project; not changed" in capsys.readouterr().err
+    assert (project / ".claude" / "settings.json").read_bytes() == SETTINGS.encode()
+
+
 def test_an_interrupted_install_loses_nothing(project, home, monkeypatch) -> None:
     """A failure between the backup and the rename leaves the file whole; installing
     again, then uninstalling, gives the original back."""

@@ -21,6 +21,7 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .._dialects.claude.dialect import ClaudeDialect
@@ -47,16 +48,26 @@ class Change:
     old: bytes | None
     new: bytes | None
     note: str
+    mode: int | None = None  # the mode to write `new` with (None: the file's own)
 
 
 def settings_paths(dialect: ClaudeDialect, workspace: str | None, home: str) -> list[str]:
     """The files `install` rewrites: the user's settings (`workspace` None), or the
     project's shared and local settings of the project `workspace` belongs to."""
-    if workspace is None:
-        return [f"{home}/{dialect.user_dir}/settings.json"]
+    if workspace is None:  # the user's own file: a dotfiles symlink is followed
+        return [os.path.realpath(f"{home}/{dialect.user_dir}/settings.json")]
     root = project_root(workspace, home, dialect.project_dir)
     folder = f"{root}/{dialect.project_dir}"
-    return [f"{folder}/settings.json", f"{folder}/settings.local.json"]
+    return [_inside(f"{folder}/{name}", root) for name in ("settings.json", "settings.local.json")]
+
+
+def _inside(path: str, root: str) -> str:
+    """The file a project's settings path is, if it lies in the project: a repository's
+    symlink must not make `install` rewrite a file elsewhere (the user's own settings)."""
+    real = os.path.realpath(path)
+    if not Path(real).is_relative_to(os.path.realpath(root)):
+        raise ConfigError(f"{path} is a link to {real}, outside the project; not changed")
+    return real
 
 
 def parse(path: str, raw: bytes) -> tuple[str, dict[str, Any]]:
@@ -203,7 +214,7 @@ def plan_uninstall(paths: Sequence[str], store: BackupStore) -> list[Change]:
         if old is None and backup is None:
             continue
         if backup is not None and old is not None and sha256(old) == backup.installed:
-            out.append(Change(path, old, backup.original, "restored byte for byte"))
+            out.append(Change(path, old, backup.original, "restored byte for byte", backup.mode))
             continue
         if old is None:
             out.append(Change(path, None, None, "gone since install; nothing to restore"))
@@ -217,13 +228,11 @@ def plan_uninstall(paths: Sequence[str], store: BackupStore) -> list[Change]:
 
 
 def apply_uninstall(change: Change, store: BackupStore) -> None:
-    backup = store.get(change.path)
     if change.new != change.old:
         if change.new is None:
             os.unlink(change.path)
         else:
-            mode = backup.mode if backup and "byte for byte" in change.note else None
-            atomic_write(change.path, change.new, mode)
+            atomic_write(change.path, change.new, change.mode)
     store.drop(change.path)
 
 
@@ -299,7 +308,7 @@ def plan_unmanage(path: str, store: BackupStore) -> Change | None:
     old = read_bytes(path)
     backup = store.get(path)
     if backup is not None and (old is None or sha256(old) == backup.installed):
-        return Change(path, old, backup.original, "restored byte for byte")
+        return Change(path, old, backup.original, "restored byte for byte", backup.mode)
     if old is None:
         return None
     text, data = parse(path, old)
@@ -316,8 +325,19 @@ def plan_unmanage(path: str, store: BackupStore) -> Change | None:
                     del hooks[event]
         if not hooks:
             del data["hooks"]
-    data.pop("allowManagedHooksOnly", None)
+    before = _claude_doc(backup.original) if backup and backup.original else {}
+    if "allowManagedHooksOnly" in before:  # the administrator's own setting stays
+        data["allowManagedHooksOnly"] = before["allowManagedHooksOnly"]
+    else:
+        data.pop("allowManagedHooksOnly", None)
     return Change(path, old, _dump(data, text), "forwarding hooks taken off in place")
+
+
+def _claude_doc(raw: bytes) -> dict[str, Any]:
+    try:
+        return parse("backup", raw)[1]
+    except ConfigError:
+        return {}
 
 
 def apply_managed(change: Change, store: BackupStore) -> None:

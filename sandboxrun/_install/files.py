@@ -12,6 +12,7 @@ import difflib
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,15 +67,26 @@ class _ignored:
         return kind is not None and issubclass(kind, OSError)
 
 
+MAX_BYTES = 1 << 20  # settings files and hooks are kilobytes
+
+
 def read_bytes(path: str) -> bytes | None:
-    """A file's bytes, or None if it does not exist; one clear line otherwise."""
+    """A regular file's bytes (a symlink to one is fine), or None if it does not exist;
+    one clear line naming it otherwise. A FIFO or device a repository put in place of a
+    settings file is never opened for a blocking read."""
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}; not changed") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(f"{path}: not a regular file; not changed")
+        data = f.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_BYTES} bytes; not changed")
+    return data
 
 
 def diff(path: str, old: bytes | None, new: bytes | None) -> str:
