@@ -411,6 +411,12 @@ def test_cline_pulled_hook_is_named_then_moved(cline_ws, home, make_hook, capsys
     assert sandboxrun("install", *args) == 0
     assert read_shim(str(new)) is not None
     assert (cline_ws / ".sandboxrun/moved/.clinerules/hooks/UserPromptSubmit").exists()
+    # A hook enabled in the moved folder after install has no shim: it runs nowhere.
+    disabled = cline_ws / ".sandboxrun/moved/.clinerules/hooks/TaskStart"
+    disabled.chmod(0o755)
+    capsys.readouterr()
+    sandboxrun("list", "--workspace", str(cline_ws), "--home", str(home))
+    assert f"no shim: {disabled} does not run at all" in capsys.readouterr().out
     # The same name on both sides is refused, naming both.
     sandboxrun("uninstall", *args)
     sandboxrun("install", *args)

@@ -141,10 +141,12 @@ def _run_options(args: argparse.Namespace, home: bool = True) -> list[str]:
 
 
 def _cline_command(args: argparse.Namespace, dialect: ClineDialect, home: str, undo: bool) -> int:
+    forwarding = forwarders_installed(dialect, home)
     user = args.user or args.global_
+    if args.user and forwarding:  # keep the global forwarders whole
+        args.global_ = True
     base = home if user else os.path.abspath(args.workspace or os.getcwd())
     rels = dialect.global_dirs if user else dialect.workspace_dirs
-    forwarding = forwarders_installed(dialect, home)
     plans = []
     for rel in rels:
         folder, moved = os.path.join(base, rel), moved_folder(base, rel)
@@ -312,6 +314,15 @@ def _cline_notes(dialect: ClineDialect, roots: Sequence[str], home: str) -> list
             if read_shim(hook.name) is None:
                 out.append(
                     f"not wrapped: {hook.name} runs unsandboxed (new since install?): run"
+                    f" `sandboxrun install --agent {dialect.agent} {again}` again"
+                )
+        if forwarding and source == "workspace":
+            continue  # the forwarding hooks run every moved hook
+        shimmed = {s.hook_name for s in map(read_shim, entries) if s}
+        for hook in dialect.discover(None, [], home, [moved]).hooks if os.path.isdir(moved) else ():
+            if hook.hook_name not in shimmed:
+                out.append(
+                    f"no shim: {hook.name} does not run at all (enabled since install?): run"
                     f" `sandboxrun install --agent {dialect.agent} {again}` again"
                 )
     return out
