@@ -305,6 +305,17 @@ def test_a_wrapper_from_the_workspace_is_not_trusted(project, home, capsys) -> N
     assert "runs '.claude/c.toml' from the workspace or PATH" in capsys.readouterr().out
 
 
+def test_a_wrapper_whose_sandboxrun_is_gone_is_named(project, home, capsys) -> None:
+    path = project / ".claude" / "settings.json"
+    sandboxrun("install", "--agent", "claude", "--workspace", str(project), "--home", str(home))
+    sr = os.path.join(os.path.dirname(sys.executable), "sandboxrun")
+    path.write_bytes(path.read_bytes().replace(sr.encode(), b"/gone/bin/sandboxrun"))
+    capsys.readouterr()
+    sandboxrun("list", "--agent", "claude", "--workspace", str(project), "--home", str(home))
+    out = capsys.readouterr().out
+    assert out.count("runs '/gone/bin/sandboxrun', which is missing") == 3
+
+
 def test_a_file_changed_since_install_is_unwrapped_in_place(project, home, capsys) -> None:
     path = project / ".claude" / "settings.json"
     args = ["--agent", "claude", "--workspace", str(project), "--home", str(home)]

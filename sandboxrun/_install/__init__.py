@@ -264,6 +264,8 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
                         f"not trusted: {path} {at} runs {inside[0]!r} from the workspace or"
                         " PATH: a repository's own sandboxrun or config can loosen the sandbox"
                     )
+                elif not os.access(chosen[0], os.X_OK):
+                    out.append(_missing(f"{path} {at}", chosen[0], dialect.agent, again))
             elif hook.get("shell") != "powershell":
                 out.append(
                     f"not wrapped: {path} {at}: {hook['command'][:120]!r} runs unsandboxed"
@@ -310,6 +312,8 @@ def _cline_notes(dialect: ClineDialect, roots: Sequence[str], home: str) -> list
                     f"not trusted: {path} runs {inside[0]!r} from the workspace or PATH:"
                     " a repository's own sandboxrun or config can loosen the sandbox"
                 )
+            elif shim and not os.access(shim.executable, os.X_OK):
+                out.append(_missing(path, shim.executable, dialect.agent, again))
         for hook in found:
             if read_shim(hook.name) is None:
                 out.append(
@@ -326,6 +330,15 @@ def _cline_notes(dialect: ClineDialect, roots: Sequence[str], home: str) -> list
                     f" `sandboxrun install --agent {dialect.agent} {again}` again"
                 )
     return out
+
+
+def _missing(where: str, executable: str, agent: str, again: str) -> str:
+    """A wrapper or shim whose sandboxrun is gone (moved, uninstalled): the agent gets
+    exit 127, a failed hook that does not block, so a guard stops guarding."""
+    return (
+        f"broken: {where} runs {executable!r}, which is missing: the hook fails and blocks"
+        f" nothing; run `sandboxrun install --agent {agent} {again}` again"
+    )
 
 
 def _inside(path: str, root: str) -> bool:
