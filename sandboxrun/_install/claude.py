@@ -26,7 +26,7 @@ from typing import Any
 
 from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.settings import project_root
-from .._dialects.claude.wrapped import unwrap, wrap
+from .._dialects.claude.wrapped import missing_guard, unguarded, unwrap, wrap
 from .._errors import ConfigError
 from . import jsonspan
 from .files import Backup, BackupStore, atomic_write, read_bytes, sha256
@@ -256,14 +256,15 @@ def managed_file() -> str:
 def forwarder(executable: str, event: str, options: Sequence[str]) -> str:
     """The managed hook that runs the project's (ignored) hooks of `event` sandboxed."""
     run = [executable, "run", event, "--agent", "claude", "--answer", "agent", *options]
-    return shlex.join(run)
+    guard = missing_guard(executable) if "--fail-closed" in options else ""
+    return guard + shlex.join(run)
 
 
 def is_forwarder(hook: Any) -> bool:
     if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
         return False
     try:
-        words = shlex.split(hook["command"])
+        words = shlex.split(unguarded(hook["command"]))
     except ValueError:
         return False
     return (

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._dialects.cline import ClineDialect
-from .._dialects.installed import MOVED, SHIM_MARK, read_shim
+from .._dialects.installed import MOVED, SHIM_MARK, missing_guard, read_shim
 from .._errors import ConfigError
 from .files import atomic_write, diff, read_bytes, sync_folder
 
@@ -35,10 +35,11 @@ def shim_text(executable: str, agent: str, hook_name: str, run_options: Sequence
     """A shim (`_dialects.installed` reads it back): `run` answering in Cline's terms."""
     command = shlex.join([executable, "run", hook_name, "--agent", agent, "--answer", "agent",
                           *run_options])  # fmt: skip
+    guard = f"{missing_guard(executable)}\n" if "--fail-closed" in run_options else ""
     return (
         f"#!/bin/sh\n{SHIM_MARK}: `sandboxrun uninstall --agent {agent}` puts the original hooks"
         f" back.\n# It runs the hooks of its --hooks-dir folders in sandboxrun's sandbox.\n"
-        f"exec {command}\n"
+        f"{guard}exec {command}\n"
     ).encode()
 
 

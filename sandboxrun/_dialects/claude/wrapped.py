@@ -34,13 +34,31 @@ class Original:
     args: tuple[str, ...] | None
 
 
+def missing_guard(executable: str) -> str:
+    """The prefix of a fail-closed wrapper: if sandboxrun is gone (moved, uninstalled),
+    the hook blocks (exit 2, the reason on stderr) instead of failing with 127, which
+    the agent would read as a non-blocking error: a guard that stopped guarding."""
+    why = shlex.quote(f"sandboxrun (fail-closed): {executable} is missing")
+    return f"[ -x {shlex.quote(executable)} ] || {{ echo {why} >&2; exit 2; }}; "
+
+
+def unguarded(command: str) -> str:
+    """`command` without the `missing_guard` of its own sandboxrun (exactly that one)."""
+    _, sep, rest = command.partition("; exit 2; }; ")
+    try:
+        first = shlex.split(rest)[0] if sep else ""
+    except (ValueError, IndexError):
+        return command
+    return rest if sep and command == missing_guard(first) + rest else command
+
+
 def unwrap(command: str, args: Sequence[str] | None, shell: object = None) -> Original | None:
     """The original of an install wrapper, or None if `command`/`args` is not one."""
     if args is not None:
         words = [command, *args]
     else:
         try:
-            words = shlex.split(command)
+            words = shlex.split(unguarded(command))
         except ValueError:
             return None
     rest = _after_options(words)
@@ -65,7 +83,7 @@ def chosen_files(command: str, args: Sequence[str] | None) -> list[str]:
     """The files a wrapper makes the agent trust: the sandboxrun it starts and the config
     file it names (`list` checks that neither comes with the workspace)."""
     try:
-        words = [command, *args] if args is not None else shlex.split(command)
+        words = [command, *args] if args is not None else shlex.split(unguarded(command))
     except ValueError:
         return []
     head = words[: words.index("--")] if "--" in words else words
@@ -98,4 +116,5 @@ def wrap(
         tail = [shlex.quote(command)] if not args else argv
         return executable, [*head, *tail]
     tail = ["bash", "-c", command] if shell == "bash" else [command]
-    return shlex.join([executable, *head, *tail]), None
+    guard = missing_guard(executable) if "--fail-closed" in options else ""
+    return guard + shlex.join([executable, *head, *tail]), None
