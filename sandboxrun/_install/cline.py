@@ -229,3 +229,21 @@ def _prune(moved: str) -> None:
         except OSError:
             return
         folder = os.path.dirname(folder)
+
+
+def forwarders_installed(dialect: ClineDialect, home: str) -> bool:
+    """Whether `install --global` put forwarding shims in the user's global folders."""
+    for rel in dialect.global_dirs:
+        folder = os.path.join(home, rel)
+        for entry in listdir(folder):
+            shim = read_shim(os.path.join(folder, entry))
+            if shim and any(not os.path.isabs(d) for d in shim.hooks_dirs):
+                return True
+    return False
+
+
+def listdir(folder: str) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []

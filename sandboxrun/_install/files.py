@@ -100,6 +100,14 @@ def diff(path: str, old: bytes | None, new: bytes | None) -> str:
                    for line in lines)  # fmt: skip
 
 
+def file_mode(path: str) -> int | None:
+    """A file's permission bits, or None if it does not exist."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        return None
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
