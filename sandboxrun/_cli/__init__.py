@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .._backends.docker.backend import DockerBackend
     from .._backends.image_tools import ImageTools
     from .._settings import Settings
-    from .._types import ExecRequest, ExecResult, HookSpec
+    from .._types import CombinedResult, ExecRequest, ExecResult, HookSpec
 
 # Each command imports what its own path needs, when it runs: `run` is called for
 # every event an agent sees, and docker, pydantic and loguru are most of its start-up.
@@ -96,6 +96,14 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="a failed or timed-out hook counts as a cancel",
     )
+    run.add_argument(
+        "--answer",
+        choices=["report", "agent"],
+        default="report",
+        help="report: the combined answer and each hook's report (default); agent: answer"
+        " as one of the agent's own hooks would (Claude family: exit 0 with its JSON, or"
+        " exit 2 with the reason on stderr; Cline family: its JSON alone)",
+    )
 
     ex = sub.add_parser(
         "exec", help="run ONE hook command sandboxed, passing stdin/stdout/stderr/exit through"
@@ -125,6 +133,10 @@ def _parser() -> argparse.ArgumentParser:
     lst.add_argument("hook", nargs="?", metavar="HOOK", help="only this hook name")
     agent_opts(lst)
     lst.add_argument("--json", action="store_true", help="machine-readable output")
+
+    from .._install import add_commands as install_commands
+
+    install_commands(sub)
 
     images = sub.add_parser("images", help="manage the hook runtime images")
     isub = images.add_subparsers(dest="images_command", required=True, metavar="ACTION")
@@ -219,6 +231,23 @@ def _read_event() -> dict[str, Any]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    opened: list[_LazyDocker] = []
+    try:
+        if args.answer == "agent":  # `run` as the agent's own hook (shims, forwarders)
+            from .._install.answer import run_as_hook
+
+            return run_as_hook(args, lambda a: _run_result(a, opened))
+        result = _run_result(args, opened)
+        _emit(result.to_json())  # the answer is out (flushed) before we clean up
+        if result.abandoned:  # stuck threads must not keep the agent waiting on us
+            os._exit(0)
+        return 0
+    finally:
+        for backend in opened:  # wait for the containers' removal: nothing outlives us
+            backend.close()
+
+
+def _run_result(args: argparse.Namespace, opened: list[_LazyDocker]) -> CombinedResult:
     from .._runner import DIALECTS, HookFactory
     from .._session import failure_answer
     from .._settings import env_fail_closed
@@ -232,10 +261,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except ConfigError as exc:  # a broken config file blocks too, when asked to
         if not (args.fail_closed or env_fail_closed()):
             raise
-        _emit(failure_answer(DIALECTS[args.agent or "cline"], True, exc).to_json())
-        return 0
+        return failure_answer(DIALECTS[args.agent or "cline"], True, exc)
     dialect = DIALECTS[settings.agent]
     backend = _LazyDocker(settings)  # imports docker only once there is a hook to run
+    opened.append(backend)
     _stop_cleanly(backend)
     factory = HookFactory(
         settings, backend, home=args.home, hooks_dirs=args.hooks_dir, env_file=args.env_file
@@ -247,11 +276,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         result = factory.run(args.hook, _read_event(), args.workspace)
     except Exception as exc:  # under fail-closed, every failure of ours answers the block
         result = failure_answer(dialect, settings.fail_closed, exc)
-    _emit(result.to_json())  # the answer is out (flushed) before we clean up
-    if result.abandoned:  # stuck threads must not keep the agent waiting on us
-        os._exit(0)
-    backend.close()  # wait for the containers' removal: nothing outlives this process
-    return 0
+    return result
 
 
 def _cmd_exec(args: argparse.Namespace) -> int:
@@ -299,6 +324,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
     found = dialect.discover(args.hook, roots, args.home or account_home(), args.hooks_dir)
     # Whether each hook can start in the image: needs the engine, once per image.
     problems, unchecked = check_discovered(found.hooks, DockerBackend(settings))
+    from .._install import notes
+
+    unwrapped = notes(settings.agent, roots, args.home or account_home())
     if args.json:
         hooks = [
             {
@@ -309,7 +337,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
             for h, why in zip(found.hooks, problems, strict=True)
         ]  # fmt: skip
         skipped = [{"path": s.path, "source": s.source, "reason": s.reason} for s in found.skipped]
-        _emit({"agent": settings.agent, "hooks": hooks, "skipped": skipped, "check": unchecked})
+        _emit({"agent": settings.agent, "hooks": hooks, "skipped": skipped, "check": unchecked,
+               "notWrapped": unwrapped})  # fmt: skip
         return 0
     print(f"hooks ({settings.agent}):" if found.hooks else f"no hooks found ({settings.agent})")
     for h, why in zip(found.hooks, problems, strict=True):
@@ -326,6 +355,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print("skipped:")
         for s in found.skipped:
             print(printable(f"  {s.path} ({s.source}): {s.reason}"))
+    for note in unwrapped:  # installed, but a pull brought a hook the agent runs itself
+        print(printable(note))
     return 0
 
 
@@ -455,6 +486,12 @@ def _emit(document: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def _cmd_install(args: argparse.Namespace) -> int:
+    from .._install import command
+
+    return command(args)
+
+
 def _cmd_doctor(args: argparse.Namespace) -> int:
     from . import doctor as _doctor
 
@@ -470,6 +507,8 @@ COMMANDS = {
     "check": _cmd_check,
     "reap": _cmd_reap,
     "doctor": _cmd_doctor,
+    "install": _cmd_install,
+    "uninstall": _cmd_install,
 }
 
 
