@@ -30,6 +30,7 @@ from ._dialects.claude.dialect import ClaudeDialect
 from ._dialects.claude.plugins import DATA_VAR
 from ._dialects.claude.settings import project_root
 from ._dialects.cline import ClineDialect
+from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import refused_sentence, sandbox_wall
 from ._log import logger
@@ -43,7 +44,6 @@ from ._mounts import (
     under,
 )
 from ._preflight import image_tools_of, missing, unreadable
-from ._runner import DIALECTS
 from ._settings import Settings, account_home
 from ._state import hook_ids, plugin_data
 from ._state import prepare as prepare_state

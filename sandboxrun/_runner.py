@@ -19,9 +19,10 @@ from typing import Any
 from . import _envfile
 from ._backends.base import Backend
 from ._dialects.base import WORKSPACE_SOURCES, Dialect
-from ._dialects.claude.dialect import CLAUDE, QODER, QODER_CN, ClaudeDialect
+from ._dialects.claude.dialect import ClaudeDialect
 from ._dialects.claude.plugins import DATA_VAR
-from ._dialects.cline import CARETI, CLINE
+from ._dialects.cline import CLINE
+from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, SandboxrunError
 from ._hints import refused_sentence, sandbox_wall
 from ._log import logger
@@ -32,15 +33,6 @@ from ._settings import Settings, account_home
 from ._state import hook_ids, plugin_data
 from ._state import prepare as prepare_state
 from ._types import CombinedResult, Discovery, ExecRequest, HookOutcome, HookSpec, Skipped
-
-DIALECTS: dict[str, Dialect] = {
-    "cline": CLINE,
-    "careti": CARETI,
-    "claude": CLAUDE,
-    "qoder": QODER,
-    "qoder-cn": QODER_CN,
-}
-
 
 # Seconds a run may take beyond its hook's deadline: the kill, the stream's end and the
 # container's removal (the backend's own grace is 10 s for a stream that hangs).

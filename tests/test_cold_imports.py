@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from sandboxrun import _cli
-from sandboxrun._runner import DIALECTS
+from sandboxrun._dialects.registry import DIALECTS
 
 HEAVY = ("docker", "requests", "loguru", "pydantic", "pydantic_settings")
 
@@ -39,6 +39,18 @@ def test_the_agent_choices_are_the_dialect_registry() -> None:
 def test_importing_the_package_loads_no_heavy_dependency() -> None:
     """`import sandboxrun` loads names on first use (PEP 562)."""
     code = f"import sys, sandboxrun; print([m for m in {HEAVY!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60).stdout  # fmt: skip
+    assert out.strip() == "[]"
+
+
+def test_the_command_line_itself_loads_no_heavy_dependency() -> None:
+    """Building the parser (every command does; `--help` shows it) imports no dialect,
+    settings or engine module: each command's flags are defined in light modules."""
+    code = (
+        "import sys; from sandboxrun._cli import _parser; _parser();"
+        f" print([m for m in {HEAVY!r} if m in sys.modules])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60).stdout  # fmt: skip
     assert out.strip() == "[]"

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _log
 from .._check import command as _check
+from .._dialects import AGENTS
 from .._errors import ConfigError, SandboxrunError
 from .._log import logger
 from .._text import printable
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 
 # Each command imports what its own path needs, when it runs: `run` is called for
 # every event an agent sees, and docker, pydantic and loguru are most of its start-up.
-AGENTS = ("careti", "claude", "cline", "qoder", "qoder-cn")  # _runner.DIALECTS (a test checks)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -134,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     agent_opts(lst)
     lst.add_argument("--json", action="store_true", help="machine-readable output")
 
-    from .._install import add_commands as install_commands
+    from .._install.args import add_commands as install_commands
 
     install_commands(sub)
 
@@ -248,7 +248,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_result(args: argparse.Namespace, opened: list[_LazyDocker]) -> CombinedResult:
-    from .._runner import DIALECTS, HookFactory
+    from .._dialects.registry import DIALECTS
+    from .._runner import HookFactory
     from .._session import failure_answer
     from .._settings import env_fail_closed
 
@@ -314,8 +315,9 @@ def _load(args: argparse.Namespace, **overrides: Any) -> Settings:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     from .._backends.docker.backend import DockerBackend
+    from .._dialects.registry import DIALECTS
     from .._preflight import check_discovered
-    from .._runner import DIALECTS, resolve_workspaces
+    from .._runner import resolve_workspaces
     from .._settings import account_home
 
     settings = _load(args, agent=args.agent)
@@ -324,7 +326,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     found = dialect.discover(args.hook, roots, args.home or account_home(), args.hooks_dir)
     # Whether each hook can start in the image: needs the engine, once per image.
     problems, unchecked = check_discovered(found.hooks, DockerBackend(settings))
-    from .._install import notes
+    from .._install.status import notes
 
     unwrapped = notes(settings.agent, roots, args.home or account_home())
     if args.json:
@@ -487,7 +489,7 @@ def _emit(document: dict[str, Any]) -> None:
 
 
 def _cmd_install(args: argparse.Namespace) -> int:
-    from .._install import command
+    from .._install.command import command
 
     return command(args)
 

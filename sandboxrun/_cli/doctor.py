@@ -178,7 +178,8 @@ def confinement_checks(
 
 def hook_checks(settings: Settings, backend: DockerBackend) -> list[tuple[bool | None, str, str]]:
     """Whether each hook of the current directory can start in the image (`_preflight`)."""
-    from .._runner import DIALECTS, resolve_workspaces  # the runner is above the doctor
+    from .._dialects.registry import DIALECTS
+    from .._runner import resolve_workspaces  # the runner is above the doctor
 
     dialect = DIALECTS[settings.agent]
     try:
@@ -188,7 +189,7 @@ def hook_checks(settings: Settings, backend: DockerBackend) -> list[tuple[bool |
     home = _settings.account_home()
     found = dialect.discover(None, roots, home).hooks
     problems, unchecked = check_discovered(found, backend)
-    from .._install import notes  # installed here, but a pull brought a hook: unsandboxed
+    from .._install.status import notes  # installed here, but a pull brought a hook: unsandboxed
 
     unwrapped: list[tuple[bool | None, str, str]] = [
         (False, "installed hooks", n) for n in notes(settings.agent, roots, home)

@@ -27,9 +27,9 @@ from typing import Any
 
 from .._dialects.base import Dialect
 from .._dialects.claude.dialect import ClaudeDialect
+from .._dialects.registry import DIALECTS
 from .._errors import SandboxrunError
 from .._log import logger
-from .._runner import DIALECTS
 from .._settings import env_fail_closed
 from .._text import printable
 from .._types import CombinedResult

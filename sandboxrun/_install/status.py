@@ -13,8 +13,8 @@ from .._dialects.claude.settings import project_root, settings_files
 from .._dialects.claude.wrapped import chosen_files
 from .._dialects.cline import ClineDialect
 from .._dialects.installed import MOVED, moved_folder, read_shim
+from .._dialects.registry import DIALECTS
 from .._errors import ConfigError
-from .._runner import DIALECTS
 from . import claude as _claude
 from . import managed as _managed
 from .cline import forwarders_installed, listdir
