@@ -75,6 +75,9 @@ class DockerBackend:
     `close()` (or `with`) removes them. The first run of a kind is cold and starts its
     pool; `prewarm` starts one ahead of the first run."""
 
+    # Seconds a run waits for a pooled container that is starting before it goes cold.
+    claim_wait = 5.0
+
     def __init__(
         self,
         settings: Settings,
@@ -254,9 +257,9 @@ class DockerBackend:
         if pooled is None or self._pool is None:
             return None
         key, make = pooled
-        cid = self._pool.take(key)
+        self._pool.want(key, make)  # its first run waits for the first launch
+        cid = self._pool.take(key, wait=self.claim_wait)
         if cid is None:
-            self._pool.want(key, make)  # the next one is warm
             return None
         with self._lock:
             self._active.add(cid)

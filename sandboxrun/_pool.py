@@ -55,6 +55,7 @@ class _Key:
     make: Callable[[], Config]  # a fresh config (new name, labels) for this key
     idle: deque[tuple[str, float]] = field(default_factory=deque)  # (id, started at)
     starting: int = 0
+    waiting: int = 0  # callers of `take` waiting for one of the `starting`
     used: float = 0.0  # when it was last wanted: the least recently used makes room
 
 
@@ -82,19 +83,32 @@ class Pool:
 
     # -- the backend's side --------------------------------------------------------
 
-    def take(self, key: str) -> str | None:
-        """An idle container of `key`, now out of the pool for good; None if none is."""
+    def take(self, key: str, wait: float = 0.0) -> str | None:
+        """An idle container of `key`, now out of the pool for good; None if none is.
+        With `wait`: when none is idle but one is starting that no other caller waits
+        for, wait for it up to `wait` seconds (it is as far along as a cold start would
+        be, and often further)."""
         expired: list[str] = []
+        found = None
+        end = time.monotonic() + wait
         with self._lock:
             entry = self._keys.get(key)
-            found = None
-            now = time.monotonic()
-            while entry and entry.idle and found is None:
-                cid, born = entry.idle.popleft()
-                if now - born > self.idle:
-                    expired.append(cid)
-                else:
-                    found = cid
+            while entry is not None and found is None:
+                now = time.monotonic()
+                if entry.idle:
+                    cid, born = entry.idle.popleft()
+                    if now - born > self.idle:
+                        expired.append(cid)
+                    else:
+                        found = cid
+                    continue
+                if self._closed or entry.starting <= entry.waiting or now >= end:
+                    break
+                entry.waiting += 1
+                try:
+                    self._lock.wait(end - now)
+                finally:
+                    entry.waiting -= 1
         for cid in expired:
             self.retire(cid)
         return found
@@ -102,7 +116,6 @@ class Pool:
     def want(self, key: str, make: Callable[[], Config]) -> None:
         """Keep up to `size` containers of `key` idle or starting: launch what is missing
         in the background."""
-        evict: list[str] = []
         with self._lock:
             if self._closed:
                 return
@@ -110,20 +123,18 @@ class Pool:
             entry.used = time.monotonic()
             missing = self.size - len(entry.idle) - entry.starting
             for _ in range(max(0, missing)):
+                victim = None
                 if self._count() >= self.total:
                     victim = self._least_recent_idle(key)
                     if victim is None:
                         break  # every slot is busy starting or belongs to this key
-                    evict.append(victim)
                 entry.starting += 1
-                self._work.submit(self._start, key, entry)
+                self._work.submit(self._start, key, entry, victim)
             if self._janitor is None:
                 self._janitor = threading.Thread(
                     target=self._sweep, name="sandboxrun-pool-janitor", daemon=True
                 )
                 self._janitor.start()
-        for cid in evict:
-            self.retire(cid)
 
     def ready(self, key: str, timeout: float) -> bool:
         """Wait until `key` has an idle container (pre-warming); False at the timeout."""
@@ -166,10 +177,15 @@ class Pool:
 
     # -- the background ------------------------------------------------------------
 
-    def _start(self, key: str, entry: _Key) -> None:
+    def _start(self, key: str, entry: _Key, evict: str | None) -> None:
+        """Launch one container of `key`, after removing the one it replaces (so the
+        engine never holds more than `total`)."""
+        if evict is not None:
+            self._remove(evict)
         cid = None
         try:
-            cid = self._launch(entry.make())
+            if not self._closed:  # closed meanwhile: launch nothing more
+                cid = self._launch(entry.make())
         except Exception as exc:  # the run that wanted it goes cold and reports the cause
             logger.warning("could not start a pooled container: {}", exc)
         with self._lock:

@@ -17,7 +17,14 @@ from typing import Any
 
 import pytest
 
-from sandboxrun import DockerBackend, HookFactory, SandboxrunError, Settings
+from sandboxrun import (
+    DockerBackend,
+    ExecRequest,
+    ExecResult,
+    HookFactory,
+    SandboxrunError,
+    Settings,
+)
 from sandboxrun._docker import LABEL
 
 
@@ -43,9 +50,41 @@ def under_gvisor() -> bool:
     return engine_runtime() == "runsc"
 
 
+def engine_image() -> str | None:
+    """The hook image this test run asks for (`SANDBOX_TEST_IMAGE`), else the default."""
+    return os.environ.get("SANDBOX_TEST_IMAGE") or None
+
+
+def warm_path() -> bool:
+    """Whether hooks run on the warm path (`SANDBOX_TEST_PATH=warm`): in pooled
+    containers started ahead of time, through `DockerBackend(warm=True)`."""
+    return os.environ.get("SANDBOX_TEST_PATH") == "warm"
+
+
 def engine_settings(**overrides: Any) -> Settings:
-    """Settings for an engine test: the defaults, this run's runtime, the overrides."""
-    return Settings.load(**{"runtime": engine_runtime(), **overrides})
+    """Settings for an engine test: the defaults, this run's runtime and image, the
+    overrides."""
+    return Settings.load(**{"runtime": engine_runtime(), "image": engine_image(), **overrides})
+
+
+class WarmOnly(DockerBackend):
+    """The warm test path: every run that can be pooled must run in a pooled container,
+    or the suite would quietly test the cold path again."""
+
+    claim_wait = 120.0  # a loaded machine starts containers slowly: wait, never go cold
+
+    def __init__(self, settings: Settings, client: Any = None) -> None:
+        super().__init__(settings, client=client, warm=True)
+
+    def run(self, request: ExecRequest) -> ExecResult:
+        result = super().run(request)
+        assert result.warm or self._pooled(request) is None, f"ran cold: {request.argv}"
+        return result
+
+
+def engine_backend(settings: Settings, client: Any = None) -> DockerBackend:
+    """The backend of this test run: cold, or `WarmOnly` under SANDBOX_TEST_PATH=warm."""
+    return WarmOnly(settings, client) if warm_path() else DockerBackend(settings, client=client)
 
 
 def cli(*args: str, config: Path | None = None, home: Path | None = None) -> list[str]:
@@ -53,7 +92,9 @@ def cli(*args: str, config: Path | None = None, home: Path | None = None) -> lis
     (and `--home` for the commands that find the user's hooks)."""
     if config is None:
         config = _CONFIG_DIR / "config.toml"
-        config.write_text(f'runtime = "{engine_runtime()}"\n' if engine_runtime() else "")
+        lines = [f'{k} = "{v}"' for k, v in (("runtime", engine_runtime()),
+                                              ("image", engine_image())) if v]  # fmt: skip
+        config.write_text("".join(f"{line}\n" for line in lines))
     command, *rest = args
     extra = ["--config", str(config)]
     if home is not None and command in ("run", "list"):
@@ -79,13 +120,14 @@ GVISOR_USERNS = (
 def engine() -> Iterator[DockerBackend]:
     """A DockerBackend on the real engine, with the default image present."""
     try:
-        backend = DockerBackend(engine_settings())
+        backend = engine_backend(engine_settings())
         backend.check()
     except SandboxrunError as exc:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"CI needs a Docker Engine and the hook image: {exc}")
         pytest.skip(f"no Docker Engine: {exc}")
     yield backend
+    backend.close()
     mine = {"label": [f"{LABEL}=1", f"sandboxrun.pid={os.getpid()}"]}
     leftover = backend.api.containers(all=True, filters=mine)
     assert not leftover, f"containers left behind: {[c['Id'][:12] for c in leftover]}"
@@ -125,11 +167,13 @@ def run_hooks(engine: DockerBackend, workspace: Path, tmp_path: Path) -> Runner:
     def run(
         hook_name: str = "PreToolUse", event: dict[str, Any] | None = None, **overrides: Any
     ) -> dict[str, Any]:
-        settings = engine_settings(**overrides) if overrides else engine.settings
-        backend = engine if not overrides else DockerBackend(settings, client=engine.client)
-        factory = HookFactory(settings, backend, home=str(tmp_path / "home"))
-        result = factory.run(hook_name, event or {}, [str(workspace)])
-        return result.to_json()
+        if not overrides:
+            factory = HookFactory(engine.settings, engine, home=str(tmp_path / "home"))
+            return factory.run(hook_name, event or {}, [str(workspace)]).to_json()
+        settings = engine_settings(**overrides)
+        with engine_backend(settings, client=engine.client) as backend:
+            factory = HookFactory(settings, backend, home=str(tmp_path / "home"))
+            return factory.run(hook_name, event or {}, [str(workspace)]).to_json()
 
     return run
 
