@@ -78,6 +78,7 @@ class Pool:
         # Two workers: a launch (~0.2-0.4 s of engine work) and a removal can overlap,
         # without flooding a small machine while hooks run.
         self._work = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandboxrun-pool")
+        self._pending = 0  # launches and removals submitted and not done
         self._stop = threading.Event()
         self._janitor: threading.Thread | None = None
 
@@ -129,7 +130,7 @@ class Pool:
                     if victim is None:
                         break  # every slot is busy starting or belongs to this key
                 entry.starting += 1
-                self._work.submit(self._start, key, entry, victim)
+                self._submit(self._start, key, entry, victim)
             if self._janitor is None:
                 self._janitor = threading.Thread(
                     target=self._sweep, name="sandboxrun-pool-janitor", daemon=True
@@ -153,9 +154,20 @@ class Pool:
     def retire(self, cid: str) -> None:
         """Remove a container in the background (used, expired, or in doubt)."""
         try:
-            self._work.submit(self._remove, cid)
+            self._submit(self._remove, cid)
         except RuntimeError:  # shut down: remove it here
             self._remove(cid)
+
+    def settle(self, timeout: float) -> bool:
+        """Wait until no launch or removal is under way; False at the timeout."""
+        end = time.monotonic() + timeout
+        with self._lock:
+            while self._pending:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self._lock.wait(left)
+            return True
 
     def idle_ids(self) -> list[str]:
         with self._lock:
@@ -176,6 +188,24 @@ class Pool:
         self._work.shutdown(wait=True)
 
     # -- the background ------------------------------------------------------------
+
+    def _submit(self, fn: Callable[..., None], *args: Any) -> None:
+        def task() -> None:
+            try:
+                fn(*args)
+            finally:
+                with self._lock:
+                    self._pending -= 1
+                    self._lock.notify_all()
+
+        with self._lock:
+            self._pending += 1
+        try:
+            self._work.submit(task)
+        except RuntimeError:
+            with self._lock:
+                self._pending -= 1
+            raise
 
     def _start(self, key: str, entry: _Key, evict: str | None) -> None:
         """Launch one container of `key`, after removing the one it replaces (so the

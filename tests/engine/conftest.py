@@ -82,6 +82,16 @@ class WarmOnly(DockerBackend):
         return result
 
 
+def pooled(backend: DockerBackend) -> set[str]:
+    """The containers waiting in `backend`'s pools (the warm path keeps them between
+    runs, until `close()`)."""
+    pool = backend._pool
+    if pool is None:
+        return set()
+    assert pool.settle(120), "the pool's launches and removals did not end"
+    return set(pool.idle_ids())
+
+
 def engine_backend(settings: Settings, client: Any = None) -> DockerBackend:
     """The backend of this test run: cold, or `WarmOnly` under SANDBOX_TEST_PATH=warm."""
     return WarmOnly(settings, client) if warm_path() else DockerBackend(settings, client=client)
