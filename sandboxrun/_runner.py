@@ -65,9 +65,10 @@ class HookRunner:
     def timeout(self) -> float:
         return hook_timeout(self.spec, self.settings.timeout or self.dialect.default_timeout)
 
-    def run(self, stdin: bytes) -> HookOutcome:
+    def request(self, stdin: bytes) -> tuple[ExecRequest, str | None]:
+        """What the backend runs for this hook (and why its state is not mounted, if
+        it is not); `DockerBackend.prewarm` takes it with any stdin."""
         spec = self.spec
-        timeout = self.timeout
         state, state_note = prepare_state(self.settings, spec.source, spec.name, spec.workdir)
         request = ExecRequest(
             argv=spec.argv,
@@ -75,10 +76,16 @@ class HookRunner:
             workdir=spec.workdir,
             mounts=spec.mounts,
             env=spec.env,
-            timeout=timeout,
+            timeout=self.timeout,
             label=f"{spec.hook_name} {spec.name}",
             state=state,
         )
+        return request, state_note
+
+    def run(self, stdin: bytes) -> HookOutcome:
+        spec = self.spec
+        timeout = self.timeout
+        request, state_note = self.request(stdin)
         started = time.monotonic()
         try:
             missing = check_hook(spec, self.backend)
