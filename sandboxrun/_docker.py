@@ -199,11 +199,8 @@ class DockerBackend:
         """Remove every container of a run still in flight (we are being stopped)."""
         with self._lock:
             doomed = list(self._active)
-        for cid in doomed:
+        for cid in doomed:  # a warm run's too; the idle pool stays (`close()` ends it)
             self._remove(cid)
-        if self._pool is not None:
-            for cid in self._pool.idle_ids():
-                self._remove(cid)
 
     def close(self) -> None:
         """Remove the pools' containers (waiting for launches under way). Runs after
@@ -264,11 +261,16 @@ class DockerBackend:
         with self._lock:
             self._active.add(cid)
         try:
+            run = _Run(self, cid, request, time.monotonic(), warm=True)
+            try:
+                running = run.attach()
+            except Exception as exc:  # gone (removed by someone else?): nothing delivered
+                logger.info("pooled container {} unreachable: {}", cid[:12], exc)
+                running = False
+            if not running:  # it ended while idle: never deliver to it; run cold
+                logger.info("pooled container {} had exited: running cold", cid[:12])
+                return None
             with engine_errors(self.settings.docker_host, self.settings.image):
-                run = _Run(self, cid, request, time.monotonic(), warm=True)
-                if not run.attach():  # it ended while idle: never deliver to it
-                    logger.info("pooled container {} had exited: running cold", cid[:12])
-                    return None
                 return run.execute()
         finally:
             with self._lock:

@@ -270,3 +270,19 @@ def test_the_pool_is_bounded_and_closed(engine: DockerBackend, ws: Path) -> None
         assert 1 <= len(mine) <= 3, mine
     after = {c["Id"] for c in engine.api.containers(all=True, filters=owned)}
     assert after - before == set(), after - before
+
+
+def test_a_container_that_ended_while_idle_is_never_used(
+    engine: DockerBackend, warm: DockerBackend, ws: Path
+) -> None:
+    """A pooled container killed or removed behind the pool's back (its gate state
+    unknown) is discarded: the run goes cold and answers correctly."""
+    req = request(ws, "cat")
+    assert warm.prewarm(req, wait=WAIT) and warm._pool is not None and warm._pool.settle(WAIT)
+    idle = warm._pool.idle_ids()
+    assert len(idle) == 2, idle
+    engine.api.kill(idle[0])
+    engine.api.remove_container(idle[1], force=True)
+    for _ in idle:
+        result = warm.run(replace(req, stdin=b"event"))
+        assert not result.warm and (result.exit_code, result.stdout) == (0, b"event"), result
