@@ -22,7 +22,7 @@ from sandboxrun import DockerBackend, ExecRequest, ExecResult, HookFactory
 from sandboxrun._docker import LABEL
 from sandboxrun._state import hook_ids
 
-from .conftest import HookWriter, engine_settings, under_gvisor
+from .conftest import HookWriter, engine_settings, pooled, under_gvisor
 
 WAIT = 120.0  # seconds a pre-start may take on a loaded machine (no speed is asserted)
 
@@ -41,7 +41,8 @@ def warm(engine: DockerBackend) -> Iterator[DockerBackend]:
     with backend:
         yield backend
     mine = {"label": [f"{LABEL}=1", f"sandboxrun.pid={os.getpid()}"]}
-    assert engine.api.containers(all=True, filters=mine) == [], "close() left containers"
+    left = engine.api.containers(all=True, filters=mine)
+    assert [c for c in left if c["Id"] not in pooled(engine)] == [], "close() left containers"
 
 
 @pytest.fixture
@@ -262,6 +263,7 @@ def test_the_pool_is_bounded_and_closed(engine: DockerBackend, ws: Path) -> None
     removes them all."""
     settings = engine_settings(pool_size=2, pool_total=3)
     owned = {"label": [f"{LABEL}=1", f"sandboxrun.pid={os.getpid()}"]}
+    pooled(engine)  # the session backend's pool (warm test path) at rest
     before = {c["Id"] for c in engine.api.containers(all=True, filters=owned)}
     with DockerBackend(settings, client=engine.client, warm=True) as backend:
         for n in range(3):
