@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sandboxrun import DockerBackend, Settings
-from sandboxrun._image_tools import load
+from sandboxrun._backends.image_tools import load
 from sandboxrun._preflight import missing
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,11 +11,12 @@ The public surface is what `__all__` lists; everything else is private. Build
 
 from loguru import logger
 
-from ._backend import Backend, FakeBackend
-from ._claude import ClaudeDialect
-from ._cline import ClineDialect, parse_output
-from ._dialect import Dialect
-from ._docker import DockerBackend
+from ._backends.base import Backend, FakeBackend
+from ._backends.docker.backend import DockerBackend
+from ._backends.docker.reaper import reap
+from ._dialects.base import Dialect
+from ._dialects.claude.dialect import ClaudeDialect
+from ._dialects.cline import ClineDialect, parse_output
 from ._errors import (
     ConfigError,
     EngineError,
@@ -24,7 +25,6 @@ from ._errors import (
     RuntimeMissing,
     SandboxrunError,
 )
-from ._reaper import reap
 from ._runner import CombinedHookRunner, HookFactory, HookRunner, NoOpHookRunner
 from ._settings import Settings
 from ._types import (

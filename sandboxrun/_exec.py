@@ -24,11 +24,11 @@ from pathlib import Path
 
 from loguru import logger
 
-from ._backend import Backend
-from ._claude import ClaudeDialect
-from ._claude_settings import project_root
-from ._cline import ClineDialect
-from ._dialect import Dialect, sandbox_ending, unique_mounts
+from ._backends.base import Backend
+from ._dialects.base import Dialect, sandbox_ending, unique_mounts
+from ._dialects.claude.dialect import ClaudeDialect
+from ._dialects.claude.settings import project_root
+from ._dialects.cline import ClineDialect
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import refused_sentence, sandbox_wall
 from ._mounts import check_root, hook_mount, mountable_file, transcript_file, under

@@ -34,9 +34,9 @@ import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ._backend import Backend
+from ._backends.base import Backend
+from ._backends.image_tools import ImageTools
 from ._errors import SandboxrunError
-from ._image_tools import ImageTools
 from ._types import HookSpec
 
 SHEBANG_BYTES = 256  # the kernel reads no more of a script's first line

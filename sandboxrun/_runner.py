@@ -18,10 +18,10 @@ from typing import Any
 
 from loguru import logger
 
-from ._backend import Backend
-from ._claude import CLAUDE, QODER, QODER_CN, ClaudeDialect
-from ._cline import CARETI, CLINE
-from ._dialect import WORKSPACE_SOURCES, Dialect
+from ._backends.base import Backend
+from ._dialects.base import WORKSPACE_SOURCES, Dialect
+from ._dialects.claude.dialect import CLAUDE, QODER, QODER_CN, ClaudeDialect
+from ._dialects.cline import CARETI, CLINE
 from ._errors import SandboxrunError
 from ._hints import refused_sentence, sandbox_wall
 from ._mounts import check_root, transcript_file

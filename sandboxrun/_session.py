@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from loguru import logger
 
-from ._backend import Backend
-from ._dialect import Dialect
+from ._backends.base import Backend
+from ._dialects.base import Dialect
 from ._errors import RuntimeMissing, SandboxrunError
 from ._types import CombinedResult, HookOutcome
 

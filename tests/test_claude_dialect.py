@@ -20,7 +20,7 @@ from sandboxrun import (
     NoOpHookRunner,
     Settings,
 )
-from sandboxrun._claude import CLAUDE, MATCH_FIELDS, QODER, QODER_CN
+from sandboxrun._dialects.claude.dialect import CLAUDE, MATCH_FIELDS, QODER, QODER_CN
 
 Answer = ExecResult | Callable[[ExecRequest], ExecResult]
 

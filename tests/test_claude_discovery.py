@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sandboxrun._claude import (
+from sandboxrun._dialects.claude.dialect import (
     CLASSIC_HOOK_NAMES,
     CLAUDE,
     HOOK_NAMES,

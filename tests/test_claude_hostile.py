@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from sandboxrun import ExecResult, HookSpec, Settings
-from sandboxrun._claude import CLAUDE
-from sandboxrun._claude_match import MATCH_TIMEOUT, MAX_WORKSPACE_PATTERN
-from sandboxrun._claude_settings import MAX_SETTINGS_BYTES, project_root
+from sandboxrun._dialects.claude.dialect import CLAUDE
+from sandboxrun._dialects.claude.matchers import MATCH_TIMEOUT, MAX_WORKSPACE_PATTERN
+from sandboxrun._dialects.claude.settings import MAX_SETTINGS_BYTES, project_root
 
 CATASTROPHIC = ".*" * 100 + r"\d"  # 202 characters: under the workspace length cap
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from sandboxrun import ExecResult, HookOutcome, HookSpec
-from sandboxrun._claude import CLAUDE, HOOK_NAMES
+from sandboxrun._dialects.claude.dialect import CLAUDE, HOOK_NAMES
 
 COMBINED_KEYS = [
     "blocked",

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from sandboxrun import HookFactory, Settings
-from sandboxrun._claude import CLAUDE, QODER
-from sandboxrun._claude_match import MAX_WORKSPACE_PATTERN, condition_matches
+from sandboxrun._dialects.claude.dialect import CLAUDE, QODER
+from sandboxrun._dialects.claude.matchers import MAX_WORKSPACE_PATTERN, condition_matches
 from sandboxrun._types import ExecRequest, ExecResult, HookSpec
 
 from .conftest import FakeBackend

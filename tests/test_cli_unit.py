@@ -21,8 +21,8 @@ from sandboxrun import (
     ImageMissing,
     Settings,
 )
-from sandboxrun._cline import CLINE
-from sandboxrun._image_tools import ImageTools
+from sandboxrun._backends.image_tools import ImageTools
+from sandboxrun._dialects.cline import CLINE
 from tests.conftest import user_config
 
 GLOBAL = Path("Documents/Cline/Hooks")

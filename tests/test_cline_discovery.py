@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sandboxrun import HookFactory, Settings
-from sandboxrun._cline import CARETI, CLINE, HOOK_NAMES
+from sandboxrun._dialects.cline import CARETI, CLINE, HOOK_NAMES
 
 GLOBAL = Path("Documents/Cline/Hooks")
 LOCAL = Path(".clinerules/hooks")

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from sandboxrun import ExecResult, HookSpec
-from sandboxrun._cline import CLINE
+from sandboxrun._dialects.cline import CLINE
 
 SPEC = HookSpec(
     "PreToolUse", "/ws/.clinerules/hooks/PreToolUse", "workspace", ("x",), "/ws", ("/ws",)

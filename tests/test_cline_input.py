@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from sandboxrun._cline import CARETI, CLINE
+from sandboxrun._dialects.cline import CARETI, CLINE
 
 ROOTS = ["/work/a", "/work/b"]
 PAYLOAD = {"toolName": "execute_command", "parameters": {"command": "ls", "requires_approval": ""}}

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sandboxrun import ExecResult, HookSpec, parse_output
-from sandboxrun._cline import CLINE, CONTEXT_LIMIT, TRUNCATION_NOTE
+from sandboxrun._dialects.cline import CLINE, CONTEXT_LIMIT, TRUNCATION_NOTE
 
 NOTE = "\n\n[... context truncated due to size limit ...]"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sandboxrun._cline import CARETI, CLINE, INTERPRETERS
+from sandboxrun._dialects.cline import CARETI, CLINE, INTERPRETERS
 
 SDK = Path(".cline/hooks")
 LEGACY = Path(".clinerules/hooks")

@@ -18,7 +18,7 @@ from sandboxrun import (
     ImageMissing,
     Settings,
 )
-from sandboxrun._engine import engine_errors, retry_engine
+from sandboxrun._backends.docker.engine import engine_errors, retry_engine
 
 
 def flaky(failures: list[BaseException]) -> mock.Mock:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sandboxrun._helper import Helper, command, image_helper
+from sandboxrun._backends.docker.helper import Helper, command, image_helper
 
 V2 = Helper("/usr/local/bin/sandboxrun-seccomp", 2)
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from sandboxrun import ConfigError, EngineError
-from sandboxrun._images import (
+from sandboxrun._backends.docker.images import (
     build_images,
     fetch_uv,
     images_dir,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sandboxrun import ExecResult, FakeBackend, HookFactory, Settings
-from sandboxrun._image_tools import ImageTools, image_tools, parse_probe
+from sandboxrun._backends.image_tools import ImageTools, image_tools, parse_probe
 from sandboxrun._preflight import first_command, missing, shebang
 
 IMAGE = "test/hooks:1"

@@ -91,4 +91,4 @@ def test_library_logger_is_disabled_by_default() -> None:
         [sys.executable, "-c", LOGGER_PROBE], capture_output=True, text=True, check=True,
         timeout=60,
     ).stdout.strip()
-    assert out == "['__main__'] ['sandboxrun._cline']"
+    assert out == "['__main__'] ['sandboxrun._dialects.cline']"

@@ -22,7 +22,7 @@ from sandboxrun import (
     NoOpHookRunner,
     Settings,
 )
-from sandboxrun._cline import CLINE
+from sandboxrun._dialects.cline import CLINE
 from sandboxrun._runner import resolve_workspaces
 
 GLOBAL = Path("Documents/Cline/Hooks")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from sandboxrun import DockerBackend
-from sandboxrun._allowlist import NET_LABEL, PROXY_LABEL, proxy_key
+from sandboxrun._backends.docker.allowlist import NET_LABEL, PROXY_LABEL, proxy_key
 
 from .conftest import HookWriter, Runner
 

@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 
 from sandboxrun import DockerBackend, HookFactory
-from sandboxrun._docker import LABEL
+from sandboxrun._backends.docker.backend import LABEL
 
 from .conftest import (
     GVISOR_THREADS,

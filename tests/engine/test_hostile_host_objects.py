@@ -25,9 +25,9 @@ import docker.errors
 import pytest
 
 from sandboxrun import DockerBackend, HookFactory, Settings
-from sandboxrun._dialect import sandbox_ending
-from sandboxrun._docker import LABEL
-from sandboxrun._helper import DEADLINE_GRACE
+from sandboxrun._backends.docker.backend import LABEL
+from sandboxrun._backends.docker.helper import DEADLINE_GRACE
+from sandboxrun._dialects.base import sandbox_ending
 from sandboxrun._types import ExecRequest
 
 from .conftest import cli, engine_backend, engine_runtime, engine_settings

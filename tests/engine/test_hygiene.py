@@ -17,7 +17,7 @@ import docker.errors
 import pytest
 
 from sandboxrun import DockerBackend
-from sandboxrun._network import LABEL, PREFIX, ensure_network, remove_duplicates
+from sandboxrun._backends.docker.network import LABEL, PREFIX, ensure_network, remove_duplicates
 
 from .conftest import HookWriter, Runner, under_gvisor
 

@@ -14,7 +14,7 @@ import docker.errors
 import pytest
 
 from sandboxrun import DockerBackend
-from sandboxrun._images import OFFLINE_BASE
+from sandboxrun._backends.docker.images import OFFLINE_BASE
 
 from .conftest import cli, engine_runtime
 

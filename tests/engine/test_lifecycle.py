@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import pytest
 
 from sandboxrun import DockerBackend
-from sandboxrun._docker import LABEL
-from sandboxrun._owner import owner_labels
-from sandboxrun._reaper import reap
+from sandboxrun._backends.docker.backend import LABEL
+from sandboxrun._backends.docker.owner import owner_labels
+from sandboxrun._backends.docker.reaper import reap
 
 from .conftest import HookWriter, Runner
 

@@ -32,8 +32,8 @@ import docker.errors
 from docker.types import LogConfig
 from loguru import logger
 
-from ._engine import retry_engine
-from ._errors import EngineError
+from ..._errors import EngineError
+from .engine import retry_engine
 
 PORT = 8888
 PROXY_LABEL = "sandboxrun.proxy"  # value: the allowlist's key

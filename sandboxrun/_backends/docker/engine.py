@@ -18,7 +18,7 @@ import requests
 from docker.utils.socket import SocketError
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from ._errors import EngineError, EngineUnavailable, ImageMissing
+from ..._errors import EngineError, EngineUnavailable, ImageMissing
 
 T = TypeVar("T")
 BUILD_HINT = "run `sandboxrun images build --offline` (or `sandboxrun images build`)"

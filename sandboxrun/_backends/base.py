@@ -1,6 +1,6 @@
 """The backend seam: run one command in isolation, say what happened.
 
-`DockerBackend` (in `_docker.py`) is the product. `FakeBackend` serves the tests
+`DockerBackend` (in `docker/backend.py`) is the product. `FakeBackend` serves the tests
 of everything above the sandbox, the way httpx's `MockTransport` does: it proves
 the protocol logic and nothing about isolation.
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, Self, runtime_checkable
 
-from ._image_tools import ImageTools
-from ._types import ExecRequest, ExecResult
+from .._types import ExecRequest, ExecResult
+from .image_tools import ImageTools
 
 
 @runtime_checkable

@@ -2,7 +2,7 @@
 
 User, project and local settings files (reference/claude-hooks.md) become one list of
 `HookSpec`s, with every malformed entry reported as a `Skipped` that names the file and
-the JSON path. The protocol itself (matchers, input, answers) is in `_claude.py`.
+the JSON path. The protocol itself (matchers, input, answers) is in `dialect.py`.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._claude_handler import MAX_TIMEOUT as MAX_TIMEOUT  # re-exported for tests
-from ._claude_handler import handler, not_run_reason, unicode_ok
-from ._claude_match import MATCH_FIELDS, SIMPLE_MATCHER, check, matches_all
-from ._dialect import escape_name, source_of, unique_mounts
-from ._types import Discovery, HookSpec, Skipped
+from ..._types import Discovery, HookSpec, Skipped
+from ..base import escape_name, source_of, unique_mounts
+from .handler import MAX_TIMEOUT as MAX_TIMEOUT  # re-exported for tests
+from .handler import handler, not_run_reason, unicode_ok
+from .matchers import MATCH_FIELDS, SIMPLE_MATCHER, check, matches_all
 
 if TYPE_CHECKING:
-    from ._claude import ClaudeDialect
+    from .dialect import ClaudeDialect
 
 # Levels the user controls; project and local files come with the workspace.
 _TRUSTED = frozenset({"user", "explicit"})

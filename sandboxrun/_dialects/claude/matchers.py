@@ -29,8 +29,8 @@ from typing import Any
 import regex
 from loguru import logger
 
-from ._dialect import WORKSPACE_SOURCES
-from ._types import HookSpec
+from ..._types import HookSpec
+from ..base import WORKSPACE_SOURCES
 
 # The event field a matcher is tested against; events absent here ignore matchers.
 MATCH_FIELDS = {

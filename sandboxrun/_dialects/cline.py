@@ -21,7 +21,8 @@ from typing import Any
 
 from loguru import logger
 
-from ._dialect import (
+from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
+from .base import (
     clean_answer,
     escape_name,
     event_bytes,
@@ -30,7 +31,6 @@ from ._dialect import (
     source_of,
     unique_mounts,
 )
-from ._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
 
 HOOK_NAMES = (
     "TaskStart",

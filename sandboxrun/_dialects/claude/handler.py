@@ -22,8 +22,8 @@ import shlex
 from dataclasses import replace
 from typing import Any
 
-from ._claude_match import CONDITION_EVENTS, check_condition
-from ._types import HookSpec
+from ..._types import HookSpec
+from .matchers import CONDITION_EVENTS, check_condition
 
 MAX_TIMEOUT = 3600  # seconds, as Settings.timeout
 NOT_RUN = {

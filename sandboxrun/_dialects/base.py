@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from ._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
+from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
 
 # Sources whose files come with the (untrusted) workspace.
 WORKSPACE_SOURCES = frozenset({"workspace", "project", "local"})

@@ -11,14 +11,14 @@ import tempfile
 import uuid
 from collections.abc import Callable
 
-from . import _settings
-from ._docker import DockerBackend
-from ._engine import DEFAULT_ADDRESS
-from ._errors import SandboxrunError
-from ._helper import PROTOCOL_LABEL, Helper
-from ._preflight import check_discovered
-from ._settings import Settings, parse_size
-from ._types import ExecRequest
+from .. import _settings
+from .._backends.docker.backend import DockerBackend
+from .._backends.docker.engine import DEFAULT_ADDRESS
+from .._backends.docker.helper import PROTOCOL_LABEL, Helper
+from .._errors import SandboxrunError
+from .._preflight import check_discovered
+from .._settings import Settings, parse_size
+from .._types import ExecRequest
 
 # Plain sh and /proc: no coreutils that call statx (they fail under old gVisor builds).
 PROBE = r"""
@@ -178,7 +178,7 @@ def confinement_checks(
 
 def hook_checks(settings: Settings, backend: DockerBackend) -> list[tuple[bool | None, str, str]]:
     """Whether each hook of the current directory can start in the image (`_preflight`)."""
-    from ._runner import DIALECTS, resolve_workspaces  # the runner is above the doctor
+    from .._runner import DIALECTS, resolve_workspaces  # the runner is above the doctor
 
     dialect = DIALECTS[settings.agent]
     try:

@@ -41,17 +41,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import _claude_match
-from ._claude_match import MATCH_FIELDS as MATCH_FIELDS  # re-exported for tests
-from ._claude_settings import discover
-from ._dialect import (
+from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
+from ..base import (
     WORKSPACE_SOURCES,
     clean_answer,
     event_bytes,
     outcome_fields,
     sandbox_ending,
 )
-from ._types import Discovery, ExecResult, HookOutcome, HookSpec
+from . import matchers as _claude_match
+from .matchers import MATCH_FIELDS as MATCH_FIELDS  # re-exported for tests
+from .settings import discover
 
 # The classic events (Qoder, Qoder CN), then current Claude Code's (reference: "Current
 # Claude Code (v2.1.x, 2026)", completed from its public hooks reference).
@@ -133,7 +133,7 @@ class ClaudeDialect:
         home: str,
         explicit: Sequence[str] = (),
     ) -> Discovery:
-        """The hooks of the user, project and local settings files (see `_claude_settings`)."""
+        """The hooks of the user, project and local settings files (see `settings`)."""
         return discover(self, hook_name, workspaces, home, explicit)
 
     def matches(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:

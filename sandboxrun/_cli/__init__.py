@@ -18,18 +18,19 @@ from typing import Any
 
 from loguru import logger
 
-from . import _doctor, _state
-from ._docker import DockerBackend
-from ._engine import connect
-from ._errors import ConfigError, SandboxrunError
-from ._exec import exec_request, run_exec, sandbox_failure
-from ._preflight import check_discovered
-from ._reaper import reap
-from ._runner import DIALECTS, HookFactory, resolve_workspaces
-from ._session import failure_answer
-from ._settings import Settings, account_home, env_fail_closed
-from ._text import printable
-from ._types import HookSpec
+from .. import _state
+from .._backends.docker.backend import DockerBackend
+from .._backends.docker.engine import connect
+from .._backends.docker.reaper import reap
+from .._errors import ConfigError, SandboxrunError
+from .._exec import exec_request, run_exec, sandbox_failure
+from .._preflight import check_discovered
+from .._runner import DIALECTS, HookFactory, resolve_workspaces
+from .._session import failure_answer
+from .._settings import Settings, account_home, env_fail_closed
+from .._text import printable
+from .._types import HookSpec
+from . import doctor as _doctor
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -303,7 +304,7 @@ def _claude_options(spec: HookSpec) -> dict[str, Any]:
 
 
 def _cmd_images(args: argparse.Namespace) -> int:
-    from ._images import build_images
+    from .._backends.docker.images import build_images
 
     settings = _load(args)
     # The default image unless --tag: a team's own `image` (built FROM it) is never

@@ -12,7 +12,7 @@ Kills run on timer threads, never on the reading thread: the engine drains the
 attach stream before a container can exit, so a reader that stopped to kill
 would wait behind its own unread output.
 
-The warm path (`warm=True`, `_pool.py`) runs the same config with a gate: the container
+The warm path (`warm=True`, `pool.py`) runs the same config with a gate: the container
 is started ahead of time, and a run attaches to it and delivers the event instead of
 starting it; the reading, limits and reporting are this same `_Run`.
 """
@@ -34,21 +34,21 @@ from docker.types import LogConfig, Mount, Ulimit
 from docker.utils.socket import STDOUT, frames_iter
 from loguru import logger
 
-from . import _settings
-from ._allowlist import HookNet, attach, detach, ensure_proxy, refused_hosts
-from ._engine import connect, engine_errors, retry_engine
-from ._errors import ConfigError, RuntimeMissing, SandboxrunError
-from ._helper import Helper, deadline_reached, image_helper, start_error
-from ._helper import command as helper_command
-from ._image_tools import ImageTools, image_tools
-from ._mounts import HOOK_HOME, home_cover, system_reason, under
-from ._network import ensure_network
-from ._owner import owner_labels
-from ._pool import Pool, pool_key
-from ._reaper import LABEL, reap
-from ._settings import Settings, parse_size
-from ._state import hook_ids
-from ._types import ExecRequest, ExecResult
+from ... import _settings
+from ..._errors import ConfigError, RuntimeMissing, SandboxrunError
+from ..._mounts import HOOK_HOME, home_cover, system_reason, under
+from ..._settings import Settings, parse_size
+from ..._state import hook_ids
+from ..._types import ExecRequest, ExecResult
+from ..image_tools import ImageTools, image_tools
+from .allowlist import HookNet, attach, detach, ensure_proxy, refused_hosts
+from .engine import connect, engine_errors, retry_engine
+from .helper import Helper, deadline_reached, image_helper, start_error
+from .helper import command as helper_command
+from .network import ensure_network
+from .owner import owner_labels
+from .pool import Pool, pool_key
+from .reaper import LABEL, reap
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 STREAM_GRACE = 10.0  # seconds after the deadline before we stop waiting for the stream
@@ -290,7 +290,7 @@ class DockerBackend:
             return cid
 
     def _seccomp_helper(self) -> Helper | None:
-        """The image's helper (see `_helper.py`), looked up once; images without it run
+        """The image's helper (see `helper.py`), looked up once; images without it run
         hooks directly under docker-init (`doctor` warns)."""
         if self._helper is False:
             with engine_errors(self.settings.docker_host, self.settings.image):
@@ -301,7 +301,7 @@ class DockerBackend:
         return self._helper if isinstance(self._helper, Helper) else None
 
     def _network(self) -> str:
-        """Our own bridge network's id, made on first use (see _network.py)."""
+        """Our own bridge network's id, made on first use (see network.py)."""
         with self._lock:
             if self._network_id is None:
                 with engine_errors(self.settings.docker_host):
@@ -309,7 +309,7 @@ class DockerBackend:
             return self._network_id
 
     def _hook_net(self, timeout: float) -> HookNet:
-        """A network of its own for one allowlist hook, the proxy on it (see _allowlist.py).
+        """A network of its own for one allowlist hook, the proxy on it (see allowlist.py).
         The proxy is looked up once per backend; its network is made per hook."""
         s = self.settings
         with self._lock:

@@ -24,8 +24,8 @@ from typing import Any
 
 from loguru import logger
 
-from ._engine import engine_errors
-from ._errors import ConfigError, EngineError
+from ..._errors import ConfigError, EngineError
+from .engine import engine_errors
 
 DEFAULT_BASE = "debian:bookworm-slim"
 OFFLINE_BASE = "sandboxrun/base:bookworm"
@@ -44,10 +44,11 @@ PROXY_IMAGE = "sandboxrun/proxy:latest"  # network allowlist's egress proxy (tin
 
 def images_dir() -> Path:
     """The Dockerfile's folder: packaged in a wheel, or `images/` of a source checkout."""
-    packaged = Path(__file__).parent / "_images_data"
+    package = Path(__file__).resolve().parents[2]  # sandboxrun/
+    packaged = package / "_images_data"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parent.parent / "images"
+    return package.parent / "images"
 
 
 def _one_line(text: object) -> str:

@@ -20,8 +20,8 @@ from typing import Any
 
 from loguru import logger
 
-from ._mounts import HOOK_HOME
-from ._types import ExecRequest, ExecResult
+from .._mounts import HOOK_HOME
+from .._types import ExecRequest, ExecResult
 
 VERSION = 1
 DEPTH = 4  # folders are listed this deep: enough to tell /opt/x from a missing /home/me/y

@@ -27,8 +27,8 @@ from typing import Any
 import docker.errors
 from loguru import logger
 
-from ._engine import retry_engine
-from ._errors import EngineError
+from ..._errors import EngineError
+from .engine import retry_engine
 
 PREFIX = "sandboxrun-bridge-"
 LABEL = "sandboxrun.network"

@@ -1,7 +1,7 @@
 """Sweeping containers that a killed or crashed sandboxrun left behind.
 
 Every container carries labels (`sandboxrun.managed`, its owner's identity (see
-_owner.py), a deadline). A container is stale when its deadline has passed (its owner
+owner.py), a deadline). A container is stale when its deadline has passed (its owner
 would have killed it by then) or when its owner, which must have lived on this host,
 boot and pid namespace, is gone. A container a live run still uses is never touched,
 unless `everything` is asked. Its anonymous volumes go with it.
@@ -16,10 +16,10 @@ from typing import Any
 
 from loguru import logger
 
-from ._allowlist import sweep_networks
-from ._engine import engine_errors, retry_engine
-from ._network import DUPLICATE_AGE, remove_duplicates
-from ._owner import owner_gone
+from .allowlist import sweep_networks
+from .engine import engine_errors, retry_engine
+from .network import DUPLICATE_AGE, remove_duplicates
+from .owner import owner_gone
 
 LABEL = "sandboxrun.managed"  # on every container sandboxrun starts
 

@@ -1,0 +1,6 @@
+"""The dialect seam: each agent's hook protocol (discovery, input, answers, combining).
+
+`base` is the protocol; `cline` speaks for Cline and Careti; `claude/` for Claude Code,
+Qoder and Qoder CN. A dialect never imports a backend and never reads the process
+environment or the current directory: it is handed what it needs.
+"""
