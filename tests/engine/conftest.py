@@ -81,6 +81,9 @@ class WarmOnly(DockerBackend):
         self._flying_lock = threading.Lock()
 
     def run(self, request: ExecRequest) -> ExecResult:
+        self.check()
+        helper = self._seccomp_helper()
+        assert helper and helper.gate, f"{self.settings.image}: no gate, no warm path"
         pooled = self._pooled(request)
         key = pooled[0] if pooled else ""
         with self._flying_lock:
