@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sandboxrun import DockerBackend, HookFactory, Settings
+from sandboxrun import DockerBackend, ExecRequest, HookFactory, Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 WS = ROOT / "examples" / "demo" / "app"
@@ -118,7 +118,9 @@ def main() -> None:
     cold = DockerBackend(settings)
     with DockerBackend(settings, client=cold.client, warm=True) as warm:
         runner = HookFactory(settings, warm).create("PreToolUse", [str(WS)], EVENT).runners[0]
-        request, _ = runner.request(b"")
+        spec = runner.spec  # the request HookRunner.run makes for it (Cline: no env file)
+        request = ExecRequest(argv=spec.argv, stdin=b"", workdir=spec.workdir,
+                              mounts=spec.mounts, env=spec.env, timeout=runner.timeout)  # fmt: skip
         if not warm.prewarm(request, wait=120):
             raise SystemExit(f"{settings.image}: no pooled container (does its helper gate?)")
         times = timings(settings, args.runs, cold, warm)

@@ -9,14 +9,8 @@ The public surface is what `__all__` lists; everything else is private. Build
     print(result.to_json())
 """
 
-from loguru import logger
+from typing import TYPE_CHECKING, Any
 
-from ._backends.base import Backend, FakeBackend
-from ._backends.docker.backend import DockerBackend
-from ._backends.docker.reaper import reap
-from ._dialects.base import Dialect
-from ._dialects.claude.dialect import ClaudeDialect
-from ._dialects.cline import ClineDialect, parse_output
 from ._errors import (
     ConfigError,
     EngineError,
@@ -25,20 +19,58 @@ from ._errors import (
     RuntimeMissing,
     SandboxrunError,
 )
-from ._runner import CombinedHookRunner, HookFactory, HookRunner, NoOpHookRunner
-from ._settings import Settings
-from ._types import (
-    CombinedResult,
-    Discovery,
-    ExecRequest,
-    ExecResult,
-    HookOutcome,
-    HookSpec,
-    Skipped,
-)
+from ._log import quiet_library
+
+if TYPE_CHECKING:
+    from ._backends.base import Backend, FakeBackend
+    from ._backends.docker.backend import DockerBackend
+    from ._backends.docker.reaper import reap
+    from ._dialects.base import Dialect
+    from ._dialects.claude.dialect import ClaudeDialect
+    from ._dialects.cline import ClineDialect, parse_output
+    from ._runner import CombinedHookRunner, HookFactory, HookRunner, NoOpHookRunner
+    from ._settings import Settings
+    from ._types import (
+        CombinedResult,
+        Discovery,
+        ExecRequest,
+        ExecResult,
+        HookOutcome,
+        HookSpec,
+        Skipped,
+    )
+
+# Imported on first access (PEP 562), so `sandboxrun run` for an event with no hook
+# never pays for docker or pydantic: the CLI imports what its path needs itself.
+_LAZY = {
+    "Backend": "_backends.base", "FakeBackend": "_backends.base",
+    "DockerBackend": "_backends.docker.backend", "reap": "_backends.docker.reaper",
+    "Dialect": "_dialects.base", "ClaudeDialect": "_dialects.claude.dialect",
+    "ClineDialect": "_dialects.cline", "parse_output": "_dialects.cline",
+    "CombinedHookRunner": "_runner", "HookFactory": "_runner", "HookRunner": "_runner",
+    "NoOpHookRunner": "_runner", "Settings": "_settings", "CombinedResult": "_types",
+    "Discovery": "_types", "ExecRequest": "_types", "ExecResult": "_types",
+    "HookOutcome": "_types", "HookSpec": "_types", "Skipped": "_types",
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # once: later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 # A library stays quiet until the application turns its logs on (the CLI does).
-logger.disable("sandboxrun")
+quiet_library()
 
 __version__ = "0.1.0"
 __all__ = [

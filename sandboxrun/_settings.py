@@ -25,7 +25,6 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from loguru import logger
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
@@ -35,6 +34,7 @@ from pydantic_settings import (
 )
 
 from ._errors import ConfigError
+from ._log import logger
 
 Agent = Literal["cline", "careti", "claude", "qoder", "qoder-cn"]
 CONFIG_MAX_BYTES = 1 << 20

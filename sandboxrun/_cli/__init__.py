@@ -13,24 +13,25 @@ import json
 import os
 import signal
 import sys
+import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from loguru import logger
-
-from .. import _state
-from .._backends.docker.backend import DockerBackend
-from .._backends.docker.engine import connect
-from .._backends.docker.reaper import reap
+from .. import _log
+from .._check import command as _check
 from .._errors import ConfigError, SandboxrunError
-from .._exec import exec_request, run_exec, sandbox_failure
-from .._preflight import check_discovered
-from .._runner import DIALECTS, HookFactory, resolve_workspaces
-from .._session import failure_answer
-from .._settings import Settings, account_home, env_fail_closed
+from .._log import logger
 from .._text import printable
-from .._types import HookSpec
-from . import doctor as _doctor
+
+if TYPE_CHECKING:
+    from .._backends.docker.backend import DockerBackend
+    from .._backends.image_tools import ImageTools
+    from .._settings import Settings
+    from .._types import CombinedResult, ExecRequest, ExecResult, HookSpec
+
+# Each command imports what its own path needs, when it runs: `run` is called for
+# every event an agent sees, and docker, pydantic and loguru are most of its start-up.
+AGENTS = ("careti", "claude", "cline", "qoder", "qoder-cn")  # _runner.DIALECTS (a test checks)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser = add_parser  # type: ignore[method-assign]
 
     def agent_opts(cmd: argparse.ArgumentParser) -> None:
-        cmd.add_argument("--agent", choices=sorted(DIALECTS), help="hook dialect (default cline)")
+        cmd.add_argument("--agent", choices=AGENTS, help="hook dialect (default cline)")
         cmd.add_argument(
             "--workspace",
             action="append",
@@ -79,6 +80,12 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the hooks for one event (event JSON on stdin)")
     run.add_argument("hook", metavar="HOOK", help="hook name, e.g. PreToolUse")
     agent_opts(run)
+    run.add_argument(
+        "--env-file",
+        metavar="PATH",
+        help="claude: the agent's CLAUDE_ENV_FILE; checked lines your own SessionStart"
+        " (Setup, CwdChanged, FileChanged) hooks write are appended to it",
+    )
     run.add_argument("--timeout", type=float, metavar="S", help="seconds per hook (default 30)")
     run.add_argument("--image", help="hook runtime image")
     run.add_argument("--runtime", help="OCI runtime, e.g. runsc (gVisor); refused if missing")
@@ -89,13 +96,21 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="a failed or timed-out hook counts as a cancel",
     )
+    run.add_argument(
+        "--answer",
+        choices=["report", "agent"],
+        default="report",
+        help="report: the combined answer and each hook's report (default); agent: answer"
+        " as one of the agent's own hooks would (Claude family: exit 0 with its JSON, or"
+        " exit 2 with the reason on stderr; Cline family: its JSON alone)",
+    )
 
     ex = sub.add_parser(
         "exec", help="run ONE hook command sandboxed, passing stdin/stdout/stderr/exit through"
     )
     ex.add_argument(
         "--agent",
-        choices=sorted(DIALECTS),
+        choices=AGENTS,
         default="claude",
         help="whose terms a fail-closed block uses (default claude)",
     )
@@ -118,6 +133,10 @@ def _parser() -> argparse.ArgumentParser:
     lst.add_argument("hook", nargs="?", metavar="HOOK", help="only this hook name")
     agent_opts(lst)
     lst.add_argument("--json", action="store_true", help="machine-readable output")
+
+    from .._install import add_commands as install_commands
+
+    install_commands(sub)
 
     images = sub.add_parser("images", help="manage the hook runtime images")
     isub = images.add_subparsers(dest="images_command", required=True, metavar="ACTION")
@@ -149,6 +168,10 @@ def _parser() -> argparse.ArgumentParser:
     which.add_argument("--all", action="store_true", help="remove every hook state")
     which.add_argument("key", nargs="?", metavar="KEY", help="the state to remove (see list)")
 
+    chk = sub.add_parser("check", help=_check.HELP)
+    agent_opts(chk)
+    _check.add_arguments(chk)
+
     reap_p = sub.add_parser("reap", help="remove containers left behind by killed runs")
     reap_p.add_argument("--all", action="store_true", help="remove every sandboxrun container")
 
@@ -173,13 +196,17 @@ def network_opts(cmd: argparse.ArgumentParser) -> None:
 
 
 def _setup_logging(verbose: int) -> None:
-    logger.remove()
     level = {0: "WARNING", 1: "INFO"}.get(verbose, "DEBUG")
-    logger.add(sys.stderr, level=level, format=_log_format)
-    # Every log line carries names, paths and messages a hook or repository chose:
-    # escaped here, in one place, after loguru has formatted the message.
-    logger.configure(patcher=_escape_message)
-    logger.enable("sandboxrun")
+
+    def setup(loguru: Any) -> None:
+        loguru.remove()
+        loguru.add(sys.stderr, level=level, format=_log_format)
+        # Every log line carries names, paths and messages a hook or repository chose:
+        # escaped here, in one place, after loguru has formatted the message.
+        loguru.configure(patcher=_escape_message)
+        loguru.enable("sandboxrun")
+
+    _log.configure(setup, level)  # loguru itself is imported by the first line logged
 
 
 def _escape_message(record: Any) -> None:
@@ -204,6 +231,27 @@ def _read_event() -> dict[str, Any]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    opened: list[_LazyDocker] = []
+    try:
+        if args.answer == "agent":  # `run` as the agent's own hook (shims, forwarders)
+            from .._install.answer import run_as_hook
+
+            return run_as_hook(args, lambda a: _run_result(a, opened))
+        result = _run_result(args, opened)
+        _emit(result.to_json())  # the answer is out (flushed) before we clean up
+        if result.abandoned:  # stuck threads must not keep the agent waiting on us
+            os._exit(0)
+        return 0
+    finally:
+        for backend in opened:  # wait for the containers' removal: nothing outlives us
+            backend.close()
+
+
+def _run_result(args: argparse.Namespace, opened: list[_LazyDocker]) -> CombinedResult:
+    from .._runner import DIALECTS, HookFactory
+    from .._session import failure_answer
+    from .._settings import env_fail_closed
+
     try:
         settings = _load(
             args, agent=args.agent, timeout=args.timeout, image=args.image,
@@ -213,12 +261,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except ConfigError as exc:  # a broken config file blocks too, when asked to
         if not (args.fail_closed or env_fail_closed()):
             raise
-        _emit(failure_answer(DIALECTS[args.agent or "cline"], True, exc).to_json())
-        return 0
+        return failure_answer(DIALECTS[args.agent or "cline"], True, exc)
     dialect = DIALECTS[settings.agent]
-    backend = DockerBackend(settings)  # connects only once there is a hook to run
+    backend = _LazyDocker(settings)  # imports docker only once there is a hook to run
+    opened.append(backend)
     _stop_cleanly(backend)
-    factory = HookFactory(settings, backend, home=args.home, hooks_dirs=args.hooks_dir)
+    factory = HookFactory(
+        settings, backend, home=args.home, hooks_dirs=args.hooks_dir, env_file=args.env_file
+    )
     try:
         if args.hook not in dialect.hook_names:
             known = ", ".join(dialect.hook_names)
@@ -226,23 +276,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
         result = factory.run(args.hook, _read_event(), args.workspace)
     except Exception as exc:  # under fail-closed, every failure of ours answers the block
         result = failure_answer(dialect, settings.fail_closed, exc)
-    _emit(result.to_json())
-    if result.abandoned:  # stuck threads must not keep the agent waiting on us
-        os._exit(0)
-    return 0
+    return result
 
 
 def _cmd_exec(args: argparse.Namespace) -> int:
+    from .._backends.docker.backend import DockerBackend
+    from .._exec import exec_request, run_exec, sandbox_failure
+
     settings = _load(
         args, agent=args.agent, timeout=args.timeout, image=args.image, network=args.network,
         runtime=args.runtime, fail_closed=args.fail_closed, allow_domains=args.allow_domain or None,
     )  # fmt: skip
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
     stdin = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
+    backend = DockerBackend(settings)
+    _stop_cleanly(backend)
     try:
         request = exec_request(settings, command, stdin, args.workspace)
-        backend = DockerBackend(settings)
-        _stop_cleanly(backend)
         out = run_exec(settings, backend, request)
     except Exception as exc:  # ours, not the hook's: a clear line, a block if fail-closed
         if not isinstance(exc, SandboxrunError):
@@ -252,20 +302,31 @@ def _cmd_exec(args: argparse.Namespace) -> int:
     sys.stdout.buffer.flush()
     sys.stderr.buffer.write(out.stderr)
     sys.stderr.buffer.flush()
+    backend.close()  # wait for the container's removal, after the output is out
     return out.exit_code
 
 
 def _load(args: argparse.Namespace, **overrides: Any) -> Settings:
+    from .._settings import Settings
+
     return Settings.load(config=args.config, **overrides)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    from .._backends.docker.backend import DockerBackend
+    from .._preflight import check_discovered
+    from .._runner import DIALECTS, resolve_workspaces
+    from .._settings import account_home
+
     settings = _load(args, agent=args.agent)
     dialect = DIALECTS[settings.agent]
     roots = resolve_workspaces({}, args.workspace, dialect, settings.allowed_roots)
     found = dialect.discover(args.hook, roots, args.home or account_home(), args.hooks_dir)
     # Whether each hook can start in the image: needs the engine, once per image.
     problems, unchecked = check_discovered(found.hooks, DockerBackend(settings))
+    from .._install import notes
+
+    unwrapped = notes(settings.agent, roots, args.home or account_home())
     if args.json:
         hooks = [
             {
@@ -276,7 +337,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
             for h, why in zip(found.hooks, problems, strict=True)
         ]  # fmt: skip
         skipped = [{"path": s.path, "source": s.source, "reason": s.reason} for s in found.skipped]
-        _emit({"agent": settings.agent, "hooks": hooks, "skipped": skipped, "check": unchecked})
+        _emit({"agent": settings.agent, "hooks": hooks, "skipped": skipped, "check": unchecked,
+               "notWrapped": unwrapped})  # fmt: skip
         return 0
     print(f"hooks ({settings.agent}):" if found.hooks else f"no hooks found ({settings.agent})")
     for h, why in zip(found.hooks, problems, strict=True):
@@ -293,6 +355,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print("skipped:")
         for s in found.skipped:
             print(printable(f"  {s.path} ({s.source}): {s.reason}"))
+    for note in unwrapped:  # installed, but a pull brought a hook the agent runs itself
+        print(printable(note))
     return 0
 
 
@@ -304,7 +368,9 @@ def _claude_options(spec: HookSpec) -> dict[str, Any]:
 
 
 def _cmd_images(args: argparse.Namespace) -> int:
+    from .._backends.docker.engine import connect
     from .._backends.docker.images import build_images
+    from .._settings import Settings
 
     settings = _load(args)
     # The default image unless --tag: a team's own `image` (built FROM it) is never
@@ -321,6 +387,8 @@ def _cmd_images(args: argparse.Namespace) -> int:
 
 
 def _cmd_state(args: argparse.Namespace) -> int:
+    from .. import _state
+
     settings = _load(args)
     if args.state_command == "clean":
         removed = _state.clean(settings, args.key, everything=args.all)
@@ -343,13 +411,69 @@ def _cmd_state(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_check(args: argparse.Namespace) -> int:
+    settings = _load(
+        args, agent=args.agent, timeout=args.timeout, image=args.image, runtime=args.runtime,
+        fail_closed=not args.fail_open,
+    )  # fmt: skip
+    from .._backends.docker.backend import DockerBackend
+
+    with DockerBackend(settings) as backend:  # on leaving: wait for the removals
+        _stop_cleanly(backend)
+        return _check.run_check(args, settings, backend)
+
+
 def _cmd_reap(args: argparse.Namespace) -> int:
+    from .._backends.docker.engine import connect
+    from .._backends.docker.reaper import reap
+
     removed = reap(connect(_load(args).docker_host), everything=args.all)
     print(f"removed {len(removed)} container(s)")
     return 0
 
 
-def _stop_cleanly(backend: DockerBackend) -> None:
+class _LazyDocker:
+    """The `DockerBackend`, imported and built when a hook is to run: most events an
+    agent sends match no hook, and those never need docker (nor its ~150 ms import)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._backend: DockerBackend | None = None
+        self._lock = threading.Lock()
+
+    def _get(self) -> DockerBackend:
+        with self._lock:
+            if self._backend is None:
+                from .._backends.docker.backend import DockerBackend
+
+                self._backend = DockerBackend(self.settings)
+            return self._backend
+
+    def check(self) -> None:
+        self._get().check()
+
+    def run(self, request: ExecRequest) -> ExecResult:
+        return self._get().run(request)
+
+    def image_tools(self) -> ImageTools | None:
+        return self._get().image_tools()
+
+    def abort(self) -> None:
+        if self._backend is not None:
+            self._backend.abort()
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+
+    def __enter__(self) -> _LazyDocker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _stop_cleanly(backend: DockerBackend | _LazyDocker) -> None:
     """On SIGTERM/SIGINT/SIGHUP (an agent giving up on its hook), remove our containers
     before dying, so no hook outlives the sandboxrun that started it."""
 
@@ -368,7 +492,15 @@ def _emit(document: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def _cmd_install(args: argparse.Namespace) -> int:
+    from .._install import command
+
+    return command(args)
+
+
 def _cmd_doctor(args: argparse.Namespace) -> int:
+    from . import doctor as _doctor
+
     return _doctor.doctor(_load(args))
 
 
@@ -378,8 +510,11 @@ COMMANDS = {
     "list": _cmd_list,
     "images": _cmd_images,
     "state": _cmd_state,
+    "check": _cmd_check,
     "reap": _cmd_reap,
     "doctor": _cmd_doctor,
+    "install": _cmd_install,
+    "uninstall": _cmd_install,
 }
 
 

@@ -57,15 +57,16 @@ def command(
     helper: Helper | None,
     argv: Sequence[str],
     timeout: float,
-    home: str,
+    writable: Sequence[str],
     runtime: str | None,
     landlock_optional: bool = False,
     gate: float | None = None,
 ) -> list[str]:
-    """The container's command line for `argv`. Without Landlock the helper refuses to
-    start the hook unless `landlock_optional` (the user's `landlock = "optional"`).
-    `gate`: the hook waits for its event on stdin, at most that many seconds (only for
-    a helper that has the gate)."""
+    """The container's command line for `argv`, the hook allowed to write below
+    `writable` (its home's folders, its env file, plugin data) besides /tmp. Without
+    Landlock the helper refuses to start the hook unless `landlock_optional` (the user's
+    `landlock = "optional"`). `gate`: the hook waits for its event on stdin, at most
+    that many seconds (only for a helper that has the gate)."""
     if gate is not None and not (helper and helper.gate):
         # Without a gate the hook would run at once, before its event: never pool that.
         raise ValueError("this image's helper has no gate: its containers cannot be pooled")
@@ -75,7 +76,7 @@ def command(
         return [helper.path, *argv]
     options = ["--gate", f"{gate:g}"] if gate is not None else []
     options += ["--deadline", f"{timeout + DEADLINE_GRACE:g}"]
-    for path in (*WRITABLE, home):
+    for path in (*WRITABLE, *writable):
         options += ["--write", path]
     if runtime == "runsc" or landlock_optional:
         # gVisor has no Landlock, and refuses host sockets and FIFOs in binds itself
