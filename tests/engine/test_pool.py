@@ -248,12 +248,17 @@ def test_a_killed_owner_leaves_a_pool_that_reap_removes(
 
 
 def test_requests_with_state_go_cold(warm: DockerBackend, ws: Path) -> None:
-    """A hook state (a read-write folder of its own) is never pooled."""
+    """A hook state (a read-write folder of its own) is never pooled, nor anything
+    else mounted read-write from the host."""
     state = ws / "state"
     state.mkdir()
     os.chown(state, *hook_ids(None))
     req = request(ws, "echo hi", state=str(state))
     assert warm.prewarm(req) is False
+    # Nor a file or folder of its own read-write: a CLAUDE_ENV_FILE, plugin data.
+    plain = request(ws, "echo hi")
+    assert warm.prewarm(replace(plain, env_file=str(ws / "env"))) is False
+    assert warm.prewarm(replace(plain, private_dirs=(("/data", str(state)),))) is False
     result = warm.run(req)
     assert not result.warm and result.stdout == b"hi\n", result
 
