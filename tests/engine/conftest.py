@@ -77,7 +77,8 @@ class WarmOnly(DockerBackend):
 
     def __init__(self, settings: Settings, client: Any = None) -> None:
         super().__init__(settings, client=client, warm=True)
-        self._flying: dict[str, int] = {}
+        self._flying: dict[str, int] = {}  # runs in flight by pool key
+        self._bursts = 0  # how often more ran at once than a pool holds
         self._flying_lock = threading.Lock()
 
     def run(self, request: ExecRequest) -> ExecResult:
@@ -87,13 +88,16 @@ class WarmOnly(DockerBackend):
         pooled = self._pooled(request)
         key = pooled[0] if pooled else ""
         with self._flying_lock:
+            bursts = self._bursts
             self._flying[key] = self._flying.get(key, 0) + 1
-            burst = self._flying[key] > self.settings.pool_size
+            if self._flying[key] > self.settings.pool_size:
+                self._bursts += 1  # every run in flight now may lose its container
         try:
             result = super().run(request)
         finally:
             with self._flying_lock:
                 self._flying[key] -= 1
+                burst = self._bursts != bursts
         assert result.warm or pooled is None or burst, f"ran cold: {request.argv}"
         return result
 
