@@ -1,7 +1,8 @@
 /*
  * sandboxrun-seccomp: confine, supervise and run one hook.
  *
- *     sandboxrun-seccomp [--deadline S] [--write PATH]... [--landlock-optional] -- COMMAND [ARG...]
+ *     sandboxrun-seccomp [--gate IDLE] [--deadline S] [--write PATH]... [--landlock-optional]
+ *                        -- COMMAND [ARG...]
  *     sandboxrun-seccomp COMMAND [ARG...]      (protocol 1: the io_uring filter, then exec)
  *
  * Protocol 2 (the image label `sandboxrun.helper-protocol=2` says the helper speaks it;
@@ -29,6 +30,13 @@
  *    As the PID namespace's init we cannot be stopped or killed from inside it, and
  *    when we exit the kernel kills whatever is left.
  *
+ *  - Gate (`--gate IDLE`, label `sandboxrun.helper-gate=1`): for a container started ahead
+ *    of time (sandboxrun's pool). Before anything else the helper waits until stdin is
+ *    readable (the event arrived, or EOF), without reading it, so the hook starts only
+ *    once its event is delivered and sees the workspace as it is then; the --deadline
+ *    counts from the gate's opening. No event within IDLE seconds: a start error (exit
+ *    125), so an abandoned container ends by itself and is never mistaken for a hook run.
+ *
  * The filters are installed before the fork, so the supervisor is as confined as the hook
  * (a hook cannot ptrace a less-confined process through it), and it is not dumpable.
  *
@@ -41,6 +49,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/landlock.h>
@@ -233,8 +242,30 @@ static int supervise(char **argv, double deadline) {
     }
 }
 
+/* Wait until stdin is readable (data, EOF or an error on it); never read from it: what
+ * is there is the hook's. 0: open; 125 after a start error (no event within idle, or
+ * no stdin to wait on). Signals sent to us meanwhile are ignored: we are pid 1. */
+static int gate(double idle) {
+    struct pollfd in = {.fd = STDIN_FILENO, .events = POLLIN};
+    double end = now() + idle;
+    for (;;) {
+        double left = end - now();
+        if (left <= 0) {
+            fprintf(stderr, "\n" ME "start-error: no event within %gs (--gate)\n", idle);
+            return 125;
+        }
+        int rc = poll(&in, 1, (int)(left * 1000) + 1);
+        if (rc < 0 && errno == EINTR) continue;
+        if (rc < 0 || (rc > 0 && (in.revents & POLLNVAL))) {
+            start_error("cannot wait for the event", rc < 0 ? strerror(errno) : "no stdin");
+            return 125;
+        }
+        if (rc > 0) return 0; /* POLLIN, POLLHUP or POLLERR: the hook reads what there is */
+    }
+}
+
 static int usage(void) {
-    start_error("usage: sandboxrun-seccomp [--deadline S] [--write PATH]..."
+    start_error("usage: sandboxrun-seccomp [--gate IDLE] [--deadline S] [--write PATH]..."
                 " [--landlock-optional] -- COMMAND [ARG...]", NULL);
     return 125;
 }
@@ -254,12 +285,16 @@ int main(int argc, char **argv) {
     }
     char *write[MAX_WRITE];
     int nwrite = 0, landlock_optional = 0, i = 1;
-    double deadline = 0;
+    double deadline = 0, idle = 0;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strcmp(argv[i], "--deadline") == 0 && i + 1 < argc) {
             char *end;
             deadline = strtod(argv[++i], &end);
             if (*end || !(deadline > 0)) return usage();
+        } else if (strcmp(argv[i], "--gate") == 0 && i + 1 < argc) {
+            char *end;
+            idle = strtod(argv[++i], &end);
+            if (*end || !(idle > 0)) return usage();
         } else if (strcmp(argv[i], "--write") == 0 && i + 1 < argc && nwrite < MAX_WRITE) {
             write[nwrite++] = argv[++i];
         } else if (strcmp(argv[i], "--landlock-optional") == 0) {
@@ -269,6 +304,7 @@ int main(int argc, char **argv) {
         }
     }
     if (i + 1 >= argc) return usage();
+    if (idle > 0 && gate(idle) != 0) return 125; /* first: the rest is as on a cold start */
     const char *why = landlock(write, nwrite);
     if (why && !(landlock_optional && why == NO_LANDLOCK)) {
         start_error(why, "host sockets and FIFOs in mounted folders would be reachable;"

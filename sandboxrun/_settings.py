@@ -117,6 +117,14 @@ class Settings(BaseSettings):
     state_dir: str | None = Field(
         None, description="where hook states live (default ~/.local/share/sandboxrun/state)"
     )
+    pool_size: int = Field(
+        2, ge=0, le=64, description="warm path (an API backend with warm=True, serve):"
+        " containers started ahead of time per kind of hook; 0: none",
+    )
+    pool_total: int = Field(16, ge=1, le=1024, description="pooled containers in all")
+    pool_idle: float = Field(
+        300.0, ge=5, le=86400, description="seconds a pooled container waits before it goes"
+    )
     landlock: Literal["required", "optional"] = Field(
         "required",
         description="optional: run hooks on kernels without Landlock (host FIFOs in the"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sandboxrun._backends.docker.helper import Helper, command, image_helper
 
 V2 = Helper("/usr/local/bin/sandboxrun-seccomp", 2)
@@ -32,3 +34,18 @@ def test_images_without_the_label_run_the_hook_directly() -> None:
     assert image_helper({}, None) is None
     old = image_helper({"sandboxrun.seccomp-helper": "/h"}, None)
     assert old == Helper("/h", 1) and command(old, ("true",), 1, ["/x"], None) == ["/h", "true"]
+
+
+def test_the_gate_is_asked_for_only_of_a_helper_that_has_it() -> None:
+    """`sandboxrun.helper-gate=1` (with protocol 2) says `--gate` is understood; asking a
+    helper without it to gate is refused: its hook would start before its event."""
+    labels = {"sandboxrun.seccomp-helper": "/h", "sandboxrun.helper-protocol": "2"}
+    assert image_helper(labels, None) == Helper("/h", 2, gate=False)
+    gated = image_helper({**labels, "sandboxrun.helper-gate": "1"}, None)
+    assert gated == Helper("/h", 2, gate=True)
+    argv = command(gated, ("true",), 30, ["/h"], None, gate=360)
+    assert argv[:5] == ["/h", "--gate", "360", "--deadline", "35"]
+    assert "--gate" not in command(gated, ("true",), 30, ["/h"], None)  # cold: as before
+    for helper in (V2, None, Helper("/h", 1)):
+        with pytest.raises(ValueError, match="no gate"):
+            command(helper, ("true",), 30, ["/h"], None, gate=360)

@@ -3,12 +3,15 @@
 `DockerBackend` (in `docker/backend.py`) is the product. `FakeBackend` serves the tests
 of everything above the sandbox, the way httpx's `MockTransport` does: it proves
 the protocol logic and nothing about isolation.
+
+A backend may hold resources between runs (`DockerBackend(warm=True)` keeps pools of
+containers): `close()`, or `with backend:`, ends them. Closing twice is harmless.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Protocol, Self, runtime_checkable
 
 from .._types import ExecRequest, ExecResult
 from .image_tools import ImageTools
@@ -25,6 +28,13 @@ class Backend(Protocol):
     def image_tools(self) -> ImageTools | None:
         """What the image holds (`_image_tools`), or None: unknown, checks skipped."""
 
+    def close(self) -> None:
+        """Release what the backend keeps between runs (pooled containers)."""
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
 
 class FakeBackend:
     """Answers every request with `handler(request)`; records what it was asked."""
@@ -35,6 +45,7 @@ class FakeBackend:
         self._handler = handler
         self._tools = tools  # None: the image is unknown, so no preflight check fails
         self.requests: list[ExecRequest] = []
+        self.closed = False
 
     def check(self) -> None:
         return None
@@ -45,3 +56,12 @@ class FakeBackend:
     def run(self, request: ExecRequest) -> ExecResult:
         self.requests.append(request)
         return self._handler(request)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def __enter__(self) -> FakeBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

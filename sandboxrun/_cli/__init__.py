@@ -468,6 +468,12 @@ class _LazyDocker:
         if self._backend is not None:
             self._backend.close()
 
+    def __enter__(self) -> _LazyDocker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def _stop_cleanly(backend: DockerBackend | _LazyDocker) -> None:
     """On SIGTERM/SIGINT/SIGHUP (an agent giving up on its hook), remove our containers

@@ -11,13 +11,21 @@ import stat
 import sys
 import tempfile
 import textwrap
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sandboxrun import DockerBackend, HookFactory, SandboxrunError, Settings
+from sandboxrun import (
+    DockerBackend,
+    ExecRequest,
+    ExecResult,
+    HookFactory,
+    SandboxrunError,
+    Settings,
+)
 from sandboxrun._backends.docker.backend import LABEL
 
 
@@ -43,9 +51,70 @@ def under_gvisor() -> bool:
     return engine_runtime() == "runsc"
 
 
+def engine_image() -> str | None:
+    """The hook image this test run asks for (`SANDBOX_TEST_IMAGE`), else the default."""
+    return os.environ.get("SANDBOX_TEST_IMAGE") or None
+
+
+def warm_path() -> bool:
+    """Whether hooks run on the warm path (`SANDBOX_TEST_PATH=warm`): in pooled
+    containers started ahead of time, through `DockerBackend(warm=True)`."""
+    return os.environ.get("SANDBOX_TEST_PATH") == "warm"
+
+
 def engine_settings(**overrides: Any) -> Settings:
-    """Settings for an engine test: the defaults, this run's runtime, the overrides."""
-    return Settings.load(**{"runtime": engine_runtime(), **overrides})
+    """Settings for an engine test: the defaults, this run's runtime and image, the
+    overrides."""
+    return Settings.load(**{"runtime": engine_runtime(), "image": engine_image(), **overrides})
+
+
+class WarmOnly(DockerBackend):
+    """The warm test path: every run that can be pooled must run in a pooled container,
+    or the suite would quietly test the cold path again. Only a burst of more runs of
+    one kind at once than the pool holds may go cold (as it does in use)."""
+
+    claim_wait = 120.0  # a loaded machine starts containers slowly: wait, never go cold
+
+    def __init__(self, settings: Settings, client: Any = None) -> None:
+        super().__init__(settings, client=client, warm=True)
+        self._flying: dict[str, int] = {}  # runs in flight by pool key
+        self._bursts = 0  # how often more ran at once than a pool holds
+        self._flying_lock = threading.Lock()
+
+    def run(self, request: ExecRequest) -> ExecResult:
+        self.check()
+        helper = self._seccomp_helper()
+        assert helper and helper.gate, f"{self.settings.image}: no gate, no warm path"
+        pooled = self._pooled(request)
+        key = pooled[0] if pooled else ""
+        with self._flying_lock:
+            bursts = self._bursts
+            self._flying[key] = self._flying.get(key, 0) + 1
+            if self._flying[key] > self.settings.pool_size:
+                self._bursts += 1  # every run in flight now may lose its container
+        try:
+            result = super().run(request)
+        finally:
+            with self._flying_lock:
+                self._flying[key] -= 1
+                burst = self._bursts != bursts
+        assert result.warm or pooled is None or burst, f"ran cold: {request.argv}"
+        return result
+
+
+def pooled(backend: DockerBackend) -> set[str]:
+    """The containers waiting in `backend`'s pools (the warm path keeps them between
+    runs, until `close()`)."""
+    pool = backend._pool
+    if pool is None:
+        return set()
+    assert pool.settle(120), "the pool's launches and removals did not end"
+    return set(pool.idle_ids())
+
+
+def engine_backend(settings: Settings, client: Any = None) -> DockerBackend:
+    """The backend of this test run: cold, or `WarmOnly` under SANDBOX_TEST_PATH=warm."""
+    return WarmOnly(settings, client) if warm_path() else DockerBackend(settings, client=client)
 
 
 def cli(*args: str, config: Path | None = None, home: Path | None = None) -> list[str]:
@@ -53,7 +122,9 @@ def cli(*args: str, config: Path | None = None, home: Path | None = None) -> lis
     (and `--home` for the commands that find the user's hooks)."""
     if config is None:
         config = _CONFIG_DIR / "config.toml"
-        config.write_text(f'runtime = "{engine_runtime()}"\n' if engine_runtime() else "")
+        lines = [f'{k} = "{v}"' for k, v in (("runtime", engine_runtime()),
+                                              ("image", engine_image())) if v]  # fmt: skip
+        config.write_text("".join(f"{line}\n" for line in lines))
     command, *rest = args
     extra = ["--config", str(config)]
     if home is not None and command in ("run", "list"):
@@ -79,7 +150,7 @@ GVISOR_USERNS = (
 def engine() -> Iterator[DockerBackend]:
     """A DockerBackend on the real engine, with the default image present."""
     try:
-        backend = DockerBackend(engine_settings())
+        backend = engine_backend(engine_settings())
         backend.check()
     except SandboxrunError as exc:
         if os.environ.get("CI", "").lower() == "true":
@@ -135,12 +206,14 @@ def run_hooks(engine: DockerBackend, workspace: Path, tmp_path: Path) -> Runner:
         hook_name: str = "PreToolUse", event: dict[str, Any] | None = None, **overrides: Any
     ) -> dict[str, Any]:
         settings = engine_settings(**overrides) if overrides else engine.settings
-        backend = engine if not overrides else DockerBackend(settings, client=engine.client)
+        backend = engine if not overrides else engine_backend(settings, client=engine.client)
         factory = HookFactory(settings, backend, home=str(tmp_path / "home"))
         try:
             result = factory.run(hook_name, event or {}, [str(workspace)])
         finally:
-            backend.close()  # the removals the run left in the background: tests count
+            # The removals the run left in the background (and, warm, its pool): tests
+            # count containers.
+            backend.close()
         return result.to_json()
 
     return run

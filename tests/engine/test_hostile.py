@@ -38,7 +38,15 @@ from sandboxrun import DockerBackend, HookFactory
 from sandboxrun._backends.docker.backend import LABEL
 from sandboxrun._settings import account_home
 
-from .conftest import GVISOR_THREADS, GVISOR_USERNS, HookWriter, Runner, cli, under_gvisor
+from .conftest import (
+    GVISOR_THREADS,
+    GVISOR_USERNS,
+    HookWriter,
+    Runner,
+    cli,
+    pooled,
+    under_gvisor,
+)
 
 PY = "#!/usr/bin/env python3"
 # Time bounds leave many times what a run takes here (a loaded 2-core machine: a kill at a
@@ -115,9 +123,11 @@ def own_process(cmdline: str) -> bool:
 
 
 def mine(engine: DockerBackend) -> list[dict[str, Any]]:
-    """Containers labelled with this test process's pid."""
+    """Containers labelled with this test process's pid (but the session backend's idle
+    pool, on the warm test path)."""
     labels = {"label": [f"{LABEL}=1", f"sandboxrun.pid={os.getpid()}"]}
-    return list(engine.api.containers(all=True, filters=labels))
+    idle = pooled(engine)
+    return [c for c in engine.api.containers(all=True, filters=labels) if c["Id"] not in idle]
 
 
 def wait_for_my_container(engine: DockerBackend) -> str:

@@ -31,7 +31,7 @@ from sandboxrun._dialects.base import sandbox_ending
 from sandboxrun._settings import account_home
 from sandboxrun._types import ExecRequest
 
-from .conftest import cli, engine_runtime, engine_settings
+from .conftest import cli, engine_backend, engine_runtime, engine_settings
 
 OWNER = 1000  # the hook runs as the owner of the sockets and FIFOs: modes do not stop it
 
@@ -87,8 +87,9 @@ def run_probe(
             if p.exists():
                 os.chown(p, OWNER, OWNER)
     s = settings(base)
-    factory = HookFactory(s, DockerBackend(s, client=engine.client), home=str(base / "home"))
-    result = factory.run("PreToolUse", {}, [str(base / "ws")]).to_json()
+    with engine_backend(s, client=engine.client) as backend:  # warm under SANDBOX_TEST_PATH
+        factory = HookFactory(s, backend, home=str(base / "home"))
+        result = factory.run("PreToolUse", {}, [str(base / "ws")]).to_json()
     (report,) = result["hooks"]
     assert report["status"] == "completed", report
     return dict(json.loads(result["contextModification"]))
@@ -273,11 +274,11 @@ def test_a_hook_the_sandbox_cannot_start_is_a_sandbox_failure(
     engine: DockerBackend, base: Path
 ) -> None:
     """A missing interpreter is reported as the sandbox's failure, not as the hook's 127."""
-    backend = DockerBackend(settings(base), client=engine.client)
     request = ExecRequest(
         argv=MISSING, stdin=b"", workdir=str(base / "ws"), mounts=(str(base / "ws"),), timeout=20
     )
-    result = backend.run(request)
+    with engine_backend(settings(base), client=engine.client) as backend:
+        result = backend.run(request)
     assert result.start_error and "/nonexistent/python9" in result.start_error, result
     ended = sandbox_ending(result, 20)
     assert ended and ended[0] == "failed" and "could not be started" in ended[1]

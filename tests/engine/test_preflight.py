@@ -13,7 +13,9 @@ import pytest
 
 from sandboxrun import DockerBackend
 
-from .conftest import HookWriter, Runner, cli
+from .conftest import HookWriter, Runner, cli, engine_settings
+
+IMAGE = engine_settings().image  # the default, or SANDBOX_TEST_IMAGE
 
 EVENT = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}
 
@@ -43,7 +45,7 @@ def test_cline_hook_with_missing_interpreter(hook: HookWriter, run_hooks: Runner
     [report] = result["hooks"]
     assert report["status"] == "error"
     assert report["error"] == (
-        f"not run: `nosuchlang` (the interpreter of {path}) is not in image sandboxrun/hooks:latest"
+        f"not run: `nosuchlang` (the interpreter of {path}) is not in image {IMAGE}"
     )
     assert run_hooks(fail_closed=True)["cancel"] is True
 
@@ -100,7 +102,7 @@ def test_exec_missing_tool_is_a_sandbox_failure(engine: DockerBackend, tmp_path:
     plain = run()
     assert plain.returncode == 1
     assert plain.stderr.strip() == (
-        "sandboxrun: the hook cannot start: `nosuchtool` is not in image sandboxrun/hooks:latest"
+        f"sandboxrun: the hook cannot start: `nosuchtool` is not in image {IMAGE}"
     )
     assert run("--fail-closed").returncode == 2
     cline = run("--agent", "cline", "--fail-closed")

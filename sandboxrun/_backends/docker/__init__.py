@@ -3,5 +3,6 @@
 `backend` builds and runs the container; `engine` is the one place engine errors are
 translated and retried; `helper` speaks to the image's init helper; `owner` and `reaper`
 share the labels that tell whose containers are whose; `network` and `allowlist` are the
-opt-in networks; `images` builds the hook images.
+opt-in networks; `images` builds the hook images; `pool` keeps the warm path's containers
+started ahead of time.
 """

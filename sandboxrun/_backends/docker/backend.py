@@ -18,6 +18,10 @@ a watchdog shuts the socket down if the stream still has not ended shortly after
 Kills run on timer threads, never on the reading thread: the engine drains the
 attach stream before a container can exit, so a reader that stopped to kill
 would wait behind its own unread output.
+
+The warm path (`warm=True`, `pool.py`) runs the same config with a gate: the container
+is started ahead of time, and a run attaches to it and delivers the event instead of
+starting it; the reading, limits and reporting are this same `_Run`.
 """
 
 from __future__ import annotations
@@ -53,12 +57,16 @@ from .helper import Helper, deadline_reached, image_helper, start_error
 from .helper import command as helper_command
 from .network import ensure_network
 from .owner import owner_labels
+from .pool import Pool, pool_key
 from .reaper import LABEL, reap
 
 # What an allowlist hook's /etc/resolv.conf says (shipped with the package).
 RESOLV_CONF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "allowlist-resolv.conf")
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 STREAM_GRACE = 10.0  # seconds after the deadline before we stop waiting for the stream
+# A pooled container's helper gives up waiting this long after the pool would have
+# removed it: the backstop for a pool whose owner died, never a race with a claim.
+GATE_MARGIN = 60.0
 # MaskedPaths replaces the engine's default list, so it starts with Docker's own (20.10 to
 # 27), then hides what identifies the host and no hook needs: the kernel command line, the
 # boot id, loaded modules, disks, the hardware's make and serial numbers.
@@ -72,10 +80,22 @@ MASKED_PATHS = [
 
 
 class DockerBackend:
-    """Runs each `ExecRequest` in its own container, then removes it."""
+    """Runs each `ExecRequest` in its own container, then removes it.
+
+    `warm=True` (for a long-lived owner: a platform's process, `serve`) keeps pools of
+    containers started ahead of time (settings `pool_size`, `pool_total`, `pool_idle`);
+    `close()` (or `with`) removes them. The first run of a kind is cold and starts its
+    pool; `prewarm` starts one ahead of the first run."""
+
+    # Seconds a run waits for a pooled container that is starting before it goes cold.
+    claim_wait = 5.0
 
     def __init__(
-        self, settings: Settings, client: Any = None, cache_dir: str | None = None
+        self,
+        settings: Settings,
+        client: Any = None,
+        cache_dir: str | None = None,
+        warm: bool = False,
     ) -> None:
         self.settings = settings
         # Where the image's listing is kept between runs (`_image_tools`).
@@ -95,6 +115,8 @@ class DockerBackend:
         self._image_id = ""
         self._tools: dict[str, ImageTools | None] = {}  # by image id
         self._tools_lock = threading.Lock()  # one probe, however many hooks ask at once
+        self.warm = warm and settings.pool_size > 0
+        self._pool: Pool | None = None  # made at the first warm run, ended by close()
 
     @property
     def client(self) -> Any:
@@ -139,9 +161,19 @@ class DockerBackend:
 
     def run(self, request: ExecRequest) -> ExecResult:
         self.check()  # whatever the entry point: never a run without the preflight
+        if self.warm:
+            result = self._run_warm(request)
+            if result is not None:
+                return result
+        return self._run_cold(request)
+
+    def _name(self) -> str:
         with self._lock:
             self._count += 1
-            name = f"sandboxrun-{self.run_id[:12]}-{self._count}"
+            return f"sandboxrun-{self.run_id[:12]}-{self._count}"
+
+    def _run_cold(self, request: ExecRequest) -> ExecResult:
+        name = self._name()
         created = time.monotonic()  # durationMs counts the sandbox's own cost too
         since = int(time.time()) - 1  # the proxy's log from here on is this hook's
         helper = self._seccomp_helper()
@@ -174,13 +206,26 @@ class DockerBackend:
         with self._tools_lock:
             image_id = self._image_id
             if image_id not in self._tools:
-                found = image_tools(self.run, self.settings.image, image_id, self.cache_dir)
+                # Cold: a probe's one-off request would only start a pool nobody uses.
+                found = image_tools(self._run_cold, self.settings.image, image_id, self.cache_dir)
                 self._tools[image_id] = found
             return self._tools[image_id]
 
+    def abort(self) -> None:
+        """Remove every container of a run still in flight (we are being stopped)."""
+        with self._lock:
+            doomed = list(self._active)
+        for cid in doomed:  # a warm run's too; the idle pool stays (`close()` ends it)
+            self._remove(cid)
+
     def close(self) -> None:
-        """Wait until every container of this backend's runs is removed. The backend
-        stays usable: a later run starts a new remover."""
+        """Remove the pools' containers (waiting for launches under way), and wait until
+        every container of this backend's runs is removed. The backend stays usable: a
+        later run starts a new remover (and runs cold: a closed pool stays closed)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
         with self._lock:
             remover, self._remover = self._remover, None
         if remover is not None:
@@ -189,15 +234,95 @@ class DockerBackend:
     def __enter__(self) -> DockerBackend:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def abort(self) -> None:
-        """Remove every container of a run still in flight (we are being stopped)."""
+    # -- the warm path -------------------------------------------------------------
+
+    def prewarm(self, request: ExecRequest, wait: float = 0.0) -> bool:
+        """Start the pool for requests like `request` (its stdin is not used); with
+        `wait`, wait up to that many seconds for a container to be ready. False: this
+        request is never pooled (see `_pooled`), or none was ready in time."""
+        self.check()
+        pooled = self._pooled(request)
+        if pooled is None:
+            return False
+        key, make, pool = pooled
+        pool.want(key, make)
+        return pool.ready(key, wait) if wait > 0 else True
+
+    def _pooled(
+        self, request: ExecRequest
+    ) -> tuple[str, Callable[[], dict[str, Any]], Pool] | None:
+        """The pool key of `request`, how to make its containers, and the pool (made
+        here on first use, and again after `close()`); None when it goes cold: not warm,
+        an image whose helper has no gate (the hook would start before its event), a
+        host folder or file of its own mounted read-write (a hook state, plugin data,
+        a CLAUDE_ENV_FILE made for this one run), or a network allowlist (a network
+        made per run)."""
+        helper = self._seccomp_helper()
+        if (
+            not self.warm or helper is None or not helper.gate or request.state
+            or request.env_file or any(source for _, source in request.private_dirs)
+            or self.settings.network == "allowlist"
+        ):  # fmt: skip
+            return None
+        base = dataclasses.replace(request, stdin=b"")  # the pool must not keep events
+        gate = self.settings.pool_idle + GATE_MARGIN
+
+        def make() -> dict[str, Any]:
+            return self._config(base, self._name(), helper, gate=gate)
+
+        with engine_errors(self.settings.docker_host, self.settings.image):
+            key = pool_key(make())
+        s = self.settings
         with self._lock:
-            doomed = list(self._active)
-        for cid in doomed:
-            self._remove(cid)
+            if self._pool is None:
+                self._pool = Pool(
+                    self._launch, self._remove, s.pool_size, s.pool_total, s.pool_idle
+                )
+            return key, make, self._pool
+
+    def _run_warm(self, request: ExecRequest) -> ExecResult | None:
+        """Run in a pooled container; None: none was ready (or it is in doubt), go cold."""
+        pooled = self._pooled(request)
+        if pooled is None:
+            return None
+        key, make, pool = pooled
+        pool.want(key, make)  # its first run waits for the first launch
+        cid = pool.take(key, wait=self.claim_wait)
+        if cid is None:
+            return None
+        with self._lock:
+            self._active.add(cid)
+        try:
+            run = _Run(self, cid, request, time.monotonic(), warm=True)
+            try:
+                running = run.attach()
+            except Exception as exc:  # gone (removed by someone else?): nothing delivered
+                logger.info("pooled container {} unreachable: {}", cid[:12], exc)
+                running = False
+            if not running:  # it ended while idle: never deliver to it; run cold
+                logger.info("pooled container {} had exited: running cold", cid[:12])
+                return None
+            with engine_errors(self.settings.docker_host, self.settings.image):
+                return run.execute()
+        finally:
+            with self._lock:
+                self._active.discard(cid)
+            pool.retire(cid)  # single use: removed, off the answer's path
+            pool.want(key, make)  # and replaced (unless closed meanwhile)
+
+    def _launch(self, config: dict[str, Any]) -> str:
+        """Create and start a pooled container; it waits at its gate."""
+        with engine_errors(self.settings.docker_host, self.settings.image):
+            cid = str(retry_engine(self.api.create_container)(**config)["Id"])
+            try:
+                self.api.start(cid)
+            except BaseException:
+                self._remove(cid)
+                raise
+            return cid
 
     def _seccomp_helper(self) -> Helper | None:
         """The image's helper (see `helper.py`), looked up once; images without it run
@@ -261,8 +386,15 @@ class DockerBackend:
             logger.warning("could not remove container {}: {}", cid[:12], exc)
 
     def _config(
-        self, request: ExecRequest, name: str, helper: Helper | None, net: HookNet | None = None
+        self,
+        request: ExecRequest,
+        name: str,
+        helper: Helper | None,
+        net: HookNet | None = None,
+        gate: float | None = None,
     ) -> dict[str, Any]:
+        """The container for `request`. `gate`: started ahead of time, its hook waits
+        for the event at most that long (the pool's; everything else is the same)."""
         s = self.settings
         uid, gid = hook_ids(s.user)
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
@@ -325,7 +457,7 @@ class DockerBackend:
             dns=["127.0.0.1"] if net else None,
         )
         host_config["MaskedPaths"] = MASKED_PATHS  # docker-py has no argument for it
-        deadline = int(time.time() + request.timeout + 2 * STREAM_GRACE)
+        deadline = int(time.time() + (gate or 0) + request.timeout + 2 * STREAM_GRACE)
         return {
             "image": s.image,
             # The image's ENTRYPOINT must not stand between us and the hook: reset it.
@@ -337,6 +469,7 @@ class DockerBackend:
                 [*layout.writable, *private],  # the home's folders, the env file, plugin data
                 s.runtime,
                 landlock_optional=s.landlock == "optional",
+                gate=gate,
             ),
             "name": name,
             "user": f"{uid}:{gid}",
@@ -370,9 +503,15 @@ class _Run:
     """The mutable state of one container's run; used once."""
 
     def __init__(
-        self, backend: DockerBackend, cid: str, request: ExecRequest, created: float
+        self,
+        backend: DockerBackend,
+        cid: str,
+        request: ExecRequest,
+        created: float,
+        warm: bool = False,
     ) -> None:
         self.b, self.cid, self.req, self.created = backend, cid, request, created
+        self.warm = warm  # started ahead of time, waiting at its gate: deliver, not start
         self.stdout = bytearray()
         self.stderr = bytearray()
         self.total = 0
@@ -381,17 +520,41 @@ class _Run:
         self.deadline_fired = False
         self.killed_reason: str | None = None
         self.sock: Any = None
+        self.attached: Any = None
+
+    def attach(self) -> bool:
+        """Attach to the container's stdin/stdout/stderr. For a warm run, False (and
+        detached) unless it still runs: an attach to an exited container would wait
+        forever, and one that exited while idle is in doubt. Attached first, then asked,
+        so that an exit after the question still ends our stream."""
+        api = self.b.api
+        self.attached = retry_engine(api.attach_socket)(
+            self.cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+        )
+        self.sock = getattr(self.attached, "_sock", self.attached)
+        if not self.warm:
+            return True
+        try:
+            running = bool(retry_engine(api.inspect_container)(self.cid)["State"]["Running"])
+        except Exception as exc:  # gone: the same as exited
+            logger.debug("inspect {}: {}", self.cid[:12], exc)
+            running = False
+        if not running:
+            self._hang_up()
+            self.sock.close()
+            self.attached.close()
+        return running
 
     def execute(self) -> ExecResult:
         api = self.b.api
-        attached = retry_engine(api.attach_socket)(
-            self.cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
-        )
-        self.sock = getattr(attached, "_sock", attached)
+        if self.attached is None:
+            self.attach()
+        attached = self.attached
         writer = threading.Thread(target=self._feed, daemon=True)
         try:
-            # Not retried: a start that reached the engine may have run the hook.
-            api.start(self.cid)
+            if not self.warm:  # a warm container runs already, waiting for its event
+                # Not retried: a start that reached the engine may have run the hook.
+                api.start(self.cid)
             writer.start()
             timer = threading.Timer(self.req.timeout, self._deadline)
             watchdog = threading.Timer(self.req.timeout + STREAM_GRACE, self._hang_up)
@@ -429,6 +592,7 @@ class _Run:
             oom_killed=oom,
             output_truncated=self.truncated,
             killed_reason=self.killed_reason,
+            warm=self.warm,
         )
 
     def _feed(self) -> None:

@@ -6,6 +6,9 @@ denied. Protocol 2: the helper is the container's init and takes options before 
 a Landlock write allowlist (host FIFOs in mounted folders cannot be opened for write),
 no AF_UNIX sockets (host sockets there cannot be connected to), and a deadline of its
 own, so a container ends on time even when the sandboxrun that started it is gone.
+The label `sandboxrun.helper-gate=1` says a protocol-2 helper also takes `--gate IDLE`:
+the hook starts only once stdin is readable (the warm path's pool, `pool.py`). A flag
+rather than a protocol 3, so that an older sandboxrun still speaks protocol 2 to it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 
 PATH_LABEL = "sandboxrun.seccomp-helper"
 PROTOCOL_LABEL = "sandboxrun.helper-protocol"
+GATE_LABEL = "sandboxrun.helper-gate"
 # The in-container deadline comes this long after ours, so that ours normally wins
 # and reports `timed_out`; the helper's only matters when we are gone.
 DEADLINE_GRACE = 5.0
@@ -33,6 +37,7 @@ DEADLINE = "sandboxrun-seccomp: deadline: "
 class Helper:
     path: str
     protocol: int
+    gate: bool = False  # takes --gate: a container can be started ahead of its event
 
 
 def image_helper(labels: Mapping[str, str], runtime: str | None) -> Helper | None:
@@ -45,7 +50,7 @@ def image_helper(labels: Mapping[str, str], runtime: str | None) -> Helper | Non
         # Under gVisor io_uring is gVisor's own and never reaches the host kernel:
         # the old helper would add a moving part and nothing else.
         return None
-    return Helper(path, protocol)
+    return Helper(path, protocol, gate=protocol == 2 and labels.get(GATE_LABEL) == "1")
 
 
 def command(
@@ -55,16 +60,22 @@ def command(
     writable: Sequence[str],
     runtime: str | None,
     landlock_optional: bool = False,
+    gate: float | None = None,
 ) -> list[str]:
     """The container's command line for `argv`, the hook allowed to write below
     `writable` (its home's folders, its env file, plugin data) besides /tmp. Without
     Landlock the helper refuses to start the hook unless `landlock_optional` (the user's
-    `landlock = "optional"`)."""
+    `landlock = "optional"`). `gate`: the hook waits for its event on stdin, at most
+    that many seconds (only for a helper that has the gate)."""
+    if gate is not None and not (helper and helper.gate):
+        # Without a gate the hook would run at once, before its event: never pool that.
+        raise ValueError("this image's helper has no gate: its containers cannot be pooled")
     if helper is None:
         return list(argv)
     if helper.protocol == 1:
         return [helper.path, *argv]
-    options = ["--deadline", f"{timeout + DEADLINE_GRACE:g}"]
+    options = ["--gate", f"{gate:g}"] if gate is not None else []
+    options += ["--deadline", f"{timeout + DEADLINE_GRACE:g}"]
     for path in (*WRITABLE, *writable):
         options += ["--write", path]
     if runtime == "runsc" or landlock_optional:

@@ -1,0 +1,253 @@
+"""The warm path: pools of containers started ahead of time, each used once (DESIGN.md §5).
+
+A pooled container is created and started with everything fixed (image, mounts, limits,
+user, environment, runtime, network, command, workdir: the whole container config), and
+its helper waits at a gate (`--gate`, images/sandboxrun-seccomp.c) until the event
+arrives on stdin: the hook process does not exist before that. So the pool's key is the
+config itself, hashed without what differs per container (its name and labels): a
+request whose config differs in anything gets another pool, never a container made for
+something else. The backend builds that config with the same code as the cold path.
+
+    want(key) -> [launch: create + start, in the background] -> idle -> take(key)
+        -> the backend delivers the event and reads the answer -> retire: removed
+    idle longer than `idle` -> removed; closed -> every container removed
+
+Single use: `take` removes a container from the pool under the lock, and a container
+goes back into no pool ever. A container whose state is in doubt (it exited while idle,
+its launch failed half way) is removed, never handed out. Bounds: `size` per key (idle
+and starting), `total` over all keys (the idle container of the least recently used key
+makes room), `idle` seconds before an unused container goes. The containers carry the
+usual labels (owner, a deadline past their idle life and their hook's deadline), so
+`reap` sweeps a pool whose owner died, and the helper's own gate limit ends them anyway.
+
+This module never imports docker: the backend hands it `launch` and `remove`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from loguru import logger
+
+Config = dict[str, Any]
+# What differs between two containers made for the same request: not part of the key.
+PER_CONTAINER = ("name", "labels")
+
+
+def pool_key(config: Mapping[str, Any]) -> str:
+    """The hash of a container config without its name and labels."""
+    fixed = {k: v for k, v in config.items() if k not in PER_CONTAINER}
+    # Mount, Ulimit and LogConfig are dicts; default=repr only for what else may come.
+    text = json.dumps(fixed, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class _Key:
+    make: Callable[[], Config]  # a fresh config (new name, labels) for this key
+    idle: deque[tuple[str, float]] = field(default_factory=deque)  # (id, started at)
+    starting: int = 0
+    waiting: int = 0  # callers of `take` waiting for one of the `starting`
+    used: float = 0.0  # when it was last wanted: the least recently used makes room
+
+
+class Pool:
+    """Containers started ahead of time, by key. Thread-safe."""
+
+    def __init__(
+        self,
+        launch: Callable[[Config], str],
+        remove: Callable[[str], None],
+        size: int = 2,
+        total: int = 16,
+        idle: float = 300.0,
+    ) -> None:
+        self._launch, self._remove = launch, remove
+        self.size, self.total, self.idle = size, total, idle
+        self._keys: dict[str, _Key] = {}
+        self._lock = threading.Condition()
+        self._closed = False
+        # Two workers: a launch (~0.2-0.4 s of engine work) and a removal can overlap,
+        # without flooding a small machine while hooks run.
+        self._work = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandboxrun-pool")
+        self._pending = 0  # launches and removals submitted and not done
+        self._stop = threading.Event()
+        self._janitor: threading.Thread | None = None
+
+    # -- the backend's side --------------------------------------------------------
+
+    def take(self, key: str, wait: float = 0.0) -> str | None:
+        """An idle container of `key`, now out of the pool for good; None if none is.
+        With `wait`: when none is idle but one is starting that no other caller waits
+        for, wait for it up to `wait` seconds (it is as far along as a cold start would
+        be, and often further)."""
+        expired: list[str] = []
+        found = None
+        end = time.monotonic() + wait
+        with self._lock:
+            entry = self._keys.get(key)
+            while entry is not None and found is None:
+                now = time.monotonic()
+                if entry.idle:
+                    cid, born = entry.idle.popleft()
+                    if now - born > self.idle:
+                        expired.append(cid)
+                    else:
+                        found = cid
+                    continue
+                if self._closed or entry.starting <= entry.waiting or now >= end:
+                    break
+                entry.waiting += 1
+                try:
+                    self._lock.wait(end - now)
+                finally:
+                    entry.waiting -= 1
+        for cid in expired:
+            self.retire(cid)
+        return found
+
+    def want(self, key: str, make: Callable[[], Config]) -> None:
+        """Keep up to `size` containers of `key` idle or starting: launch what is missing
+        in the background."""
+        with self._lock:
+            if self._closed:
+                return
+            entry = self._keys.setdefault(key, _Key(make))
+            entry.used = time.monotonic()
+            missing = self.size - len(entry.idle) - entry.starting
+            for _ in range(max(0, missing)):
+                victim = None
+                if self._count() >= self.total:
+                    victim = self._least_recent_idle(key)
+                    if victim is None:
+                        break  # every slot is busy starting or belongs to this key
+                entry.starting += 1
+                self._submit(self._start, key, entry, victim)
+            if self._janitor is None:
+                self._janitor = threading.Thread(
+                    target=self._sweep, name="sandboxrun-pool-janitor", daemon=True
+                )
+                self._janitor.start()
+
+    def ready(self, key: str, timeout: float) -> bool:
+        """Wait until `key` has an idle container (pre-warming); False at the timeout."""
+        end = time.monotonic() + timeout
+        with self._lock:
+            while True:
+                entry = self._keys.get(key)
+                if entry and entry.idle:
+                    return True
+                if self._closed or (entry is not None and not entry.starting):
+                    return False  # nothing on its way: its launch failed
+                left = end - time.monotonic()
+                if left <= 0 or not self._lock.wait(left):
+                    return bool(entry and entry.idle)
+
+    def retire(self, cid: str) -> None:
+        """Remove a container in the background (used, expired, or in doubt)."""
+        try:
+            self._submit(self._remove, cid)
+        except RuntimeError:  # shut down: remove it here
+            self._remove(cid)
+
+    def settle(self, timeout: float) -> bool:
+        """Wait until no launch or removal is under way; False at the timeout."""
+        end = time.monotonic() + timeout
+        with self._lock:
+            while self._pending:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self._lock.wait(left)
+            return True
+
+    def idle_ids(self) -> list[str]:
+        with self._lock:
+            return [cid for e in self._keys.values() for cid, _ in e.idle]
+
+    def close(self) -> None:
+        """Remove every idle container and wait for the launches and removals under way
+        (a container whose launch ends after this is removed at once)."""
+        with self._lock:
+            self._closed = True
+            doomed = [cid for e in self._keys.values() for cid, _ in e.idle]
+            for e in self._keys.values():
+                e.idle.clear()
+            self._lock.notify_all()
+        self._stop.set()
+        for cid in doomed:
+            self.retire(cid)
+        self._work.shutdown(wait=True)
+
+    # -- the background ------------------------------------------------------------
+
+    def _submit(self, fn: Callable[..., None], *args: Any) -> None:
+        def task() -> None:
+            try:
+                fn(*args)
+            finally:
+                with self._lock:
+                    self._pending -= 1
+                    self._lock.notify_all()
+
+        with self._lock:
+            self._pending += 1
+        try:
+            self._work.submit(task)
+        except RuntimeError:
+            with self._lock:
+                self._pending -= 1
+            raise
+
+    def _start(self, key: str, entry: _Key, evict: str | None) -> None:
+        """Launch one container of `key`, after removing the one it replaces (so the
+        engine never holds more than `total`)."""
+        if evict is not None:
+            self._remove(evict)
+        cid = None
+        try:
+            if not self._closed:  # closed meanwhile: launch nothing more
+                cid = self._launch(entry.make())
+        except Exception as exc:  # the run that wanted it goes cold and reports the cause
+            logger.warning("could not start a pooled container: {}", exc)
+        with self._lock:
+            entry.starting -= 1
+            keep = cid is not None and not self._closed and self._keys.get(key) is entry
+            if keep:
+                entry.idle.append((str(cid), time.monotonic()))
+            self._lock.notify_all()
+        if cid is not None and not keep:
+            self._remove(cid)
+
+    def _sweep(self) -> None:
+        """Remove containers idle longer than `idle`, until closed."""
+        while not self._stop.wait(max(1.0, self.idle / 10)):
+            now = time.monotonic()
+            expired = []
+            with self._lock:
+                for k, e in list(self._keys.items()):
+                    while e.idle and now - e.idle[0][1] > self.idle:
+                        expired.append(e.idle.popleft()[0])
+                    if not e.idle and not e.starting and now - e.used > self.idle:
+                        del self._keys[k]  # a key nobody wants any more: forget it
+            for cid in expired:
+                self.retire(cid)
+
+    def _count(self) -> int:
+        return sum(len(e.idle) + e.starting for e in self._keys.values())
+
+    def _least_recent_idle(self, key: str) -> str | None:
+        """Out of the pool: the oldest idle container of the least recently wanted key
+        other than `key` (the caller holds the lock)."""
+        others = [e for k, e in self._keys.items() if k != key and e.idle]
+        if not others:
+            return None
+        return min(others, key=lambda e: e.used).idle.popleft()[0]
