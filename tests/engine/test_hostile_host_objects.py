@@ -25,8 +25,8 @@ import docker
 import pytest
 
 from sandboxrun import DockerBackend, HookFactory, Settings
-from sandboxrun._backends.docker.backend import LABEL
 from sandboxrun._backends.docker.helper import DEADLINE_GRACE
+from sandboxrun._backends.docker.labels import MANAGED as LABEL
 from sandboxrun._dialects.base import sandbox_ending
 from sandboxrun._settings import account_home
 from sandboxrun._types import ExecRequest

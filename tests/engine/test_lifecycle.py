@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from sandboxrun import DockerBackend
-from sandboxrun._backends.docker.backend import LABEL
-from sandboxrun._backends.docker.owner import owner_labels
+from sandboxrun._backends.docker.labels import MANAGED as LABEL
+from sandboxrun._backends.docker.labels import owner_labels
 from sandboxrun._backends.docker.reaper import reap
 
 from .conftest import HookWriter, Runner

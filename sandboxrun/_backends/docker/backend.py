@@ -55,10 +55,10 @@ from .allowlist import HookNet, attach, detach, ensure_proxy, refused_hosts
 from .engine import connect, engine_errors, retry_engine
 from .helper import Helper, deadline_reached, image_helper, start_error
 from .helper import command as helper_command
+from .labels import DEADLINE, MANAGED, container_labels, owner_labels
 from .network import ensure_network
-from .owner import owner_labels
 from .pool import Pool, pool_key
-from .reaper import LABEL, reap
+from .reaper import reap
 
 # What an allowlist hook's /etc/resolv.conf says (shipped with the package).
 RESOLV_CONF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "allowlist-resolv.conf")
@@ -352,11 +352,11 @@ class DockerBackend:
                 egress = s.egress_network or self._network()
                 self._proxy_id = ensure_proxy(
                     self.api, image=s.proxy_image, domains=s.allow_domains, egress=egress,
-                    labels={LABEL: "1"},  # no owner, no deadline: only `reap --all` ends it
+                    labels={MANAGED: "1"},  # no owner, no deadline: only `reap --all` ends it
                 )  # fmt: skip
             proxy = self._proxy_id
         deadline = int(time.time() + timeout + 2 * STREAM_GRACE + 60)  # the sweep's cue
-        return attach(self.api, proxy, {**owner_labels(), "sandboxrun.deadline": str(deadline)})
+        return attach(self.api, proxy, {**owner_labels(), DEADLINE: str(deadline)})
 
     def _in_background(self, fn: Callable[..., None], *args: Any) -> None:
         """Cleanup after (or beside) the answer; `close()` waits for it."""
@@ -479,13 +479,7 @@ class DockerBackend:
                 **_environment(request.env, layout.home),
                 **(net.environment() if net else {}),
             },
-            "labels": {
-                LABEL: "1",
-                "sandboxrun.run": self.run_id,
-                **owner_labels(),
-                "sandboxrun.deadline": str(deadline),
-                "sandboxrun.hook": request.label[:200],
-            },
+            "labels": container_labels(deadline, run=self.run_id, hook=request.label),
             "stdin_open": True,  # with detach=False docker-py also sets StdinOnce
             # Not the proxies of ~/.docker/config.json: nothing of the host's goes in.
             "use_config_proxy": False,

@@ -1,7 +1,7 @@
 """Sweeping containers that a killed or crashed sandboxrun left behind.
 
-Every container carries labels (`sandboxrun.managed`, its owner's identity (see
-owner.py), a deadline). A container is stale when its deadline has passed (its owner
+Every container carries the labels of `labels.py` (`sandboxrun.managed`, its owner's
+identity, a deadline). A container is stale when its deadline has passed (its owner
 would have killed it by then) or when its owner, which must have lived on this host,
 boot and pid namespace, is gone. A container a live run still uses is never touched,
 unless `everything` is asked. Its anonymous volumes go with it.
@@ -11,25 +11,15 @@ unless `everything` is asked. Its anonymous volumes go with it.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from typing import Any
 
 from ..._log import logger
 from .allowlist import sweep_networks
 from .engine import engine_errors, retry_engine
+from .labels import MANAGED, is_stale
 from .network import DUPLICATE_AGE, remove_duplicates
-from .owner import owner_gone
 
-LABEL = "sandboxrun.managed"  # on every container sandboxrun starts
-
-
-def is_stale(labels: Mapping[str, str], now: float) -> bool:
-    """Whether the owner of a container with these labels is gone or overdue."""
-    try:
-        deadline = float(labels.get("sandboxrun.deadline", ""))
-    except ValueError:
-        return False  # not ours to judge: only `--all` removes it
-    return now > deadline or owner_gone(labels)
+LABEL = MANAGED  # the name the tests and older callers know
 
 
 def reap(client: Any, everything: bool = False) -> list[str]:
@@ -37,7 +27,7 @@ def reap(client: Any, everything: bool = False) -> list[str]:
     api = client.api
     now = time.time()
     with engine_errors():
-        found = retry_engine(api.containers)(all=True, filters={"label": f"{LABEL}=1"})
+        found = retry_engine(api.containers)(all=True, filters={"label": f"{MANAGED}=1"})
     removed = []
     for c in found:
         if everything or is_stale(c.get("Labels") or {}, now):

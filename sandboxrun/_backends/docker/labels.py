@@ -1,4 +1,11 @@
-"""Who owns a hook container, told apart from every other sandboxrun on the engine.
+"""The labels of sandboxrun's containers: the one contract between the backend that
+writes them, the pool that keeps containers waiting, and the reaper that sweeps them.
+
+Every container carries `MANAGED`, its owner's identity and a `DEADLINE` (a Unix time
+by which its owner would have ended it; the reaper's cue when the owner cannot be
+judged), plus what it is for (`RUN`, `HOOK`).
+
+Who owns a hook container, told apart from every other sandboxrun on the engine:
 
 A pid means something only inside one pid namespace of one boot of one kernel: two
 sandboxruns in containers that share a hostname (or a pid number) must never judge each
@@ -15,6 +22,10 @@ import os
 import socket
 from collections.abc import Mapping
 
+MANAGED = "sandboxrun.managed"  # on every container sandboxrun starts
+DEADLINE = "sandboxrun.deadline"
+RUN = "sandboxrun.run"  # the backend instance that made it
+HOOK = "sandboxrun.hook"  # what the logs call it
 HOST, BOOT, PIDNS, PID, STARTED = (
     "sandboxrun.host", "sandboxrun.boot", "sandboxrun.pidns", "sandboxrun.pid", "sandboxrun.started"
 )  # fmt: skip
@@ -53,6 +64,25 @@ def owner_labels() -> dict[str, str]:
     host, boot, pidns = here()
     pid = os.getpid()
     return {HOST: host, BOOT: boot, PIDNS: pidns, PID: str(pid), STARTED: started(pid) or ""}
+
+
+def container_labels(deadline: float, run: str = "", hook: str = "") -> dict[str, str]:
+    """Every label of a container this process starts, ending by `deadline` (Unix time)."""
+    labels = {MANAGED: "1", **owner_labels(), DEADLINE: str(int(deadline))}
+    if run:
+        labels[RUN] = run
+    if hook:
+        labels[HOOK] = hook[:200]
+    return labels
+
+
+def is_stale(labels: Mapping[str, str], now: float) -> bool:
+    """Whether the owner of a container with these labels is gone or overdue."""
+    try:
+        deadline = float(labels.get(DEADLINE, ""))
+    except ValueError:
+        return False  # not ours to judge: only `--all` removes it
+    return now > deadline or owner_gone(labels)
 
 
 def owner_gone(labels: Mapping[str, str]) -> bool:
