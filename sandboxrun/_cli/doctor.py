@@ -211,24 +211,21 @@ def doctor(settings: Settings) -> int:
     lines: list[tuple[bool | None, str, str]] = []
     try:
         backend = DockerBackend(settings)
-        version = backend.api.version()
+        facts = backend.describe()
         where = settings.docker_host or DEFAULT_ADDRESS
-        lines.append((True, "engine", f"Docker Engine {version.get('Version')} at {where}"))
-        info = backend.api.info()
-        runtimes = ", ".join(sorted(info.get("Runtimes", {})))
-        wanted = settings.runtime or f"{info.get('DefaultRuntime')} (engine default)"
-        has_runsc = "runsc" in info.get("Runtimes", {})
+        lines.append((True, "engine", f"Docker Engine {facts.version} at {where}"))
+        wanted = settings.runtime or f"{facts.default_runtime} (engine default)"
         lines.append(
             (
                 True,
                 "runtimes",
-                f"available: {runtimes}; hooks use {wanted}"
-                + ("" if has_runsc else "; gVisor (runsc) not registered"),
+                f"available: {', '.join(facts.runtimes)}; hooks use {wanted}"
+                + ("" if "runsc" in facts.runtimes else "; gVisor (runsc) not registered"),
             )
         )
         backend.check()
         lines.append((True, "image", f"{settings.image} present"))
-        lines += confinement_checks(settings, probe(backend), backend._seccomp_helper())
+        lines += confinement_checks(settings, probe(backend), backend.helper())
         lines += hook_checks(settings, backend)
     except SandboxrunError as exc:
         lines.append((False, "sandbox", str(exc)))

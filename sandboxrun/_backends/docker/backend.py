@@ -79,6 +79,13 @@ MASKED_PATHS = [
 ]  # fmt: skip
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class EngineFacts:
+    version: str
+    runtimes: tuple[str, ...]
+    default_runtime: str
+
+
 class DockerBackend:
     """Runs each `ExecRequest` in its own container, then removes it.
 
@@ -150,6 +157,21 @@ class DockerBackend:
         self._checked = True
         # The sweep decides nothing about this run: it goes beside it, not before it.
         self._in_background(self._sweep)
+
+    def describe(self) -> EngineFacts:
+        """What `doctor` shows of the engine: its version and the runtimes it has."""
+        with engine_errors(self.settings.docker_host, self.settings.image):
+            version = retry_engine(self.api.version)()
+            info = retry_engine(self.api.info)()
+        return EngineFacts(
+            version=str(version.get("Version") or "?"),
+            runtimes=tuple(sorted(info.get("Runtimes") or {})),
+            default_runtime=str(info.get("DefaultRuntime") or "?"),
+        )
+
+    def helper(self) -> Helper | None:
+        """The image's init helper (`helper.py`), or None: hooks run under docker-init."""
+        return self._seccomp_helper()
 
     def _sweep(self) -> None:
         try:
