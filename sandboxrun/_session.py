@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ._backends.base import Backend
 from ._dialects.base import Dialect
@@ -29,7 +29,34 @@ from ._log import logger
 from ._types import CombinedResult, HookOutcome
 
 if TYPE_CHECKING:
-    from ._runner import CombinedHookRunner, HookFactory
+    from ._settings import Settings
+    from ._types import HookSpec
+
+
+class CombinedHookRunner(Protocol):
+    """What an event's prepared runs offer (`_runner.CombinedHookRunner`); a protocol, so
+    the session does not import the runner that calls it."""
+
+    @property
+    def runners(self) -> Sequence[object]: ...
+    @property
+    def specs(self) -> Sequence[HookSpec]: ...
+    def budget(self) -> float: ...
+    def run(self, stdin: bytes) -> CombinedResult: ...
+
+
+class HookFactory(Protocol):
+    """What answering an event needs of `_runner.HookFactory`."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def backend(self) -> Backend: ...
+    @property
+    def dialect(self) -> Dialect: ...
+    def prepare(
+        self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str]
+    ) -> tuple[CombinedHookRunner, bytes]: ...
 
 PREPARE_BUDGET = 15.0  # seconds for discovery, matching and the engine's preflight
 EXTRA_GRACE = 5.0

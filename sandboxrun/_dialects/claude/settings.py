@@ -13,7 +13,7 @@ import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, source_of, unique_mounts
@@ -22,8 +22,21 @@ from .handler import handler, not_run_reason, unicode_ok
 from .matchers import MATCH_FIELDS, SIMPLE_MATCHER, check, matches_all
 from .plugins import data_dir, plugin_spec, plugins
 
-if TYPE_CHECKING:
-    from .dialect import ClaudeDialect
+
+class ClaudeDialect(Protocol):
+    """What reading the settings files needs of a Claude-family dialect (`dialect.py`
+    implements it; the protocol keeps this module from importing the dialect back)."""
+
+    @property
+    def agent(self) -> str: ...
+    @property
+    def user_dir(self) -> str: ...
+    @property
+    def project_dir(self) -> str: ...
+    @property
+    def project_dir_var(self) -> str: ...
+    @property
+    def hook_names(self) -> Sequence[str]: ...
 
 # Levels the user controls; project and local files come with the workspace.
 _TRUSTED = frozenset({"user", "explicit", "plugin"})
