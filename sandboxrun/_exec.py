@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,14 +49,19 @@ class ExecOutput:
 
 
 def exec_request(
-    settings: Settings, command: Sequence[str], stdin: bytes, workspace: str | None
+    settings: Settings,
+    command: Sequence[str],
+    stdin: bytes,
+    workspace: str | None,
+    environ: Mapping[str, str] | None = None,
 ) -> ExecRequest:
     """The sandboxed run of `command` in the workspace (given, else the project the
     current directory belongs to: the agent starts its hooks there).
 
     Not the agent's project-dir variable: a repository can set the environment of
     the hooks an agent starts, and the workspace decides what is mounted. Inside,
-    the variable names the workspace actually mounted.
+    the variable names the workspace actually mounted. `environ`: the agent's
+    environment (default ours; `serve` passes its client's), read for the plugin root.
     """
     if not command:
         raise ConfigError("exec needs a command: sandboxrun exec [OPTIONS] -- COMMAND [ARG...]")
@@ -80,7 +85,7 @@ def exec_request(
     state, note = prepare_state(settings, "exec", label, root)
     if note:  # the agent shows stderr: say why this run has an empty home
         logger.warning("{}", note)
-    plugin = _plugin_root(dialect, account_home())
+    plugin = _plugin_root(dialect, account_home(), os.environ if environ is None else environ)
     if plugin:  # `${CLAUDE_PLUGIN_ROOT}/hooks/x.py` means the same inside
         env[PLUGIN_ROOT_VAR] = plugin
         extra.append(plugin)
@@ -149,11 +154,11 @@ def _transcript(dialect: Dialect, stdin: bytes, home: str) -> str | None:
     return transcript_file(event, home, dialect.user_dir) if isinstance(event, dict) else None
 
 
-def _plugin_root(dialect: Dialect, home: str) -> str | None:
+def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str]) -> str | None:
     """The plugin folder Claude Code names in `CLAUDE_PLUGIN_ROOT` for a plugin's hook,
     if it lies in the user's own plugin folder. The variable could also come from a
     repository's `env` block: it can then only name another installed plugin."""
-    value = os.environ.get(PLUGIN_ROOT_VAR)
+    value = environ.get(PLUGIN_ROOT_VAR)
     if not isinstance(dialect, ClaudeDialect) or dialect.agent != "claude" or not value:
         return None
     plugins = os.path.realpath(os.path.join(home, dialect.user_dir, "plugins"))

@@ -21,6 +21,7 @@ from sandboxrun import (
     _runner,
     _settings,
     _state,
+    _userconfig,
 )
 
 HookAnswer = ExecResult | Callable[[ExecRequest], ExecResult]
@@ -35,7 +36,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     no SANDBOXRUN_* variable or real config file is ever read."""
     fake_home = tmp_path / "home"
     fake_home.mkdir()
-    for module in (_settings, _runner, _cli, _mounts, _exec, _state):
+    for module in (_settings, _userconfig, _runner, _cli, _mounts, _exec, _state):
         monkeypatch.setattr(module, "account_home", lambda: str(fake_home))
     for name in list(os.environ):
         if name.startswith("SANDBOXRUN_"):

@@ -19,15 +19,13 @@ from typing import Any
 from loguru import logger
 
 from .. import _state
+from .._answer import Caller, Reply, answer_exec, answer_run, error_reply
 from .._backends.docker.backend import DockerBackend
 from .._backends.docker.engine import connect
 from .._backends.docker.reaper import reap
-from .._errors import ConfigError, SandboxrunError
-from .._exec import exec_request, run_exec, sandbox_failure
 from .._preflight import check_discovered
-from .._runner import DIALECTS, HookFactory, resolve_workspaces
-from .._session import failure_answer
-from .._settings import Settings, account_home, env_fail_closed
+from .._runner import DIALECTS, resolve_workspaces
+from .._settings import Settings, account_home
 from .._text import printable
 from .._types import HookSpec
 from . import doctor as _doctor
@@ -190,69 +188,28 @@ def _log_format(record: Any) -> str:
     return f"sandboxrun: {record['level'].name.lower()}: {{message}}\n{{exception}}"
 
 
-def _read_event() -> dict[str, Any]:
-    raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
-    if not raw.strip():
-        return {}
-    try:
-        event = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise ConfigError(f"event on stdin is not valid JSON: {exc}") from None
-    if not isinstance(event, dict):
-        raise ConfigError(f"event on stdin must be a JSON object, not {type(event).__name__}")
-    return event
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
-    try:
-        settings = _load(
-            args, agent=args.agent, timeout=args.timeout, image=args.image,
-            runtime=args.runtime, fail_closed=args.fail_closed, network=args.network,
-            allow_domains=args.allow_domain or None,
-        )  # fmt: skip
-    except ConfigError as exc:  # a broken config file blocks too, when asked to
-        if not (args.fail_closed or env_fail_closed()):
-            raise
-        _emit(failure_answer(DIALECTS[args.agent or "cline"], True, exc).to_json())
-        return 0
-    dialect = DIALECTS[settings.agent]
-    backend = DockerBackend(settings)  # connects only once there is a hook to run
-    _stop_cleanly(backend)
-    factory = HookFactory(settings, backend, home=args.home, hooks_dirs=args.hooks_dir)
-    try:
-        if args.hook not in dialect.hook_names:
-            known = ", ".join(dialect.hook_names)
-            raise ConfigError(f"unknown {settings.agent} hook {args.hook!r}: one of {known}")
-        result = factory.run(args.hook, _read_event(), args.workspace)
-    except Exception as exc:  # under fail-closed, every failure of ours answers the block
-        result = failure_answer(dialect, settings.fail_closed, exc)
-    _emit(result.to_json())
-    if result.abandoned:  # stuck threads must not keep the agent waiting on us
-        os._exit(0)
-    return 0
+    return _write(answer_run(args, Caller.this_process(), _cold_backend))
 
 
 def _cmd_exec(args: argparse.Namespace) -> int:
-    settings = _load(
-        args, agent=args.agent, timeout=args.timeout, image=args.image, network=args.network,
-        runtime=args.runtime, fail_closed=args.fail_closed, allow_domains=args.allow_domain or None,
-    )  # fmt: skip
-    command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
-    stdin = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
-    try:
-        request = exec_request(settings, command, stdin, args.workspace)
-        backend = DockerBackend(settings)
-        _stop_cleanly(backend)
-        out = run_exec(settings, backend, request)
-    except Exception as exc:  # ours, not the hook's: a clear line, a block if fail-closed
-        if not isinstance(exc, SandboxrunError):
-            logger.opt(exception=exc).debug("internal error")
-        out = sandbox_failure(settings, f"the hook could not be run: {_one_line(exc)}")
-    sys.stdout.buffer.write(out.stdout)
+    return _write(answer_exec(args, Caller.this_process(), _cold_backend))
+
+
+def _cold_backend(settings: Settings) -> DockerBackend:
+    backend = DockerBackend(settings)
+    _stop_cleanly(backend)
+    return backend
+
+
+def _write(reply: Reply) -> int:
+    sys.stdout.buffer.write(reply.stdout)
     sys.stdout.buffer.flush()
-    sys.stderr.buffer.write(out.stderr)
+    sys.stderr.buffer.write(reply.stderr)
     sys.stderr.buffer.flush()
-    return out.exit_code
+    if reply.abandoned:  # stuck threads must not keep the agent waiting on us
+        os._exit(reply.exit_code)
+    return reply.exit_code
 
 
 def _load(args: argparse.Namespace, **overrides: Any) -> Settings:
@@ -389,18 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = COMMANDS[args.command](args)
         return code
-    except SandboxrunError as exc:
-        print(f"sandboxrun: {_one_line(exc)}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # a bug of ours: one line, never a traceback on the agent
-        logger.opt(exception=exc).debug("internal error")
-        print(
-            f"sandboxrun: internal error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr
-        )
-        return 2
-
-
-def _one_line(exc: BaseException) -> str:
-    return printable(" ".join(str(exc).split()))[:500]
+    except Exception as exc:  # ours: one line, never a traceback on the agent
+        return _write(error_reply(exc))
