@@ -45,7 +45,7 @@ _CONFIG_FILE: ContextVar[tuple[Path, bool]] = ContextVar("sandboxrun_config_file
 
 def config_path() -> Path:
     """Where the user's own config file lives by default (it need not exist)."""
-    return _userconfig.config_path(account_home())
+    return Path(_userconfig.config_path(account_home()))
 
 
 class Settings(BaseSettings):

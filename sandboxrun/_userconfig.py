@@ -3,7 +3,8 @@ place and its table.
 
 `_settings` builds the full, validated `Settings` from it; the light client of `serve`
 (`_client`) reads only the few keys it needs (is `serve` off, where is the socket)
-from the same table, so `run` and `exec` through a server never import pydantic.
+from the same table, so `run` and `exec` through a server never import pydantic (nor
+pathlib: the client's start-up is measured in milliseconds).
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from __future__ import annotations
 import os
 import pwd
 import stat
-import tomllib
-from pathlib import Path
-from typing import Any
 
 from ._errors import ConfigError
+
+TYPE_CHECKING = False  # not `typing`'s: its import alone costs the client milliseconds
+if TYPE_CHECKING:
+    from typing import Any
+
 
 CONFIG_MAX_BYTES = 1 << 20
 
@@ -29,13 +32,15 @@ def account_home() -> str:
         return "/nonexistent"
 
 
-def config_path(home: str | None = None) -> Path:
+def config_path(home: str | None = None) -> str:
     """Where the user's own config file lives by default (it need not exist)."""
-    return Path(home or account_home()) / ".config" / "sandboxrun" / "config.toml"
+    return os.path.join(home or account_home(), ".config", "sandboxrun", "config.toml")
 
 
-def read_config(path: Path, required: bool) -> dict[str, Any]:
+def read_config(path: str | os.PathLike[str], required: bool) -> dict[str, Any]:
     """The config file's table: only a regular file, at most CONFIG_MAX_BYTES."""
+    import tomllib  # not at the top: most users have no config file, and it costs ms
+
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:

@@ -87,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="a failed or timed-out hook counts as a cancel",
     )
+    no_serve(run)
 
     ex = sub.add_parser(
         "exec", help="run ONE hook command sandboxed, passing stdin/stdout/stderr/exit through"
@@ -110,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="a timeout or sandbox failure blocks, in the agent's terms",
     )
+    no_serve(ex)
     ex.add_argument("cmdline", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]")
 
     lst = sub.add_parser("list", help="show the hooks found and the files skipped, with why")
@@ -151,7 +153,33 @@ def _parser() -> argparse.ArgumentParser:
     reap_p.add_argument("--all", action="store_true", help="remove every sandboxrun container")
 
     sub.add_parser("doctor", help="check the engine, image, runtime and the confinement itself")
+
+    srv = sub.add_parser(
+        "serve", help="answer `run` and `exec` from a long-lived server (unix socket; TCP + token)"
+    )
+    srv.add_argument(
+        "--socket", metavar="PATH", help="unix socket (default: serve_socket, else your runtime"
+        " folder's sandboxrun/serve.sock, else ~/.cache/sandboxrun/serve.sock)",
+    )  # fmt: skip
+    srv.add_argument(
+        "--listen", metavar="HOST:PORT", help="also answer on TCP (platforms): needs a token"
+    )
+    srv.add_argument(
+        "--token-file", metavar="FILE", help="the token TCP clients send (default:"
+        " serve_token_file)",
+    )  # fmt: skip
+    srv.add_argument(
+        "--idle-exit", type=float, metavar="S", help="stop after S seconds without a request"
+    )
     return p
+
+
+def no_serve(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "--no-serve",
+        action="store_true",
+        help="run here, not through a running `sandboxrun serve` (same answer, slower)",
+    )
 
 
 def network_opts(cmd: argparse.ArgumentParser) -> None:
@@ -170,10 +198,13 @@ def network_opts(cmd: argparse.ArgumentParser) -> None:
     )
 
 
+def log_level(verbose: int) -> str:
+    return {0: "WARNING", 1: "INFO"}.get(verbose, "DEBUG")
+
+
 def _setup_logging(verbose: int) -> None:
     logger.remove()
-    level = {0: "WARNING", 1: "INFO"}.get(verbose, "DEBUG")
-    logger.add(sys.stderr, level=level, format=_log_format)
+    logger.add(sys.stderr, level=log_level(verbose), format=_log_format)
     # Every log line carries names, paths and messages a hook or repository chose:
     # escaped here, in one place, after loguru has formatted the message.
     logger.configure(patcher=_escape_message)
@@ -329,6 +360,12 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return _doctor.doctor(_load(args))
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from ._server import serve
+
+    return serve(args)
+
+
 COMMANDS = {
     "run": _cmd_run,
     "exec": _cmd_exec,
@@ -337,6 +374,7 @@ COMMANDS = {
     "state": _cmd_state,
     "reap": _cmd_reap,
     "doctor": _cmd_doctor,
+    "serve": _cmd_serve,
 }
 
 
