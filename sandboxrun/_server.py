@@ -7,7 +7,8 @@ open, and optionally on TCP behind a token (platforms):
     POST /v1/exec   "env": {NAME: VALUE}, "verbose": N}
                    -> 200 {"stdout": B64, "stderr": B64, "exitCode": N}
                    -> 503 {"fallback": WHY}: not answered here; run the command cold
-    GET  /healthz  -> 200 {"ok": true, "pid": N, "uid": N, "backends": N, "inflight": N}
+    GET  /healthz  -> 200 {"ok": true, "pid": N, "uid": N, "backends": N, "inflight": N,
+                           "answered": N}
 
 `args` are those of `sandboxrun run` or `exec` after the command's name, parsed by the
 CLI's own parser; `cwd`, `stdin` and `env` (the variables sandboxrun reads: SANDBOXRUN_*,
@@ -77,6 +78,7 @@ class App:
         self._backends: dict[Settings, Backend] = {}
         self._lock = threading.Lock()
         self.inflight = 0
+        self.answered = 0  # requests answered here (not declined)
         self.last_request = time.monotonic()
 
     def backend_for(self, settings: Settings) -> Backend:
@@ -121,6 +123,8 @@ class App:
                 reply = answer(args, caller, self.backend_for)
             except Exception as exc:  # ours: the line the CLI would print, exit 2
                 reply = error_reply(exc)
+        with self._lock:
+            self.answered += 1
         return Reply(reply.stdout, logs.getvalue().encode() + reply.stderr, reply.exit_code)
 
     def close(self) -> None:
@@ -260,7 +264,7 @@ class _Handler(BaseHTTPRequestHandler):
         app = self.server.app
         self._json(200, {
             "ok": True, "pid": os.getpid(), "uid": os.getuid(),
-            "backends": app.backends, "inflight": app.inflight,
+            "backends": app.backends, "inflight": app.inflight, "answered": app.answered,
         })  # fmt: skip
         return None
 
