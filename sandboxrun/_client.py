@@ -208,11 +208,15 @@ def connect(path: str, warn: bool = False) -> socket.socket | None:
 
 
 def post(sock: socket.socket, target: str, document: dict[str, Any]) -> tuple[int, Any]:
-    """One HTTP/1.1 POST of a JSON document; (status, the JSON answer or None).
+    """One HTTP/1.1 POST of a JSON document; (status, the JSON answer or None)."""
+    return exchange(sock, "POST", target, json.dumps(document).encode())
+
+
+def exchange(sock: socket.socket, method: str, target: str, body: bytes = b"") -> tuple[int, Any]:
+    """One HTTP/1.1 request and its whole answer: (status, JSON body or None).
     `Connection: close`: the answer ends where the stream does."""
-    body = json.dumps(document).encode()
     head = (
-        f"POST {target} HTTP/1.1\r\nHost: sandboxrun\r\nContent-Type: application/json\r\n"
+        f"{method} {target} HTTP/1.1\r\nHost: sandboxrun\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     sock.sendall(head.encode("ascii") + body)

@@ -506,27 +506,24 @@ def _address(text: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def server_state(settings: Settings) -> str:
-    """One line for `doctor`: where the server's socket is and whether it answers."""
+def server_state(settings: Settings) -> tuple[bool | None, str, str]:
+    """`doctor`'s line on the server: (ok, "serve", what was found); None: a warning."""
     path = settings.serve_socket or _client.default_socket()
     if settings.serve == "off":
-        return f'off (serve = "off"); socket would be {path}'
+        return True, "serve", 'off (serve = "off"): `run` and `exec` run cold'
     why = _client.untrusted(path)
     if why == "no socket":
-        return f"not running ({path}); `run` and `exec` run cold"
+        return True, "serve", f"not running ({path}): `run` and `exec` run cold"
     if why:
-        return f"not used: {path}: {why}"
+        return None, "serve", f"not used: {path}: {why}"
     sock = _client.connect(path)
     if sock is None:
-        return f"not answering at {path} (stale socket?)"
+        return None, "serve", f"not answering at {path} (a stale socket, or not yours)"
     try:
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: sandboxrun\r\nConnection: close\r\n\r\n")
-        raw = b""
-        while chunk := sock.recv(1 << 16):
-            raw += chunk
-        _status, health = _client.parse_response(raw)
-    except (OSError, ValueError) as exc:
-        return f"not answering at {path}: {exc}"
+        _status, health = _client.exchange(sock, "GET", "/healthz")
+        pid, backends = health["pid"], health["backends"]
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        return None, "serve", f"not answering at {path}: {exc}"
     finally:
         sock.close()
-    return f"running at {path} (pid {health.get('pid')}, {health.get('backends')} backend(s))"
+    return True, "serve", f"running at {path} (pid {pid}, {backends} backend(s)): used by run, exec"
