@@ -361,7 +361,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from ._server import serve
+    from .._server import serve
 
     return serve(args)
 

@@ -225,7 +225,7 @@ def doctor(settings: Settings) -> int:
         lines += hook_checks(settings, backend)
     except SandboxrunError as exc:
         lines.append((False, "sandbox", str(exc)))
-    from ._server import server_state  # the server is above the doctor
+    from .._server import server_state  # the server is above the doctor
 
     lines.append(server_state(settings))
     for ok, what, detail in lines:

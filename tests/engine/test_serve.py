@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from sandboxrun import DockerBackend
+from sandboxrun._backends.docker.reaper import LABEL
 from sandboxrun._client import parse_response
-from sandboxrun._docker import LABEL
 
 from .conftest import HookWriter, engine_runtime
 
