@@ -457,6 +457,8 @@ def open_servers(
     old = os.umask(0o177)  # the socket is born 0600: no moment where others may connect
     try:
         unix = _UnixServer(path, _Handler)
+    except OSError as exc:  # a path too long for a socket, a read-only folder...
+        raise ConfigError(f"cannot listen on {path}: {exc}") from None
     finally:
         os.umask(old)
     os.chmod(path, 0o600)
