@@ -5,7 +5,8 @@ command line with the same functions as the cold path, from a process that has t
 engine connection (and, later, warm containers) ready. When no trusted server answers
 (no socket, refused, wrong owner, a connect that times out, `serve = "off"` in the
 config, `--no-serve`), the command runs cold in this process (`_cli`): the answer is
-the same either way, only slower.
+the same either way, only slower. With `serve = "start"` the command also starts a
+server in the background for the next ones (it stops after 15 idle minutes).
 
 What the client trusts. A server answers for the user's guard hooks, so the client
 sends nothing until it knows the server is the user's own:
@@ -65,11 +66,13 @@ def via_server(argv: list[str]) -> int | None:
     if found is None:
         return None
     verbose, command, args = found
-    path = socket_path(_config_of(args))
+    path, mode = socket_path(_config_of(args))
     if path is None:
         return None
     sock = connect(path, warn=True)
     if sock is None:
+        if mode == "start" and untrusted(path) in ("no socket", None):
+            start_server(path)  # for the next commands; this one runs cold
         return None
     stdin = sys.stdin.buffer.read() if not sys.stdin.isatty() else None
     try:
@@ -132,22 +135,57 @@ def _config_of(args: list[str]) -> tuple[str | None, bool]:
     return None, False
 
 
-def socket_path(config: tuple[str | None, bool]) -> str | None:
-    """The server's socket by the user's config file, or None: the server is not to be
-    used (`serve = "off"`), or the file is one the cold path must judge (it reports)."""
+def socket_path(config: tuple[str | None, bool]) -> tuple[str | None, str]:
+    """The server's socket by the user's config file, and its `serve` setting; no path:
+    the server is not to be used (`serve = "off"`), or the file is one the cold path
+    must judge (it reports what is wrong)."""
     given, named = config
     if named and given is None:
-        return None
+        return None, "off"
     try:
         table = read_config(given or config_path(), required=named)
     except ConfigError:
-        return None
-    if table.get("serve", "auto") != "auto":
-        return None
-    path = table.get("serve_socket")
-    if path is None:
-        return default_socket()
-    return path if isinstance(path, str) and os.path.isabs(path) else None
+        return None, "off"
+    mode = table.get("serve", "auto")
+    path = table.get("serve_socket", default_socket())
+    if mode not in ("auto", "start") or not isinstance(path, str) or not os.path.isabs(path):
+        return None, "off"
+    return path, mode
+
+
+AUTO_IDLE_EXIT = 900  # seconds without a request before a server started on demand stops
+SERVER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def start_server(path: str) -> None:
+    """Start `sandboxrun serve` on `path` in the background, in a session of its own
+    (the agent's signals to its hook do not reach it); it stops when idle. Its log is
+    `serve.log` beside the socket. A server that loses a race to another exits."""
+    import subprocess  # only here: most commands never start a server
+
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        log = os.open(
+            os.path.join(folder, "serve.log"),
+            os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+    except OSError:
+        return
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "sandboxrun", "serve", "--socket", path,
+             "--idle-exit", str(AUTO_IDLE_EXIT)],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+            # Not this command's environment: an agent starts hooks with variables a
+            # repository chose, and the server outlives this one command.
+            env={"PATH": SERVER_PATH, "LANG": "C.UTF-8"}, cwd="/",
+        )  # fmt: skip
+    except OSError as exc:
+        _warn(f"could not start a server at {path}: {exc}")
+    finally:
+        os.close(log)
 
 
 def default_socket() -> str:

@@ -117,7 +117,7 @@ class App:
         caller = Caller(lambda: stdin, request["env"])
         answer = answer_run if command == "run" else answer_exec
         with _in_folder(request["cwd"]), _captured_logs(args.verbose) as logs:
-            if _serve_setting(args.config) != "auto":
+            if _serve_setting(args.config) not in ("auto", "start"):
                 raise Decline("serve is off in the config file")
             try:
                 reply = answer(args, caller, self.backend_for)
@@ -515,7 +515,8 @@ def server_state(settings: Settings) -> tuple[bool | None, str, str]:
         return True, "serve", 'off (serve = "off"): `run` and `exec` run cold'
     why = _client.untrusted(path)
     if why == "no socket":
-        return True, "serve", f"not running ({path}): `run` and `exec` run cold"
+        start = ' (the next `run` or `exec` starts it: serve = "start")'
+        return True, "serve", f"not running at {path}{start if settings.serve == 'start' else ''}"
     if why:
         return None, "serve", f"not used: {path}: {why}"
     sock = _client.connect(path)

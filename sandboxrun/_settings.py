@@ -109,10 +109,10 @@ class Settings(BaseSettings):
     state_dir: str | None = Field(
         None, description="where hook states live (default ~/.local/share/sandboxrun/state)"
     )
-    serve: Literal["auto", "off"] = Field(
+    serve: Literal["auto", "start", "off"] = Field(
         "auto",
         description="auto: `run` and `exec` use a running `sandboxrun serve` (else the cold"
-        " path); off: never",
+        " path); start: and start one when none runs (it stops when idle); off: never",
     )
     serve_socket: str | None = Field(
         None,

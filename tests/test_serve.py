@@ -327,3 +327,38 @@ def test_client_imports_stay_light(served: Served, ws: Path) -> None:
     assert done.stderr.strip().splitlines()[-1] == b"[]"
     assert served.app.answered == 1
 
+
+
+def test_serve_start_starts_a_server_for_the_next_commands(
+    home: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    """`serve = "start"`: the first command runs cold and starts a server in the
+    background; the next one is answered by it. (No hooks: no engine needed.)"""
+    import signal
+    import subprocess
+    import time
+
+    path = str(short_dir / "auto" / "serve.sock")
+    config = home / "config.toml"
+    config.write_text(f'serve = "start"\nserve_socket = "{path}"\n')
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    argv = [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--config", str(config),
+            "--home", str(home), "--workspace", str(empty)]  # fmt: skip
+    first = subprocess.run(argv, input=b"{}", capture_output=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    deadline = time.monotonic() + 60
+    while (sock := client.connect(path)) is None:
+        assert time.monotonic() < deadline, "no server was started"
+        time.sleep(0.1)
+    health = client.exchange(sock, "GET", "/healthz")[1]
+    sock.close()
+    try:
+        second = subprocess.run(argv, input=b"{}", capture_output=True, timeout=60)
+        assert (second.returncode, second.stdout) == (0, first.stdout)
+        assert request(path, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")[1]["answered"] == 1
+    finally:
+        os.kill(health["pid"], signal.SIGTERM)
+        while os.path.exists(path):
+            assert time.monotonic() < deadline + 60, "the server did not stop"
+            time.sleep(0.1)
