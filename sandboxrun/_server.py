@@ -344,7 +344,16 @@ def _b64(data: bytes) -> str:
     return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
-class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+class _Quiet:
+    """A client that hangs up before its answer (an agent that gave up on its hook) is
+    one log line, not socketserver's traceback on stderr."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        logger.opt(exception=True).debug("serve: a request failed")
+        logger.info("serve: a client went away before its answer")
+
+
+class _UnixServer(_Quiet, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     """Only processes of the server's own user are answered (SO_PEERCRED)."""
 
     token: bytes | None = None
@@ -360,7 +369,7 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         return True
 
 
-class _TCPServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
+class _TCPServer(_Quiet, socketserver.ThreadingMixIn, socketserver.TCPServer):
     """For platforms: every request must carry the token."""
 
     allow_reuse_address = True
