@@ -362,3 +362,33 @@ def test_serve_start_starts_a_server_for_the_next_commands(
         while os.path.exists(path):
             assert time.monotonic() < deadline + 60, "the server did not stop"
             time.sleep(0.1)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["run", "PreToolUse"], (0, "run", ["PreToolUse"])),
+        (["-vv", "--verbose", "exec", "--", "x"], (3, "exec", ["--", "x"])),
+        (["exec", "--", "guard", "--no-serve"], (0, "exec", ["--", "guard", "--no-serve"])),
+        (["run", "PreToolUse", "--no-serve"], None),
+        (["run", "PreToolUse", "--no-s"], None),  # argparse takes the prefix too
+        (["run", "--help"], None),
+        (["list"], None),
+        (["-h"], None),
+        ([], None),
+    ],
+)
+def test_which_command_lines_may_go_to_the_server(
+    argv: list[str], expected: tuple[int, str, list[str]] | None
+) -> None:
+    assert client._split(argv) == expected
+
+
+def test_the_config_named_on_the_command_line_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert client._config_of(["H", "--config", "c.toml"]) == (str(tmp_path / "c.toml"), True)
+    assert client._config_of(["H", "--conf=/a.toml"]) == ("/a.toml", True)
+    assert client._config_of(["--", "--config", "x"]) == (None, False)
+    assert client._config_of(["--config"]) == (None, True)  # the cold path says what is wrong
