@@ -1,7 +1,7 @@
 """What `run` and `exec` answer, as bytes and an exit code, wherever they are answered.
 
 The CLI answers in its own process (the cold path); `sandboxrun serve` answers the same
-command line for a client (`_server`). Both call these functions, so every rule of the
+command line for a client (`_server/`). Both call these functions, so every rule of the
 cold path (`_session` for events, `_exec` for commands, what a broken config file or a
 bug of ours means) comes out the same on both. What differs is only where the backend
 comes from (`backend_for`) and whose process the caller is (`Caller`).

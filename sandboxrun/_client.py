@@ -1,6 +1,6 @@
 """The light client of `sandboxrun serve`; the `sandboxrun` command starts here.
 
-`run` and `exec` first try the user's own server (`_server`), which answers the same
+`run` and `exec` first try the user's own server (`_server/`), which answers the same
 command line with the same functions as the cold path, from a process that has the
 engine connection (and, later, warm containers) ready. When no trusted server answers
 (no socket, refused, wrong owner, a connect that times out, `serve = "off"` in the
