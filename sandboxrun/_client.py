@@ -250,12 +250,15 @@ def post(sock: socket.socket, target: str, document: dict[str, Any]) -> tuple[in
     return exchange(sock, "POST", target, json.dumps(document).encode())
 
 
-def exchange(sock: socket.socket, method: str, target: str, body: bytes = b"") -> tuple[int, Any]:
+def exchange(
+    sock: socket.socket, method: str, target: str, body: bytes = b"", headers: str = ""
+) -> tuple[int, Any]:
     """One HTTP/1.1 request and its whole answer: (status, JSON body or None).
-    `Connection: close`: the answer ends where the stream does."""
+    `headers`: more header lines, each ending in CRLF. `Connection: close`: the answer
+    ends where the stream does."""
     head = (
         f"{method} {target} HTTP/1.1\r\nHost: sandboxrun\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n{headers}\r\n"
     )
     sock.sendall(head.encode("ascii") + body)
     chunks = []

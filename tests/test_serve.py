@@ -22,16 +22,10 @@ import sandboxrun._cli as cli
 from sandboxrun import ConfigError, ExecRequest, ExecResult, FakeBackend
 from sandboxrun import _client as client
 from sandboxrun._server import App, close_servers, open_servers, prepare_socket
+from tests.test_cli_unit import _restore_library_logging  # noqa: F401 - autouse, shared
 
 ROOT_ONLY = pytest.mark.skipif(os.getuid() != 0, reason="needs root to chown to another uid")
 CANCEL = b'{"cancel": true, "errorMessage": "no"}\n'
-
-
-@pytest.fixture(autouse=True)
-def _restore_library_logging() -> Iterator[None]:
-    yield
-    logger.remove()
-    logger.disable("sandboxrun")
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ import pytest
 
 from sandboxrun import DockerBackend
 from sandboxrun._backends.docker.reaper import LABEL
-from sandboxrun._client import parse_response
+from sandboxrun._client import exchange
 
 from .conftest import HookWriter, engine_runtime
 
@@ -80,14 +80,7 @@ def post(path: str, method: str, target: str, body: dict[str, Any] | None = None
     data = json.dumps(body).encode() if body is not None else b""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(path)
-        sock.sendall(
-            f"{method} {target} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(data)}\r\n\r\n".encode()
-            + data
-        )
-        raw = b""
-        while chunk := sock.recv(65536):
-            raw += chunk
-    return parse_response(raw)
+        return exchange(sock, method, target, data)
 
 
 @pytest.fixture
@@ -263,17 +256,9 @@ def _free_port() -> int:
 
 
 def _tcp(port: int, token: str | None, body: dict[str, Any]) -> tuple[int, Any]:
-    data = json.dumps(body).encode()
     auth = f"Authorization: Bearer {token}\r\n" if token else ""
     with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
-        sock.sendall(
-            f"POST /v1/run HTTP/1.1\r\nHost: x\r\n{auth}Content-Length: {len(data)}\r\n\r\n".encode()
-            + data
-        )
-        raw = b""
-        while chunk := sock.recv(65536):
-            raw += chunk
-    return parse_response(raw)
+        return exchange(sock, "POST", "/v1/run", json.dumps(body).encode(), auth)
 
 
 def test_tcp_wants_the_right_token(
