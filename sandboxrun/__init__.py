@@ -9,28 +9,25 @@ The public surface is what `__all__` lists; everything else is private. Build
     print(result.to_json())
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING, Any
 
-import importlib
+from ._errors import (
+    ConfigError,
+    EngineError,
+    EngineUnavailable,
+    ImageMissing,
+    RuntimeMissing,
+    SandboxrunError,
+)
+from ._log import quiet_library
 
-TYPE_CHECKING = False  # not `typing`'s: its import alone costs the client milliseconds
 if TYPE_CHECKING:
-    from typing import Any
-
     from ._backends.base import Backend, FakeBackend
     from ._backends.docker.backend import DockerBackend
     from ._backends.docker.reaper import reap
     from ._dialects.base import Dialect
     from ._dialects.claude.dialect import ClaudeDialect
     from ._dialects.cline import ClineDialect, parse_output
-    from ._errors import (
-        ConfigError,
-        EngineError,
-        EngineUnavailable,
-        ImageMissing,
-        RuntimeMissing,
-        SandboxrunError,
-    )
     from ._runner import CombinedHookRunner, HookFactory, HookRunner, NoOpHookRunner
     from ._settings import Settings
     from ._types import (
@@ -43,40 +40,37 @@ if TYPE_CHECKING:
         Skipped,
     )
 
-# Imported on first use (PEP 562), not with the package: `sandboxrun run` through a
-# running `serve` (`_client`) must start without docker, pydantic or loguru.
-_HOME = {
+# Imported on first access (PEP 562), so `sandboxrun run` for an event with no hook
+# never pays for docker or pydantic: the CLI imports what its path needs itself.
+_LAZY = {
     "Backend": "_backends.base", "FakeBackend": "_backends.base",
     "DockerBackend": "_backends.docker.backend", "reap": "_backends.docker.reaper",
-    "ClaudeDialect": "_dialects.claude.dialect", "ClineDialect": "_dialects.cline",
-    "parse_output": "_dialects.cline", "Dialect": "_dialects.base",
-    "ConfigError": "_errors", "EngineError": "_errors",
-    "EngineUnavailable": "_errors", "ImageMissing": "_errors", "RuntimeMissing": "_errors",
-    "SandboxrunError": "_errors", "CombinedHookRunner": "_runner",
-    "HookFactory": "_runner", "HookRunner": "_runner", "NoOpHookRunner": "_runner",
-    "Settings": "_settings", "CombinedResult": "_types", "Discovery": "_types",
-    "ExecRequest": "_types", "ExecResult": "_types", "HookOutcome": "_types",
-    "HookSpec": "_types", "Skipped": "_types",
+    "Dialect": "_dialects.base", "ClaudeDialect": "_dialects.claude.dialect",
+    "ClineDialect": "_dialects.cline", "parse_output": "_dialects.cline",
+    "CombinedHookRunner": "_runner", "HookFactory": "_runner", "HookRunner": "_runner",
+    "NoOpHookRunner": "_runner", "Settings": "_settings", "CombinedResult": "_types",
+    "Discovery": "_types", "ExecRequest": "_types", "ExecResult": "_types",
+    "HookOutcome": "_types", "HookSpec": "_types", "Skipped": "_types",
 }  # fmt: skip
 
 
-_quiet = False
-
-
 def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module 'sandboxrun' has no attribute {name!r}")
-    global _quiet
-    if not _quiet:  # once, so an application that turned the logs on keeps them
-        from loguru import logger
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        # A library stays quiet until the application turns its logs on (the CLI does).
-        logger.disable("sandboxrun")
-        _quiet = True
-    value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
-    globals()[name] = value  # once: later lookups do not come here
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # once: later lookups are plain attribute reads
     return value
 
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+# A library stays quiet until the application turns its logs on (the CLI does).
+quiet_library()
 
 __version__ = "0.1.0"
 __all__ = [

@@ -15,26 +15,27 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from loguru import logger
-
-from ._backends.base import Backend
 from ._errors import ConfigError, SandboxrunError
-from ._exec import exec_request, run_exec, sandbox_failure
-from ._runner import DIALECTS, HookFactory
-from ._session import failure_answer
-from ._settings import Settings, env_fail_closed
+from ._log import logger
 from ._text import printable
 
-BackendFor = Callable[[Settings], Backend]
+if TYPE_CHECKING:
+    from ._backends.base import Backend
+    from ._settings import Settings
+    from ._types import CombinedResult
+
+# Heavy modules (settings, dialects, the runner) are imported by each function when it
+# runs: the CLI imports this module for every command.
+BackendFor = Callable[["Settings"], "Backend"]
 
 
 @dataclass(frozen=True)
 class Caller:
     """What of the calling process an answer depends on besides its command line: its
     stdin (read when the command needs it) and its environment (only the variables
-    sandboxrun reads: the tightening one, and the agent's plugin root for `exec`).
+    sandboxrun reads: the tightening one, and those the agent hands `exec`'s hook).
     Its current directory is the thread's own (`serve` sets it per request)."""
 
     read_stdin: Callable[[], bytes]
@@ -59,8 +60,13 @@ class Reply:
     abandoned: bool = False
 
 
-def answer_run(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
-    """`sandboxrun run HOOK`: one JSON answer on stdout, exit 0 when the hooks ran."""
+def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> CombinedResult:
+    """`sandboxrun run HOOK`: the combined answer of the event's hooks."""
+    from ._dialects.registry import DIALECTS
+    from ._runner import HookFactory
+    from ._session import failure_answer
+    from ._settings import env_fail_closed
+
     try:
         settings = load(args, caller, agent=args.agent, timeout=args.timeout, image=args.image,
             runtime=args.runtime, fail_closed=args.fail_closed, network=args.network,
@@ -69,11 +75,12 @@ def answer_run(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
     except ConfigError as exc:  # a broken config file blocks too, when asked to
         if not (args.fail_closed or env_fail_closed(caller.environ)):
             raise
-        answer = failure_answer(DIALECTS[args.agent or "cline"], True, exc)
-        return Reply(dumps(answer.to_json()), b"", 0)
+        return failure_answer(DIALECTS[args.agent or "cline"], True, exc)
     dialect = DIALECTS[settings.agent]
     backend = backend_for(settings)  # connects only once there is a hook to run
-    factory = HookFactory(settings, backend, home=args.home, hooks_dirs=args.hooks_dir)
+    factory = HookFactory(
+        settings, backend, home=args.home, hooks_dirs=args.hooks_dir, env_file=args.env_file
+    )
     try:
         if args.hook not in dialect.hook_names:
             known = ", ".join(dialect.hook_names)
@@ -81,21 +88,30 @@ def answer_run(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
         result = factory.run(args.hook, read_event(caller.read_stdin()), args.workspace)
     except Exception as exc:  # under fail-closed, every failure of ours answers the block
         result = failure_answer(dialect, settings.fail_closed, exc)
+    return result
+
+
+def answer_run(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
+    """`sandboxrun run HOOK`: one JSON answer on stdout, exit 0 when the hooks ran."""
+    result = run_result(args, caller, backend_for)
     return Reply(dumps(result.to_json()), b"", 0, abandoned=result.abandoned)
 
 
 def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
     """`sandboxrun exec -- COMMAND`: the hook's stdout, stderr and exit code, unchanged,
     or the sandbox's failure in the agent's terms (`_exec`)."""
+    from ._exec import exec_request, run_exec, sandbox_failure
+
     settings = load(args, caller, agent=args.agent, timeout=args.timeout, image=args.image,
         network=args.network, runtime=args.runtime, fail_closed=args.fail_closed,
         allow_domains=args.allow_domain or None,
     )  # fmt: skip
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
     stdin = caller.read_stdin()
+    backend = backend_for(settings)
     try:
         request = exec_request(settings, command, stdin, args.workspace, caller.environ)
-        out = run_exec(settings, backend_for(settings), request)
+        out = run_exec(settings, backend, request, caller.environ)
     except Exception as exc:  # ours, not the hook's: a clear line, a block if fail-closed
         if not isinstance(exc, SandboxrunError):
             logger.opt(exception=exc).debug("internal error")
@@ -113,6 +129,8 @@ def error_reply(exc: Exception) -> Reply:
 
 
 def load(args: argparse.Namespace, caller: Caller | None = None, **overrides: Any) -> Settings:
+    from ._settings import Settings
+
     environ = caller.environ if caller else None
     return Settings.load(config=args.config, environ=environ, **overrides)
 

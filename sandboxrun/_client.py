@@ -42,9 +42,10 @@ if TYPE_CHECKING:
 
 CONNECT_TIMEOUT = 1.0  # seconds: a server that does not accept by then is not used
 # What the client passes of its environment: the only variables sandboxrun reads
-# (`_settings`: the tightening one and the ignored ones it names; `_exec`: the plugin root).
+# (`_settings`: the tightening one and the ignored ones it names; `_exec`: what the agent
+# hands a hook: its plugin's root and data folder, its CLAUDE_ENV_FILE).
 PASSED_ENV_PREFIX = "SANDBOXRUN_"
-PASSED_ENV = ("CLAUDE_PLUGIN_ROOT",)
+PASSED_ENV = ("CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "CLAUDE_ENV_FILE")
 _PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
 

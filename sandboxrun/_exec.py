@@ -17,24 +17,35 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from loguru import logger
-
+from . import _envfile
 from ._backends.base import Backend
 from ._dialects.base import Dialect, sandbox_ending, unique_mounts
 from ._dialects.claude.dialect import ClaudeDialect
+from ._dialects.claude.plugins import DATA_VAR
 from ._dialects.claude.settings import project_root
 from ._dialects.cline import ClineDialect
+from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import refused_sentence, sandbox_wall
-from ._mounts import check_root, hook_mount, mountable_file, transcript_file, under
-from ._preflight import image_tools_of, missing
-from ._runner import DIALECTS
+from ._log import logger
+from ._mounts import (
+    HOOK_HOME,
+    check_root,
+    hook_mount,
+    mountable_file,
+    sandbox_home,
+    transcript_file,
+    under,
+)
+from ._preflight import image_tools_of, missing, unreadable
 from ._settings import Settings, account_home
+from ._state import hook_ids, plugin_data
 from ._state import prepare as prepare_state
 from ._types import ExecRequest, ExecResult
 
@@ -46,6 +57,7 @@ class ExecOutput:
     stdout: bytes
     stderr: bytes
     exit_code: int
+    sandbox_ended: bool = False  # the sandbox, not the hook, ended the run
 
 
 def exec_request(
@@ -61,8 +73,10 @@ def exec_request(
     Not the agent's project-dir variable: a repository can set the environment of
     the hooks an agent starts, and the workspace decides what is mounted. Inside,
     the variable names the workspace actually mounted. `environ`: the agent's
-    environment (default ours; `serve` passes its client's), read for the plugin root.
+    environment (default ours; `serve` passes its client's), read for the variables
+    the agent hands a hook (plugin root and data, CLAUDE_ENV_FILE).
     """
+    environ = os.environ if environ is None else environ
     if not command:
         raise ConfigError("exec needs a command: sandboxrun exec [OPTIONS] -- COMMAND [ARG...]")
     dialect = DIALECTS[settings.agent]
@@ -85,10 +99,23 @@ def exec_request(
     state, note = prepare_state(settings, "exec", label, root)
     if note:  # the agent shows stderr: say why this run has an empty home
         logger.warning("{}", note)
-    plugin = _plugin_root(dialect, account_home(), os.environ if environ is None else environ)
+    plugin = _plugin_root(dialect, account_home(), environ)
+    private: tuple[tuple[str, str | None], ...] = ()
     if plugin:  # `${CLAUDE_PLUGIN_ROOT}/hooks/x.py` means the same inside
         env[PLUGIN_ROOT_VAR] = plugin
         extra.append(plugin)
+        data = _plugin_data(dialect, account_home(), environ)
+        if data:  # private inside: an empty tmpfs, or persistent with `state`
+            env[DATA_VAR] = data
+            private, data_note = plugin_data(settings, data, os.path.basename(data), label, root)
+            if data_note:
+                logger.warning("{}", data_note)
+    env_file = None
+    if isinstance(dialect, ClaudeDialect) and environ.get(_envfile.VAR):
+        # The agent gave this hook its CLAUDE_ENV_FILE: the hook gets an empty one of
+        # ours; `run_exec` copies what may go to the agent's (`_envfile`).
+        env_file = _envfile.new_file(*hook_ids(settings.user))
+        env[_envfile.VAR] = _envfile.TARGET
     return ExecRequest(
         argv=argv,
         stdin=stdin,
@@ -100,6 +127,8 @@ def exec_request(
         timeout=settings.timeout or min(dialect.default_timeout, EXEC_DEFAULT_TIMEOUT),
         label=label[:200],
         state=state,
+        env_file=env_file,
+        private_dirs=private,
     )
 
 
@@ -122,8 +151,11 @@ def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> l
         except ValueError:  # an unbalanced quote: the shell will say so inside
             words += part.split()
     inside = os.path.realpath(root) + os.sep
+    home = sandbox_home()  # `~` inside is the user's home path: `~/.claude/hooks/g.sh` too
     found = []
     for word in words:
+        if word.startswith("~/") and home != HOOK_HOME:
+            word = home + word[1:]
         if not os.path.isabs(word) or not os.path.isfile(word):
             continue
         real = os.path.realpath(word)
@@ -169,6 +201,35 @@ def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str]) -> str
     return None
 
 
+def _plugin_data(dialect: Dialect, home: str, environ: Mapping[str, str]) -> str | None:
+    """The `CLAUDE_PLUGIN_DATA` the agent gave, when it is one of its plugin data folders
+    (`~/.claude/plugins/data/<id>`); only its path is used: a private folder is there."""
+    value = environ.get(DATA_VAR)
+    if not isinstance(dialect, ClaudeDialect) or not value or not os.path.isabs(value):
+        return None
+    folder = os.path.realpath(os.path.join(home, dialect.user_dir, "plugins", "data"))
+    name = os.path.basename(os.path.normpath(value))
+    parent = os.path.realpath(os.path.dirname(os.path.normpath(value)))
+    if parent == folder and _PLUGIN_ID.fullmatch(name):
+        return os.path.normpath(value)
+    logger.warning("{} ignored: {} is not a plugin data folder in {}", DATA_VAR, value, folder)
+    return None
+
+
+_PLUGIN_ID = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def env_file_target(home: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The agent's CLAUDE_ENV_FILE from exec's environment, if it may receive lines."""
+    try:
+        return _envfile.agent_file(
+            (os.environ if environ is None else environ).get(_envfile.VAR), home
+        )
+    except ValueError as exc:
+        logger.warning("{}; nothing the hook writes there is copied", exc)
+        return None
+
+
 def trusted_places(settings: Settings, home: str) -> list[str]:
     """Where files a hook command names may be mounted from: the agent's own hook and
     plugin folders in the user's home, /usr/local (tools the user installed), and the
@@ -183,14 +244,39 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
     return [*agent, "/usr/local", *settings.hook_paths]
 
 
-def run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> ExecOutput:
+def run_exec(
+    settings: Settings,
+    backend: Backend,
+    request: ExecRequest,
+    environ: Mapping[str, str] | None = None,
+) -> ExecOutput:
     """Run once; pass the hook's bytes through, or say why the sandbox ended it. A
-    missing runtime always blocks; other engine failures block under fail-closed."""
+    missing runtime always blocks; other engine failures block under fail-closed.
+    `environ`: the agent's environment, as for `exec_request`."""
+    try:
+        out = _run_exec(settings, backend, request)
+    finally:
+        parsed = _envfile.collect(request.env_file) if request.env_file else None
+    if parsed is None:
+        return out
+    notes = [f"sandboxrun: CLAUDE_ENV_FILE {why}: refused\n" for why in parsed.refused]
+    target = env_file_target(account_home(), environ)
+    if parsed.accepted and target and not out.sandbox_ended:
+        try:
+            _envfile.append(target, parsed.lines())
+        except OSError as exc:
+            notes.append(f"sandboxrun: could not append to {target}: {exc.strerror}\n")
+    return replace(out, stderr=out.stderr + "".join(notes).encode())
+
+
+def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> ExecOutput:
     try:
         backend.check()
         tools = image_tools_of(backend)
         r = request
         why = missing(r.argv, r.workdir, r.mounts, r.env, tools) if tools else None
+        if why is None and tools is not None:  # a hook that could not read its own files
+            why = unreadable(r.mounts, r.argv, hook_ids(settings.user), settings.groups)
         if why is not None:  # it would exit 127 inside: a sandbox failure, never an allow
             return sandbox_failure(settings, f"the hook cannot start: {why}")
         result = backend.run(request)
@@ -222,10 +308,10 @@ def sandbox_failure(settings: Settings, why: str, result: ExecResult | None = No
     """The agent's answer when the sandbox, not the hook, ended the run."""
     stderr = result.stderr if result else b""
     if not settings.fail_closed:
-        return ExecOutput(b"", stderr + f"sandboxrun: {why}\n".encode(), 1)
+        return ExecOutput(b"", stderr + f"sandboxrun: {why}\n".encode(), 1, True)
     reason = f"sandboxrun (fail-closed): {why}"
     dialect = DIALECTS[settings.agent]
     if isinstance(dialect, ClineDialect):  # Cline's family answers on stdout, not by exit code
         answer = dialect.blocked_answer(reason)
-        return ExecOutput(json.dumps(answer).encode() + b"\n", stderr, 0)
-    return ExecOutput(b"", stderr + reason.encode() + b"\n", 2)
+        return ExecOutput(json.dumps(answer).encode() + b"\n", stderr, 0, True)
+    return ExecOutput(b"", stderr + reason.encode() + b"\n", 2, True)

@@ -7,6 +7,8 @@ not have. Saying so in the hook's report turns a puzzling failure into a known l
 
 from __future__ import annotations
 
+from ._mounts import HOME_FOLDERS, sandbox_home
+
 # (what the tools print, what it means): the first match wins.
 _WALLS: tuple[tuple[tuple[bytes, ...], str], ...] = (
     (
@@ -37,10 +39,23 @@ _WALLS: tuple[tuple[tuple[bytes, ...], str], ...] = (
 def sandbox_wall(stderr: bytes) -> str | None:
     """The sentence for the first wall a failed hook's stderr shows, or None."""
     tail = stderr[-8192:]
+    if _home_write(tail):
+        return (
+            "the sandbox stopped a write straight in $HOME: while a workspace lies below"
+            " your home, only /tmp and the home's tool and agent folders"
+            f" ({', '.join('~/' + f for f in HOME_FOLDERS[:3] + HOME_FOLDERS[6:])}...)"
+            " are writable, and are emptied after the run"
+        )
     for needles, sentence in _WALLS:
         if any(n in tail for n in needles):
             return sentence
     return None
+
+
+def _home_write(tail: bytes) -> bool:
+    """Whether a line says a write straight in the home was refused (Landlock: EACCES)."""
+    home = sandbox_home().encode("utf-8", "surrogateescape") + b"/"
+    return any(b"Permission denied" in ln and home in ln for ln in tail.splitlines())
 
 
 def refused_sentence(hosts: tuple[str, ...]) -> str:

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ._errors import ConfigError
+from ._log import logger
 from ._settings import account_home
 
 # Folders that are the system's, whatever is below them: never a workspace, and never
@@ -32,9 +34,8 @@ SYSTEM_TREES = (
 )  # fmt: skip
 # Folders that hold other people's folders: never a root themselves (below is fine).
 SHARED_TOPS = ("/", "/home", "/var", "/opt", "/srv", "/mnt", "/media", "/tmp", "/var/tmp")
-# The hook's own home: a private tmpfs, the only writable folder but /tmp. Not the user's
-# home path: workspaces usually live below that, and the sandbox allows writes (FIFOs
-# included) only below the hook's own folders (see images/sandboxrun-seccomp.c).
+# The hook's home when the user's own home path cannot be one (see `home_layout`), and a
+# hook state's when something is mounted below the user's home.
 HOOK_HOME = "/home/hook"
 # Never mountable, even under allowed_roots: the kernel's and the engine's interfaces.
 NEVER = ("/proc", "/sys", "/dev", "/run", "/var/run", "/etc", "/boot")
@@ -101,14 +102,78 @@ def hook_mount(path: str, home: str | None = None) -> str:
     return path if system_reason(os.path.realpath(folder), home) else folder
 
 
-def home_cover(mounts: Sequence[str]) -> str | None:
-    """The user's home path, when something is mounted below it: the container then gets
-    an empty, read-only tmpfs there, so the path can be walked (an image's 0700 `/root`
-    would make `~/.claude/hooks` unreachable) and nothing else of the home shows."""
-    home = os.path.realpath(account_home())
-    if home == "/" or under(home, SYSTEM_TREES) or under(home, NEVER) or home == HOOK_HOME:
-        return None
-    return home if any(under(os.path.abspath(m), (home,)) for m in mounts) else None
+# The folders below the home a hook may write, each a small tmpfs of its own: the agents'
+# (a logger's `~/.claude/log`) and the usual tool caches. Not the home itself when
+# something the user did not make for hooks is mounted below it (see `home_layout`).
+HOME_FOLDERS = (
+    ".claude", ".qoder", ".qoder-cn", ".cline", "Documents/Cline", "Documents/.agents",
+    ".cache", ".config", ".local", ".npm",
+)  # fmt: skip
+# The user's own hook places below those: a hook folder, a plugin or a transcript mounted
+# there leaves its agent folder writable (their FIFOs, if any, are the user's own doing).
+HOOK_PLACES = (
+    *(f"{d}/{p}" for d in (".claude", ".qoder", ".qoder-cn") for p in ("hooks", "plugins",
+                                                                       "projects")),
+    ".cline/hooks", "Documents/Cline/Hooks", "Documents/.agents/hooks",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class HomeLayout:
+    """The hook's home inside the container (see `home_layout`)."""
+
+    home: str  # $HOME
+    tmpfs: tuple[str, ...]  # empty tmpfs mounts, outermost first, owned by the hook
+    writable: tuple[str, ...]  # what Landlock lets the hook write below them
+    state_at: str | None = None  # where the hook's state folder is bound, if it has one
+
+
+def sandbox_home() -> str:
+    """$HOME inside: the user's own home path (so `~/.claude/...` in events and
+    allow-lists means the same inside), or HOOK_HOME when that path cannot be one."""
+    real = os.path.realpath(account_home())
+    unfit = real in SHARED_TOPS or under(real, SYSTEM_TREES) or under(real, NEVER)
+    return HOOK_HOME if unfit else real
+
+
+def home_layout(mounts: Sequence[str], state: bool = False) -> HomeLayout:
+    """What a hook's home looks like: an empty tmpfs at the user's home path (nothing of
+    the real home shows but what is mounted), with the `HOME_FOLDERS` in it writable.
+
+    Landlock allows writes by folder tree, across the mount points below: granting a
+    folder would make host FIFOs in any folder mounted below it writable. So the home
+    itself is granted only when nothing but the user's own hook places lies below it,
+    and each of its folders likewise; a workspace at `~/proj` leaves `~` unwritable but
+    `~/.claude` writable. A hook with state gets its folder at the home when nothing at
+    all is mounted below it (nothing is then made inside the state), else at HOOK_HOME,
+    which is then its $HOME, as before.
+    """
+    real = sandbox_home()
+    targets = [os.path.abspath(m) for m in mounts]
+    if real == HOOK_HOME or under(real, targets):  # a platform's root holds the home
+        return HomeLayout(HOOK_HOME, () if state else (HOOK_HOME,), (HOOK_HOME,),
+                          HOOK_HOME if state else None)  # fmt: skip
+    below = [t for t in targets if under(t, (real,))]
+    if state and not below:
+        return HomeLayout(real, (), (real,), real)
+    places = [os.path.join(real, p) for p in HOOK_PLACES]
+    risky = [t for t in below if not (os.path.isfile(t) or under(t, places))]
+    folders, writable = [], [] if risky else [real]
+    for sub in HOME_FOLDERS:
+        path = os.path.join(real, sub)
+        if under(path, below):
+            continue  # the user's own files are mounted there: never covered
+        folders.append(path)
+        inside = [t for t in risky if under(t, (path,))]
+        if inside:
+            logger.debug("{} not writable: {} is mounted below it", path, inside[0])
+        else:
+            writable.append(path)
+    if risky:
+        logger.debug("{} not writable (its folders may be): {} is mounted below it", real, risky[0])
+    if state:
+        return HomeLayout(HOOK_HOME, (real, *folders), (*writable, HOOK_HOME), HOOK_HOME)
+    return HomeLayout(real, (real, *folders), tuple(writable))
 
 
 def transcript_file(event: Mapping[str, Any], home: str, agent_dir: str) -> str | None:

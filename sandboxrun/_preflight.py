@@ -37,6 +37,7 @@ from pathlib import Path
 from ._backends.base import Backend
 from ._backends.image_tools import ImageTools
 from ._errors import SandboxrunError
+from ._mounts import under
 from ._types import HookSpec
 
 SHEBANG_BYTES = 256  # the kernel reads no more of a script's first line
@@ -66,12 +67,55 @@ _UV = """--with --with-requirements --with-editable --python -p --project --dire
 _UV_VALUES = frozenset(_UV.split())  # `uv run` options whose next word is their value
 
 
-def check_hook(spec: HookSpec, backend: Backend) -> str | None:
-    """Why `spec` cannot start in `backend`'s image, or None (it can, or we cannot tell)."""
+def check_hook(
+    spec: HookSpec, backend: Backend, ids: tuple[int, int] | None = None, groups: Sequence[int] = ()
+) -> str | None:
+    """Why `spec` cannot start in `backend`'s image, or None (it can, or we cannot tell).
+    With `ids` (the hook's uid and gid), also whether that user can read its mounts."""
     tools = image_tools_of(backend)
     if tools is None:
         return None
-    return missing(spec.argv, spec.workdir, spec.mounts, spec.env, tools)
+    why = missing(spec.argv, spec.workdir, spec.mounts, spec.env, tools)
+    if why is None and ids is not None:
+        why = unreadable(spec.mounts, spec.argv, ids, groups)
+    return why
+
+
+def unreadable(
+    mounts: Sequence[str], argv: Sequence[str], ids: tuple[int, int], groups: Sequence[int] = ()
+) -> str | None:
+    """Which mount (or the hook file itself) the hook's user could not read, or None.
+
+    A mount keeps its host owner and mode inside. When sandboxrun runs as root, hooks run
+    as nobody: a root-owned 0700 workspace (`mktemp -d`) would make every hook fail with
+    "Permission denied", i.e. a guard that silently allows. Mode bits only: a path with
+    an ACL is not judged (the ACL may grant what the bits deny).
+    """
+    uid, gid = ids
+    wanted = [(m, os.R_OK | os.X_OK if os.path.isdir(m) else os.R_OK) for m in mounts]
+    if argv and os.path.isabs(argv[0]) and under(argv[0], mounts):
+        wanted.append((argv[0], os.R_OK | os.X_OK))
+    for path, need in wanted:
+        try:
+            st = os.stat(path)
+            if os.listxattr(path) and "system.posix_acl_access" in os.listxattr(path):
+                continue
+        except OSError:
+            continue  # missing paths are `missing`'s business
+        if uid == st.st_uid:
+            bits = (st.st_mode >> 6) & 7
+        elif gid == st.st_gid or st.st_gid in groups:
+            bits = (st.st_mode >> 3) & 7
+        else:
+            bits = st.st_mode & 7
+        if bits & need != need:
+            who = "nobody (sandboxrun runs as root; hooks never do)" if uid == 65534 else ""
+            return (
+                f"{path} is not readable by the hook's user, uid {uid}{' ' + who if who else ''}"
+                f" (mode {stat.S_IMODE(st.st_mode):o}, owner {st.st_uid}): make it readable"
+                f" (e.g. chmod o+rx) or set `user` in your config"
+            )
+    return None
 
 
 def image_tools_of(backend: Backend) -> ImageTools | None:

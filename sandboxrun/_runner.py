@@ -16,29 +16,23 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from loguru import logger
-
+from . import _envfile
 from ._backends.base import Backend
 from ._dialects.base import WORKSPACE_SOURCES, Dialect
-from ._dialects.claude.dialect import CLAUDE, QODER, QODER_CN, ClaudeDialect
-from ._dialects.cline import CARETI, CLINE
-from ._errors import SandboxrunError
+from ._dialects.claude.dialect import ClaudeDialect
+from ._dialects.claude.plugins import DATA_VAR
+from ._dialects.cline import CLINE
+from ._dialects.registry import DIALECTS
+from ._errors import ConfigError, SandboxrunError
 from ._hints import refused_sentence, sandbox_wall
+from ._log import logger
 from ._mounts import check_root, transcript_file
 from ._preflight import check_hook
 from ._session import answer_event
 from ._settings import Settings, account_home
+from ._state import hook_ids, plugin_data
 from ._state import prepare as prepare_state
 from ._types import CombinedResult, Discovery, ExecRequest, HookOutcome, HookSpec, Skipped
-
-DIALECTS: dict[str, Dialect] = {
-    "cline": CLINE,
-    "careti": CARETI,
-    "claude": CLAUDE,
-    "qoder": QODER,
-    "qoder-cn": QODER_CN,
-}
-
 
 # Seconds a run may take beyond its hook's deadline: the kill, the stream's end and the
 # container's removal (the backend's own grace is 10 s for a stream that hangs).
@@ -57,9 +51,15 @@ class HookRunner:
     """Runs one hook once in the backend and reads its answer."""
 
     def __init__(
-        self, spec: HookSpec, backend: Backend, dialect: Dialect, settings: Settings
+        self,
+        spec: HookSpec,
+        backend: Backend,
+        dialect: Dialect,
+        settings: Settings,
+        env_target: str | None = None,
     ) -> None:
         self.spec, self.backend, self.dialect, self.settings = spec, backend, dialect, settings
+        self.env_target = env_target  # the agent's CLAUDE_ENV_FILE, checked (`_envfile`)
 
     @property
     def timeout(self) -> float:
@@ -69,19 +69,42 @@ class HookRunner:
         spec = self.spec
         timeout = self.timeout
         state, state_note = prepare_state(self.settings, spec.source, spec.name, spec.workdir)
+        private: tuple[tuple[str, str | None], ...] = ()
+        data = spec.env.get(DATA_VAR)
+        if spec.plugin and data:  # CLAUDE_PLUGIN_DATA: private, persistent only with state
+            private, data_note = plugin_data(
+                self.settings, data, spec.plugin, spec.name, spec.workdir
+            )
+            state_note = "; ".join(n for n in (state_note, data_note) if n) or None
+        env_file = None
+        if isinstance(self.dialect, ClaudeDialect) and spec.hook_name in _envfile.EVENTS:
+            env_file = _envfile.new_file(*hook_ids(self.settings.user))
         request = ExecRequest(
             argv=spec.argv,
             stdin=stdin,
             workdir=spec.workdir,
             mounts=spec.mounts,
-            env=spec.env,
+            env={**spec.env, _envfile.VAR: _envfile.TARGET} if env_file else spec.env,
             timeout=timeout,
             label=f"{spec.hook_name} {spec.name}",
             state=state,
+            env_file=env_file,
+            private_dirs=private,
         )
         started = time.monotonic()
         try:
-            missing = check_hook(spec, self.backend)
+            return self._run(request, stdin, started, state_note)
+        finally:
+            if env_file:
+                _envfile.discard(env_file)
+
+    def _run(
+        self, request: ExecRequest, stdin: bytes, started: float, state_note: str | None
+    ) -> HookOutcome:
+        spec, timeout = self.spec, request.timeout
+        try:
+            ids = hook_ids(self.settings.user)
+            missing = check_hook(spec, self.backend, ids, self.settings.groups)
             if missing is not None:  # it would exit 127 inside: never a silent allow
                 logger.error("hook {} not run: {}", spec.name, missing)
                 return HookOutcome(spec=spec, status="error", error=f"not run: {missing}")
@@ -104,6 +127,8 @@ class HookRunner:
             outcome = replace(outcome, refused_hosts=result.refused_hosts)
         if wall:
             outcome = replace(outcome, error=f"{outcome.error}; {wall}" if outcome.error else wall)
+        if request.env_file:
+            outcome = self._env_lines(outcome, _envfile.collect(request.env_file))
         if state_note:  # state was asked for but not given: say so, never silently
             logger.warning("hook {}: {}", spec.name, state_note)
             error = f"{outcome.error}; {state_note}" if outcome.error else state_note
@@ -117,6 +142,29 @@ class HookRunner:
             outcome.exit_code,
         )
         return replace(outcome, stderr=outcome.stderr[-keep:] if keep else "")
+
+    def _env_lines(self, outcome: HookOutcome, parsed: _envfile.Parsed) -> HookOutcome:
+        """What the hook wrote to CLAUDE_ENV_FILE: the lines to copy (kept on the
+        outcome for `CombinedHookRunner`), in the report with what was refused."""
+        if not parsed.accepted and not parsed.refused:
+            return outcome
+        report: dict[str, Any] = parsed.report()
+        lines = tuple(parsed.lines())
+        why = None
+        if self.spec.source not in _envfile.TRUSTED_SOURCES:
+            why = "a workspace hook's lines never reach the agent"
+        elif self.env_target is None:
+            why = "no --env-file given"
+        elif outcome.status != "completed":
+            why = f"the hook {outcome.status}"
+        if why and lines:
+            report = {**report, "copied": [], "notCopied": f"{report['copied']}: {why}"}
+            lines = ()
+        notes = [f"CLAUDE_ENV_FILE {r}: refused" for r in parsed.refused]
+        if why and parsed.accepted:
+            notes.append(f"CLAUDE_ENV_FILE not copied: {why}")
+        error = "; ".join(e for e in (outcome.error, *notes) if e) or None
+        return replace(outcome, env_file=report, env_lines=lines, error=error)
 
 
 class CombinedHookRunner:
@@ -155,6 +203,7 @@ class CombinedHookRunner:
             workers = min(self.parallel, len(self.runners))
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 outcomes = tuple(pool.map(lambda r: r.run(stdin), self.runners))
+        self._copy_env(outcomes)
         outcomes += self.not_run
         if outcomes:
             slowest = max(outcomes, key=lambda o: o.duration_ms)
@@ -168,6 +217,18 @@ class CombinedHookRunner:
         )
         answer = self.dialect.combine(outcomes + unrun, self.fail_closed)
         return CombinedResult(answer, outcomes, not_run=self.never_run)
+
+
+    def _copy_env(self, outcomes: Sequence[HookOutcome]) -> None:
+        """Append what the hooks handed on through CLAUDE_ENV_FILE to the agent's file,
+        in configuration order (`HookRunner._env_lines` kept only what may go there)."""
+        target = next((r.env_target for r in self.runners if r.env_target), None)
+        lines = [line for o in outcomes for line in o.env_lines]
+        if target and lines:
+            try:
+                _envfile.append(target, lines)
+            except OSError as exc:
+                logger.error("could not append to {}: {}", target, exc)
 
 
 class NoOpHookRunner(CombinedHookRunner):
@@ -210,8 +271,12 @@ class HookFactory:
         backend: Backend,
         home: str | None = None,
         hooks_dirs: Sequence[str] = (),
+        env_file: str | None = None,
     ) -> None:
         self.settings = settings
+        # The agent's CLAUDE_ENV_FILE (`run --env-file`): where lines the user's own
+        # SessionStart (Setup, CwdChanged, FileChanged) hooks write are copied, checked.
+        self.env_file = env_file
         self.hooks_dirs = tuple(hooks_dirs)  # given: only these folders are searched
         self.backend = backend
         self.dialect = DIALECTS[settings.agent]
@@ -243,7 +308,15 @@ class HookFactory:
             hooks = [replace(h, mounts=(*h.mounts, transcript)) for h in hooks]
         # Discovery order puts the user's own hooks first: a repository that configures
         # dozens of hooks can only push its own past the bound, never the user's.
-        runners = [HookRunner(h, self.backend, self.dialect, s) for h in hooks[: s.max_hooks]]
+        target = None
+        if isinstance(self.dialect, ClaudeDialect) and hook_name in _envfile.EVENTS:
+            try:
+                target = _envfile.agent_file(self.env_file, self.home, self.dialect.user_dir)
+            except ValueError as exc:
+                raise ConfigError(f"--env-file refused: {exc}") from None
+        runners = [
+            HookRunner(h, self.backend, self.dialect, s, target) for h in hooks[: s.max_hooks]
+        ]
         not_run = [
             HookOutcome(
                 spec=h,

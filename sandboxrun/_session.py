@@ -22,11 +22,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from loguru import logger
-
 from ._backends.base import Backend
 from ._dialects.base import Dialect
 from ._errors import RuntimeMissing, SandboxrunError
+from ._log import logger
 from ._types import CombinedResult, HookOutcome
 
 if TYPE_CHECKING:

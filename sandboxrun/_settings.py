@@ -23,7 +23,6 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from loguru import logger
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
@@ -34,6 +33,7 @@ from pydantic_settings import (
 
 from . import _userconfig
 from ._errors import ConfigError
+from ._log import logger
 from ._userconfig import account_home as account_home  # re-exported: callers import it here
 from ._userconfig import read_config as _read_config
 

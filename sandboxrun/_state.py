@@ -2,11 +2,14 @@
 
 Only the user's own settings turn it on (`state = ["glob", ...]`, matched against the
 hook's name as `list` shows it: a path or a command); never the workspace, never the
-environment. A hook with state gets, instead of the empty tmpfs at `/home/hook`, the
-host folder `<state_dir>/<key>`, bind-mounted read-write, where `key` hashes the hook's
-source, its name and its workspace root: two hooks, or one hook in two workspaces,
-never share a state. sandboxrun makes that folder itself (mode 0700, owned by the
-hook's uid) under a folder of the user's; no path in it comes from a workspace or event.
+environment. A hook with state gets, instead of an empty tmpfs, the host folder
+`<state_dir>/<key>` as its `$HOME`, bind-mounted read-write: at the user's home path
+when nothing is mounted below it, else at `/home/hook` (`_mounts.home_layout`: nothing is
+ever mounted inside a state, and Landlock never grants a tree with a workspace in it).
+`key` hashes the hook's source, its name and its workspace root: two hooks, or one
+hook in two workspaces, never share a state. sandboxrun makes that folder itself (mode
+0700, owned by the hook's uid) under a folder of the user's; no path in it comes from a
+workspace or event.
 
 The hook controls what is inside: symlinks, FIFOs, a chmod 000 folder. So the host
 never follows anything there: sizes are taken with `lstat` on a walk that does not
@@ -131,6 +134,28 @@ def prepare(
     (None, None) when state is off for it."""
     if not wanted(settings, name):
         return None, None
+    return _prepare(settings, source, name, workspace)
+
+
+def plugin_data(
+    settings: Settings, path: str, plugin: str, name: str, workspace: str
+) -> tuple[tuple[tuple[str, str | None], ...], str | None]:
+    """(private folders, note) for a plugin hook's `CLAUDE_PLUGIN_DATA` at `path`: an empty
+    tmpfs; a persistent folder of ours when `state` names the hook or the plugin (one
+    per plugin and workspace, shared by the plugin's hooks, as the agent shares it). Its
+    own state entry, never a folder inside a hook's home: the hook controls what is
+    there (a symlink it left must never become a mount source)."""
+    if not (wanted(settings, name) or wanted(settings, plugin)):
+        return ((path, None),), None
+    folder, note = _prepare(settings, "plugin-data", plugin, workspace)
+    if note:
+        note = note.replace("hook state", "plugin data").replace("an empty home", "empty data")
+    return ((path, folder),), note
+
+
+def _prepare(
+    settings: Settings, source: str, name: str, workspace: str
+) -> tuple[str | None, str | None]:
     uid, gid = hook_ids(settings.user)
     root = state_root(settings)
     key = state_key(source, name, workspace)

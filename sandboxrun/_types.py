@@ -24,6 +24,11 @@ class ExecRequest:
     timeout: float = 30.0
     label: str = ""  # what the logs call it (hook name or command)
     state: str | None = None  # host folder mounted read-write as $HOME (`_state`), if any
+    # A host file of ours bound read-write at `_envfile.TARGET` (CLAUDE_ENV_FILE), if any.
+    env_file: str | None = None
+    # Private writable folders at these paths (CLAUDE_PLUGIN_DATA): (path inside, host
+    # folder of ours bound there, or None for an empty tmpfs).
+    private_dirs: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +65,7 @@ class HookSpec:
     run_async: bool = False  # claude family: `async`: the agent does not wait for its answer
     once: bool = False  # claude family: `once` (sandboxrun has no session: runs every time)
     kind: str = "command"  # claude family: the handler type; only `command` is ever run
+    plugin: str | None = None  # claude family: the plugin id (name@marketplace) of a plugin hook
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +101,8 @@ class HookOutcome:
     answer: Mapping[str, Any] = field(default_factory=dict)
     refused_hosts: tuple[str, ...] = ()  # network allowlist: hosts the proxy refused
     warm: bool = False  # ran in a container started ahead of time (the warm path)
+    env_file: Mapping[str, Any] | None = None  # CLAUDE_ENV_FILE: names copied, lines refused
+    env_lines: tuple[str, ...] = ()  # ... and the lines to append to the agent's file
 
     def report(self) -> dict[str, Any]:
         """The element of the `hooks` array in the CLI's JSON (DESIGN.md §3.1)."""
@@ -112,6 +120,8 @@ class HookOutcome:
         }
         if self.refused_hosts:  # only on an allowlist: the key stays out of other reports
             document["refusedHosts"] = list(self.refused_hosts)
+        if self.env_file:  # only for hooks that wrote CLAUDE_ENV_FILE
+            document["envFile"] = dict(self.env_file)
         return document
 
 

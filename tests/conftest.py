@@ -15,7 +15,6 @@ from sandboxrun import (
     ExecResult,
     FakeBackend,
     Settings,
-    _cli,
     _exec,
     _mounts,
     _runner,
@@ -36,12 +35,17 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     no SANDBOXRUN_* variable or real config file is ever read."""
     fake_home = tmp_path / "home"
     fake_home.mkdir()
-    for module in (_settings, _userconfig, _runner, _cli, _mounts, _exec, _state):
-        monkeypatch.setattr(module, "account_home", lambda: str(fake_home))
+    patch_account_home(monkeypatch, fake_home)
     for name in list(os.environ):
         if name.startswith("SANDBOXRUN_"):
             monkeypatch.delenv(name)
     return fake_home
+
+
+def patch_account_home(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """Make every module that asks for the account's home get `home`."""
+    for module in (_settings, _userconfig, _runner, _mounts, _exec, _state):
+        monkeypatch.setattr(module, "account_home", lambda: str(home))
 
 
 def user_config(home: Path, text: str) -> Path:

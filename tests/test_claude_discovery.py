@@ -17,7 +17,7 @@ from sandboxrun._dialects.claude.dialect import (
     QODER_CN,
     ClaudeDialect,
 )
-from sandboxrun._runner import DIALECTS
+from sandboxrun._dialects.registry import DIALECTS
 
 
 def write(path: Path, doc: Any) -> Path:

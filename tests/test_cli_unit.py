@@ -21,6 +21,7 @@ from sandboxrun import (
     ImageMissing,
     Settings,
 )
+from sandboxrun._backends.docker import backend as _docker
 from sandboxrun._backends.image_tools import ImageTools
 from sandboxrun._dialects.cline import CLINE
 from tests.conftest import user_config
@@ -97,7 +98,11 @@ def engine(monkeypatch: pytest.MonkeyPatch, fake: Callable[..., FakeBackend]):  
             def image_tools(self) -> ImageTools | None:
                 return tools
 
-        monkeypatch.setattr(cli, "DockerBackend", FakeDocker)
+            def close(self) -> None:
+                return None
+
+        # The CLI imports the backend when a command needs it: patch it at its source.
+        monkeypatch.setattr(_docker, "DockerBackend", FakeDocker)
         return seen
 
     return install

@@ -3,6 +3,7 @@ exceptions into our tree, and the rule that a hook is never re-run."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 from unittest import mock
 
@@ -83,4 +84,50 @@ def test_start_is_never_retried_and_the_container_is_removed(tmp_path: Any) -> N
     with pytest.raises(EngineUnavailable):
         backend.run(request)
     assert client.api.start.call_count == 1
+    backend.close()  # removal goes on after the run has ended: wait for it
     client.api.remove_container.assert_called_with("c1", force=True, v=True)
+
+
+def test_removal_goes_on_after_the_run_and_close_waits_for_it(tmp_path: Any) -> None:
+    """The run ends without waiting for its container's removal; until the removal is
+    done the container counts as in flight (so `abort` would remove it); `close` waits."""
+    release = threading.Event()
+    client = mock.MagicMock()
+    client.api.create_container.return_value = {"Id": "c1"}
+    client.api.start.side_effect = requests.exceptions.ConnectionError("lost")
+    client.api.remove_container.side_effect = lambda *a, **kw: release.wait(30)
+    backend = DockerBackend(Settings(), client=client)
+    request = ExecRequest(argv=("true",), stdin=b"", workdir=str(tmp_path), mounts=(str(tmp_path),))
+    with pytest.raises(EngineUnavailable):
+        backend.run(request)  # returns while the removal is held back
+    assert backend._active == {"c1"}
+    release.set()
+    backend.close()
+    client.api.remove_container.assert_called_with("c1", force=True, v=True)
+    assert backend._active == set()
+
+
+@pytest.mark.parametrize("writable", [True, False])
+def test_no_network_disables_the_engine_network_only_with_our_hosts_file(
+    tmp_path: Any, writable: bool
+) -> None:
+    """network "none": NetworkDisabled plus NetworkMode none, and a read-only /etc/hosts
+    naming localhost (the engine writes none then); a cache folder that cannot be written
+    falls back to NetworkMode none alone."""
+    cache = tmp_path / "cache"
+    if not writable:
+        cache.write_text("a file, not a folder")
+    client = mock.MagicMock()
+    backend = DockerBackend(Settings(), client=client, cache_dir=str(cache))
+    request = ExecRequest(argv=("true",), stdin=b"", workdir=str(tmp_path), mounts=(str(tmp_path),))
+    config = backend._config(request, "name", None)
+    host = client.api.create_host_config.call_args.kwargs
+    assert host["network_mode"] == "none"
+    hosts = [m for m in host["mounts"] if m["Target"] == "/etc/hosts"]
+    assert config["network_disabled"] is writable
+    if writable:
+        assert hosts and hosts[0]["ReadOnly"] is True
+        assert (cache / "hosts").read_text().startswith("127.0.0.1\tlocalhost\n")
+        assert (cache / "hosts").stat().st_mode & 0o777 == 0o644
+    else:
+        assert hosts == []

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sandboxrun import ConfigError
-from sandboxrun._mounts import check_root, hook_mount
+from sandboxrun._mounts import HOME_FOLDERS, HOOK_HOME, check_root, home_layout, hook_mount
 
 
 @pytest.mark.parametrize("root", ["/", "/etc", "/etc/ssl", "/var/lib/dpkg", "/usr/local/bin",
@@ -51,3 +51,83 @@ def test_hook_files_in_system_folders_or_the_home_are_mounted_alone(home: Path) 
     assert hook_mount("/usr/local/bin/guard") == "/usr/local/bin/guard"
     assert hook_mount(str(home / "guard.sh")) == str(home / "guard.sh")
     assert hook_mount(str(home / ".claude/hooks/g.sh")) == str(home / ".claude/hooks")
+
+
+# -- the hook's home (issue #9 item 4) -----------------------------------------------
+
+
+def _folders(home: Path, *names: str) -> list[str]:
+    return [str(home / n) for n in (names or HOME_FOLDERS)]
+
+
+def test_the_home_is_an_empty_tmpfs_at_the_users_path_with_writable_folders(home: Path) -> None:
+    """Nothing of the user's home mounted below it: the home and its folders are writable."""
+    layout = home_layout([str(home.parent / "ws")])
+    assert layout.home == str(home) and layout.state_at is None
+    assert layout.tmpfs == (str(home), *_folders(home))
+    assert layout.writable == (str(home), *_folders(home))
+
+
+def test_a_workspace_below_the_home_leaves_the_home_unwritable(home: Path) -> None:
+    """Landlock grants by tree: the home is not granted, its own folders still are."""
+    layout = home_layout([str(home / "proj"), str(home / ".claude" / "hooks")])
+    assert layout.home == str(home) and layout.tmpfs[0] == str(home)
+    assert layout.writable == tuple(_folders(home))
+
+
+def test_a_workspace_below_a_home_folder_leaves_that_folder_unwritable(home: Path) -> None:
+    """~/.config/nvim as a workspace: ~/.config is not granted (its FIFOs stay shut)."""
+    layout = home_layout([str(home / ".config" / "nvim")])
+    assert str(home / ".config") in layout.tmpfs
+    assert str(home / ".config") not in layout.writable and str(home) not in layout.writable
+    assert str(home / ".cache") in layout.writable
+
+
+def test_the_users_hook_places_and_files_keep_their_folders_writable(home: Path) -> None:
+    """A hook folder, a plugin, a transcript or a file mounted alone is not a workspace."""
+    (home / "guard.sh").parent.mkdir(exist_ok=True)
+    (home / "guard.sh").write_text("true\n")
+    mounts = [str(home / p) for p in (".claude/hooks", ".claude/plugins/p", ".cline/hooks",
+                                      "Documents/Cline/Hooks", "guard.sh")]  # fmt: skip
+    assert home_layout([str(home.parent / "ws"), *mounts]).writable[:2] == (
+        str(home),
+        str(home / ".claude"),
+    )
+
+
+def test_nothing_covers_a_folder_the_user_mounted_above_a_home_folder(home: Path) -> None:
+    """A workspace at ~/Documents: no tmpfs hides its Cline folder."""
+    layout = home_layout([str(home / "Documents")])
+    assert not any(t.startswith(str(home / "Documents")) for t in layout.tmpfs)
+
+
+def test_a_hook_state_is_bound_at_the_home_only_when_nothing_lies_below_it(home: Path) -> None:
+    """With nothing below the home, the state is the home; else it is at /home/hook."""
+    alone = home_layout([str(home.parent / "ws")], state=True)
+    assert (alone.home, alone.tmpfs, alone.writable, alone.state_at) == (
+        str(home),
+        (),
+        (str(home),),
+        str(home),
+    )
+    below = home_layout([str(home / "proj")], state=True)
+    assert (below.home, below.state_at) == (HOOK_HOME, HOOK_HOME)
+    assert below.tmpfs[0] == str(home) and HOOK_HOME in below.writable
+    assert str(home) not in below.writable
+
+
+@pytest.mark.parametrize("where", ["/", "/etc/x", "/tmp"])
+def test_a_home_that_cannot_be_one_falls_back_to_home_hook(
+    monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """A home at /, in a system folder or a shared one: the hook's home is /home/hook."""
+    from sandboxrun import _mounts
+
+    monkeypatch.setattr(_mounts, "account_home", lambda: where)
+    layout = home_layout([])
+    assert (layout.home, layout.tmpfs, layout.writable) == (HOOK_HOME, (HOOK_HOME,), (HOOK_HOME,))
+
+
+def test_a_mount_at_or_above_the_home_falls_back_to_home_hook(home: Path) -> None:
+    """A platform's allowed_roots could mount the home's parent: nothing is put over it."""
+    assert home_layout([str(home.parent)]).home == HOOK_HOME

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from sandboxrun import ExecResult, FakeBackend, HookFactory, Settings
 from sandboxrun._backends.image_tools import ImageTools, image_tools, parse_probe
-from sandboxrun._preflight import first_command, missing, shebang
+from sandboxrun._preflight import first_command, missing, shebang, unreadable
 
 IMAGE = "test/hooks:1"
 PROBE_OUT = "\n".join(
@@ -185,3 +186,48 @@ def test_a_file_mounted_alone(tmp_path: Path) -> None:
     guard = script(tmp_path / "guard", "#!/bin/sh")
     got = missing((str(guard),), str(tmp_path), (str(guard),), {}, TOOLS)
     assert got is None
+
+
+def test_unreadable_mounts_are_named(tmp_path: Path) -> None:
+    """A mount (or the hook file) its user could not read is named, with its mode; modes
+    that grant the hook's class are fine."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    hook = script(ws / "guard.sh", "#!/bin/sh")
+    me = (os.getuid(), os.getgid())
+    stranger = (me[0] + 4242, me[1] + 4242)
+    ws.chmod(0o700)
+    why = unreadable([str(ws)], [str(hook)], stranger)
+    assert why is not None and why.startswith(f"{ws} is not readable by the hook's user")
+    assert "mode 700" in why and "chmod o+rx" in why
+    assert unreadable([str(ws)], [str(hook)], me) is None  # the owner may
+    ws.chmod(0o750)
+    assert unreadable([str(ws)], [], stranger) is not None
+    assert unreadable([str(ws)], [], (stranger[0], me[1])) is None  # by its group
+    assert unreadable([str(ws)], [], (stranger[0], 1), groups=[me[1]]) is None  # added group
+    ws.chmod(0o755)
+    hook.chmod(0o700)
+    assert unreadable([str(ws)], [str(hook)], stranger) == (
+        f"{hook} is not readable by the hook's user, uid {stranger[0]} (mode 700, owner"
+        f" {me[0]}): make it readable (e.g. chmod o+rx) or set `user` in your config"
+    )
+    assert unreadable([str(ws)], ["/bin/sh", "-c", str(hook)], stranger) is None  # not argv[0]
+
+
+def test_runner_never_runs_a_hook_that_cannot_read_its_workspace(
+    tmp_path: Path, home: Path, make_hook  # type: ignore[no-untyped-def]
+) -> None:
+    """As root, hooks run as nobody: a root-only workspace would fail every hook (a guard
+    that silently allows). It is an `error` naming the folder, and fail-closed cancels."""
+    ws = tmp_path / "ws"
+    make_hook(ws / ".clinerules/hooks", body="#!/bin/bash\necho '{}'\n")
+    ws.chmod(0o700)
+    stranger = os.getuid() + 4242
+    backend = FakeBackend(lambda r: ExecResult(0, b"{}", b"", 1), tools=TOOLS)
+    settings = Settings.load(fail_closed=True, user=f"{stranger}:{stranger}")
+    result = HookFactory(settings, backend).run("PreToolUse", {}, [str(ws)])
+    assert backend.requests == []
+    [outcome] = result.outcomes
+    assert outcome.status == "error"
+    assert outcome.error is not None and f"{ws} is not readable by the hook's user" in outcome.error
+    assert result.answer["cancel"] is True

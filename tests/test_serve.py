@@ -21,6 +21,7 @@ from loguru import logger
 import sandboxrun._cli as cli
 from sandboxrun import ConfigError, ExecRequest, ExecResult, FakeBackend
 from sandboxrun import _client as client
+from sandboxrun._backends.docker import backend as _docker
 from sandboxrun._server import App, close_servers, open_servers, prepare_socket
 from tests.test_cli_unit import _restore_library_logging  # noqa: F401 - autouse, shared
 
@@ -34,6 +35,16 @@ def short_dir() -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix="sr-", dir="/tmp"))
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
+
+
+class _Closable(FakeBackend):
+    """A FakeBackend with the cold CLI's lifecycle calls."""
+
+    def close(self) -> None:
+        return None
+
+    def abort(self) -> None:
+        return None
 
 
 class Served:
@@ -55,8 +66,9 @@ def served(home: Path, short_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iter
     path = str(short_dir / "run" / "serve.sock")
     config = home / "config.toml"
     config.write_text(f'serve_socket = "{path}"\n')
-    backend = FakeBackend(answer)
-    monkeypatch.setattr(cli, "DockerBackend", lambda settings: backend)
+    backend = _Closable(answer)
+    # The CLI imports the backend when a command needs it: patch it at its source.
+    monkeypatch.setattr(_docker, "DockerBackend", lambda settings: backend)
     logger.remove()  # as `serve` sets it up, without its own stderr sink
     logger.configure(patcher=cli._escape_message)
     logger.enable("sandboxrun")

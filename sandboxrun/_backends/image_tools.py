@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loguru import logger
-
-from .._mounts import HOOK_HOME
+from .._log import logger
+from .._mounts import HOOK_HOME, sandbox_home
 from .._types import ExecRequest, ExecResult
 
 VERSION = 1
@@ -37,7 +36,8 @@ find / -xdev -maxdepth {DEPTH} -type d 2>/dev/null | sed 's/^/d /' || exit 0
 find / -xdev -maxdepth {DEPTH} -type l -xtype d 2>/dev/null | sed 's/^/l /' || exit 0
 echo 'ok dirs'
 """
-# Empty tmpfs at every start: nothing the hook names there exists when it starts.
+# Empty tmpfs at every start: nothing the hook names there exists when it starts (nor in
+# the hook's home, `_mounts.sandbox_home`, where only what is mounted shows).
 EMPTY_AT_START = ("/tmp", HOOK_HOME)
 
 
@@ -60,16 +60,16 @@ class ImageTools:
             return path in self.executables
         if any(path == e or path.startswith(e + "/") for e in EMPTY_AT_START):
             return False
-        if self.dirs is None:
-            return None
-        parts = Path(parent).parts[1:]
-        for depth in range(1, min(len(parts), DEPTH) + 1):
-            folder = "/" + "/".join(parts[:depth])
-            if folder in self.links:
-                return None
-            if folder not in self.dirs:
-                return False
-        return None
+        if self.dirs is not None:
+            parts = Path(parent).parts[1:]
+            for depth in range(1, min(len(parts), DEPTH) + 1):
+                folder = "/" + "/".join(parts[:depth])
+                if folder in self.links:
+                    return None
+                if folder not in self.dirs:
+                    return False
+        home = sandbox_home()  # last: a password-database lookup
+        return False if path == home or path.startswith(home + "/") else None
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -13,22 +13,24 @@ import json
 import os
 import signal
 import sys
+import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from loguru import logger
-
-from .. import _state
-from .._answer import Caller, Reply, answer_exec, answer_run, error_reply
-from .._backends.docker.backend import DockerBackend
-from .._backends.docker.engine import connect
-from .._backends.docker.reaper import reap
-from .._preflight import check_discovered
-from .._runner import DIALECTS, resolve_workspaces
-from .._settings import Settings, account_home
+from .. import _log
+from .._answer import Caller, Reply, answer_exec, error_reply, run_result
+from .._check import command as _check
+from .._dialects import AGENTS
 from .._text import printable
-from .._types import HookSpec
-from . import doctor as _doctor
+
+if TYPE_CHECKING:
+    from .._backends.docker.backend import DockerBackend
+    from .._backends.image_tools import ImageTools
+    from .._settings import Settings
+    from .._types import CombinedResult, ExecRequest, ExecResult, HookSpec
+
+# Each command imports what its own path needs, when it runs: `run` is called for
+# every event an agent sees, and docker, pydantic and loguru are most of its start-up.
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser = add_parser  # type: ignore[method-assign]
 
     def agent_opts(cmd: argparse.ArgumentParser) -> None:
-        cmd.add_argument("--agent", choices=sorted(DIALECTS), help="hook dialect (default cline)")
+        cmd.add_argument("--agent", choices=AGENTS, help="hook dialect (default cline)")
         cmd.add_argument(
             "--workspace",
             action="append",
@@ -77,6 +79,12 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the hooks for one event (event JSON on stdin)")
     run.add_argument("hook", metavar="HOOK", help="hook name, e.g. PreToolUse")
     agent_opts(run)
+    run.add_argument(
+        "--env-file",
+        metavar="PATH",
+        help="claude: the agent's CLAUDE_ENV_FILE; checked lines your own SessionStart"
+        " (Setup, CwdChanged, FileChanged) hooks write are appended to it",
+    )
     run.add_argument("--timeout", type=float, metavar="S", help="seconds per hook (default 30)")
     run.add_argument("--image", help="hook runtime image")
     run.add_argument("--runtime", help="OCI runtime, e.g. runsc (gVisor); refused if missing")
@@ -88,13 +96,21 @@ def _parser() -> argparse.ArgumentParser:
         help="a failed or timed-out hook counts as a cancel",
     )
     no_serve(run)
+    run.add_argument(
+        "--answer",
+        choices=["report", "agent"],
+        default="report",
+        help="report: the combined answer and each hook's report (default); agent: answer"
+        " as one of the agent's own hooks would (Claude family: exit 0 with its JSON, or"
+        " exit 2 with the reason on stderr; Cline family: its JSON alone)",
+    )
 
     ex = sub.add_parser(
         "exec", help="run ONE hook command sandboxed, passing stdin/stdout/stderr/exit through"
     )
     ex.add_argument(
         "--agent",
-        choices=sorted(DIALECTS),
+        choices=AGENTS,
         default="claude",
         help="whose terms a fail-closed block uses (default claude)",
     )
@@ -118,6 +134,10 @@ def _parser() -> argparse.ArgumentParser:
     lst.add_argument("hook", nargs="?", metavar="HOOK", help="only this hook name")
     agent_opts(lst)
     lst.add_argument("--json", action="store_true", help="machine-readable output")
+
+    from .._install.args import add_commands as install_commands
+
+    install_commands(sub)
 
     images = sub.add_parser("images", help="manage the hook runtime images")
     isub = images.add_subparsers(dest="images_command", required=True, metavar="ACTION")
@@ -148,6 +168,10 @@ def _parser() -> argparse.ArgumentParser:
     which = sclean.add_mutually_exclusive_group()
     which.add_argument("--all", action="store_true", help="remove every hook state")
     which.add_argument("key", nargs="?", metavar="KEY", help="the state to remove (see list)")
+
+    chk = sub.add_parser("check", help=_check.HELP)
+    agent_opts(chk)
+    _check.add_arguments(chk)
 
     reap_p = sub.add_parser("reap", help="remove containers left behind by killed runs")
     reap_p.add_argument("--all", action="store_true", help="remove every sandboxrun container")
@@ -203,12 +227,17 @@ def log_level(verbose: int) -> str:
 
 
 def _setup_logging(verbose: int) -> None:
-    logger.remove()
-    logger.add(sys.stderr, level=log_level(verbose), format=_log_format)
-    # Every log line carries names, paths and messages a hook or repository chose:
-    # escaped here, in one place, after loguru has formatted the message.
-    logger.configure(patcher=_escape_message)
-    logger.enable("sandboxrun")
+    level = log_level(verbose)
+
+    def setup(loguru: Any) -> None:
+        loguru.remove()
+        loguru.add(sys.stderr, level=level, format=_log_format)
+        # Every log line carries names, paths and messages a hook or repository chose:
+        # escaped here, in one place, after loguru has formatted the message.
+        loguru.configure(patcher=_escape_message)
+        loguru.enable("sandboxrun")
+
+    _log.configure(setup, level)  # loguru itself is imported by the first line logged
 
 
 def _escape_message(record: Any) -> None:
@@ -220,15 +249,46 @@ def _log_format(record: Any) -> str:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    return _write(answer_run(args, Caller.this_process(), _cold_backend))
+    opened: list[_LazyDocker] = []
+    try:
+        if args.answer == "agent":  # `run` as the agent's own hook (shims, forwarders)
+            from .._install.answer import run_as_hook
+
+            return run_as_hook(args, lambda a: _run_result(a, opened))
+        result = _run_result(args, opened)
+        _emit(result.to_json())  # the answer is out (flushed) before we clean up
+        if result.abandoned:  # stuck threads must not keep the agent waiting on us
+            os._exit(0)
+        return 0
+    finally:
+        for backend in opened:  # wait for the containers' removal: nothing outlives us
+            backend.close()
+
+
+def _run_result(args: argparse.Namespace, opened: list[_LazyDocker]) -> CombinedResult:
+    return run_result(args, Caller.this_process(), lambda s: _opened(_LazyDocker(s), opened))
 
 
 def _cmd_exec(args: argparse.Namespace) -> int:
-    return _write(answer_exec(args, Caller.this_process(), _cold_backend))
+    opened: list[DockerBackend] = []
+
+    def backend_for(settings: Settings) -> DockerBackend:
+        from .._backends.docker.backend import DockerBackend
+
+        return _opened(DockerBackend(settings), opened)
+
+    code = _write(answer_exec(args, Caller.this_process(), backend_for))
+    for backend in opened:
+        backend.close()  # wait for the container's removal, after the output is out
+    return code
 
 
-def _cold_backend(settings: Settings) -> DockerBackend:
-    backend = DockerBackend(settings)
+_Backend = TypeVar("_Backend", "DockerBackend", "_LazyDocker")
+
+
+def _opened(backend: _Backend, opened: list[_Backend]) -> _Backend:
+    """Closed after the answer is out; aborted on SIGTERM (`_stop_cleanly`)."""
+    opened.append(backend)
     _stop_cleanly(backend)
     return backend
 
@@ -238,22 +298,31 @@ def _write(reply: Reply) -> int:
     sys.stdout.buffer.flush()
     sys.stderr.buffer.write(reply.stderr)
     sys.stderr.buffer.flush()
-    if reply.abandoned:  # stuck threads must not keep the agent waiting on us
-        os._exit(reply.exit_code)
     return reply.exit_code
 
 
 def _load(args: argparse.Namespace, **overrides: Any) -> Settings:
+    from .._settings import Settings
+
     return Settings.load(config=args.config, **overrides)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    from .._backends.docker.backend import DockerBackend
+    from .._dialects.registry import DIALECTS
+    from .._preflight import check_discovered
+    from .._runner import resolve_workspaces
+    from .._settings import account_home
+
     settings = _load(args, agent=args.agent)
     dialect = DIALECTS[settings.agent]
     roots = resolve_workspaces({}, args.workspace, dialect, settings.allowed_roots)
     found = dialect.discover(args.hook, roots, args.home or account_home(), args.hooks_dir)
     # Whether each hook can start in the image: needs the engine, once per image.
     problems, unchecked = check_discovered(found.hooks, DockerBackend(settings))
+    from .._install.status import notes
+
+    unwrapped = notes(settings.agent, roots, args.home or account_home())
     if args.json:
         hooks = [
             {
@@ -264,7 +333,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
             for h, why in zip(found.hooks, problems, strict=True)
         ]  # fmt: skip
         skipped = [{"path": s.path, "source": s.source, "reason": s.reason} for s in found.skipped]
-        _emit({"agent": settings.agent, "hooks": hooks, "skipped": skipped, "check": unchecked})
+        _emit({"agent": settings.agent, "hooks": hooks, "skipped": skipped, "check": unchecked,
+               "notWrapped": unwrapped})  # fmt: skip
         return 0
     print(f"hooks ({settings.agent}):" if found.hooks else f"no hooks found ({settings.agent})")
     for h, why in zip(found.hooks, problems, strict=True):
@@ -281,6 +351,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print("skipped:")
         for s in found.skipped:
             print(printable(f"  {s.path} ({s.source}): {s.reason}"))
+    for note in unwrapped:  # installed, but a pull brought a hook the agent runs itself
+        print(printable(note))
     return 0
 
 
@@ -292,7 +364,9 @@ def _claude_options(spec: HookSpec) -> dict[str, Any]:
 
 
 def _cmd_images(args: argparse.Namespace) -> int:
+    from .._backends.docker.engine import connect
     from .._backends.docker.images import build_images
+    from .._settings import Settings
 
     settings = _load(args)
     # The default image unless --tag: a team's own `image` (built FROM it) is never
@@ -309,6 +383,8 @@ def _cmd_images(args: argparse.Namespace) -> int:
 
 
 def _cmd_state(args: argparse.Namespace) -> int:
+    from .. import _state
+
     settings = _load(args)
     if args.state_command == "clean":
         removed = _state.clean(settings, args.key, everything=args.all)
@@ -331,13 +407,63 @@ def _cmd_state(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_check(args: argparse.Namespace) -> int:
+    settings = _load(
+        args, agent=args.agent, timeout=args.timeout, image=args.image, runtime=args.runtime,
+        fail_closed=not args.fail_open,
+    )  # fmt: skip
+    from .._backends.docker.backend import DockerBackend
+
+    with DockerBackend(settings) as backend:  # on leaving: wait for the removals
+        _stop_cleanly(backend)
+        return _check.run_check(args, settings, backend)
+
+
 def _cmd_reap(args: argparse.Namespace) -> int:
+    from .._backends.docker.engine import connect
+    from .._backends.docker.reaper import reap
+
     removed = reap(connect(_load(args).docker_host), everything=args.all)
     print(f"removed {len(removed)} container(s)")
     return 0
 
 
-def _stop_cleanly(backend: DockerBackend) -> None:
+class _LazyDocker:
+    """The `DockerBackend`, imported and built when a hook is to run: most events an
+    agent sends match no hook, and those never need docker (nor its ~150 ms import)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._backend: DockerBackend | None = None
+        self._lock = threading.Lock()
+
+    def _get(self) -> DockerBackend:
+        with self._lock:
+            if self._backend is None:
+                from .._backends.docker.backend import DockerBackend
+
+                self._backend = DockerBackend(self.settings)
+            return self._backend
+
+    def check(self) -> None:
+        self._get().check()
+
+    def run(self, request: ExecRequest) -> ExecResult:
+        return self._get().run(request)
+
+    def image_tools(self) -> ImageTools | None:
+        return self._get().image_tools()
+
+    def abort(self) -> None:
+        if self._backend is not None:
+            self._backend.abort()
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+
+
+def _stop_cleanly(backend: DockerBackend | _LazyDocker) -> None:
     """On SIGTERM/SIGINT/SIGHUP (an agent giving up on its hook), remove our containers
     before dying, so no hook outlives the sandboxrun that started it."""
 
@@ -356,8 +482,10 @@ def _emit(document: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def _cmd_doctor(args: argparse.Namespace) -> int:
-    return _doctor.doctor(_load(args))
+def _cmd_install(args: argparse.Namespace) -> int:
+    from .._install.command import command
+
+    return command(args)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -366,15 +494,24 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return serve(args)
 
 
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from . import doctor as _doctor
+
+    return _doctor.doctor(_load(args))
+
+
 COMMANDS = {
     "run": _cmd_run,
     "exec": _cmd_exec,
     "list": _cmd_list,
     "images": _cmd_images,
     "state": _cmd_state,
+    "check": _cmd_check,
     "reap": _cmd_reap,
     "doctor": _cmd_doctor,
     "serve": _cmd_serve,
+    "install": _cmd_install,
+    "uninstall": _cmd_install,
 }
 
 

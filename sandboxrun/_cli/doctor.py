@@ -178,18 +178,25 @@ def confinement_checks(
 
 def hook_checks(settings: Settings, backend: DockerBackend) -> list[tuple[bool | None, str, str]]:
     """Whether each hook of the current directory can start in the image (`_preflight`)."""
-    from .._runner import DIALECTS, resolve_workspaces  # the runner is above the doctor
+    from .._dialects.registry import DIALECTS
+    from .._runner import resolve_workspaces  # the runner is above the doctor
 
     dialect = DIALECTS[settings.agent]
     try:
         roots = resolve_workspaces({}, (), dialect, settings.allowed_roots)
     except SandboxrunError as exc:
         return [(None, "hooks here", f"not checked: {exc}")]
-    found = dialect.discover(None, roots, _settings.account_home()).hooks
+    home = _settings.account_home()
+    found = dialect.discover(None, roots, home).hooks
     problems, unchecked = check_discovered(found, backend)
+    from .._install.status import notes  # installed here, but a pull brought a hook: unsandboxed
+
+    unwrapped: list[tuple[bool | None, str, str]] = [
+        (False, "installed hooks", n) for n in notes(settings.agent, roots, home)
+    ]
     if unchecked:
-        return [(None, "hooks here", unchecked)]
-    out: list[tuple[bool | None, str, str]] = [
+        return [*unwrapped, (None, "hooks here", unchecked)]
+    out: list[tuple[bool | None, str, str]] = unwrapped + [
         (False, f"hook {h.hook_name} {h.name}", f"will not run: {why}")
         for h, why in zip(found, problems, strict=True)
         if why

@@ -4,3 +4,8 @@
 Qoder and Qoder CN. A dialect never imports a backend and never reads the process
 environment or the current directory: it is handed what it needs.
 """
+
+# The agents, by the name `--agent` takes. Kept here, with nothing imported, so every
+# command line can offer them without loading a dialect (`registry.DIALECTS` maps each
+# name to its dialect; a test checks the two agree).
+AGENTS = ("careti", "claude", "cline", "qoder", "qoder-cn")

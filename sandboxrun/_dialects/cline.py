@@ -19,8 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from loguru import logger
-
+from .._log import logger
 from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
 from .base import (
     clean_answer,
@@ -31,6 +30,7 @@ from .base import (
     source_of,
     unique_mounts,
 )
+from .installed import moved_folder, read_shim
 
 HOOK_NAMES = (
     "TaskStart",
@@ -106,10 +106,19 @@ class ClineDialect:
                 (d, source_of(d, workspaces, "explicit"), primary)
                 for d in map(os.path.abspath, explicit)
             ]
-        found = [(os.path.join(home, d), "global", primary) for d in self.global_dirs]
-        found += [
-            (os.path.join(r, d), "workspace", r) for r in workspaces for d in self.workspace_dirs
+        scanned = [(os.path.join(home, d), "global", primary, home, d) for d in self.global_dirs]
+        scanned += [
+            (os.path.join(r, d), "workspace", r, r, d)
+            for r in workspaces
+            for d in self.workspace_dirs
         ]
+        # `sandboxrun install` moved a folder's hooks aside (its shims are skipped below):
+        # they are read in its place, so `run` runs what the agent ran before the install.
+        found: list[tuple[str, str, str]] = []
+        for path, source, workdir, base, d in scanned:
+            found.append((path, source, workdir))
+            if os.path.isdir(moved_folder(base, d)):
+                found.append((moved_folder(base, d), source, workdir))
         seen: set[str] = set()
         unique = []
         for folder in found:
@@ -144,6 +153,9 @@ class ClineDialect:
                 name, reason = _classify(path, entry, wanted)
                 if name is None:
                     continue
+                if reason is None and (shim := read_shim(path)) is not None:
+                    dirs = ", ".join(shim.hooks_dirs)
+                    reason = f"a sandboxrun shim (install): it runs the hooks of {dirs}"
                 if reason is not None:
                     skipped.append(Skipped(escape_name(path), source, reason))
                     continue

@@ -77,6 +77,8 @@ class App:
         args = _parse(command, request)
         if args.no_serve:
             raise Decline("--no-serve")
+        if getattr(args, "answer", None) == "agent":  # the agent's own hook answer: cold
+            raise Decline("--answer agent is answered by the command itself")
         stdin = binascii.a2b_base64(request["stdin"])
         caller = Caller(lambda: stdin, request["env"])
         answer = answer_run if command == "run" else answer_exec

@@ -134,9 +134,18 @@ def engine() -> Iterator[DockerBackend]:
             pytest.fail(f"CI needs a Docker Engine and the hook image: {exc}")
         pytest.skip(f"no Docker Engine: {exc}")
     yield backend
+    backend.close()  # containers are removed in the background: wait for that
     mine = {"label": [f"{LABEL}=1", f"sandboxrun.pid={os.getpid()}"]}
     leftover = backend.api.containers(all=True, filters=mine)
     assert not leftover, f"containers left behind: {[c['Id'][:12] for c in leftover]}"
+
+
+@pytest.fixture(autouse=True)
+def readable_tmp_path(tmp_path: Path) -> None:
+    """pytest makes each test's folder 0700. Run as root, sandboxrun runs hooks as nobody,
+    and refuses (a clear error) a workspace they could not read: give tests a folder as
+    readable as a cloned repository's, 0755, for the tests that use it as a workspace."""
+    tmp_path.chmod(0o755)
 
 
 @pytest.fixture
@@ -176,7 +185,10 @@ def run_hooks(engine: DockerBackend, workspace: Path, tmp_path: Path) -> Runner:
         settings = engine_settings(**overrides) if overrides else engine.settings
         backend = engine if not overrides else DockerBackend(settings, client=engine.client)
         factory = HookFactory(settings, backend, home=str(tmp_path / "home"))
-        result = factory.run(hook_name, event or {}, [str(workspace)])
+        try:
+            result = factory.run(hook_name, event or {}, [str(workspace)])
+        finally:
+            backend.close()  # the removals the run left in the background: tests count
         return result.to_json()
 
     return run

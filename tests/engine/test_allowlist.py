@@ -131,3 +131,72 @@ def test_hook_networks_are_removed(
     key = proxy_key(DOMAINS, hosts["network"])
     proxies = engine.api.containers(filters={"label": f"{PROXY_LABEL}={key}"})
     assert len(proxies) == 1 and proxies[0]["Labels"]["sandboxrun.managed"] == "1"
+
+
+# From inside the hook: Docker's embedded resolver (127.0.0.11) must hand an outside name
+# to the container's own loopback (where the hook listens: a query that reached the host's
+# resolver instead would never arrive there), and an ordinary lookup must fail at once.
+DNS_PROBE = r"""
+import socket, struct, sys, threading, time, uuid
+got = []
+listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+listener.bind(("127.0.0.1", 53))
+listener.settimeout(5)
+def listen():
+    try:
+        got.append(listener.recvfrom(512)[0])
+    except OSError:
+        pass
+thread = threading.Thread(target=listen)
+thread.start()
+name = "probe-%s.sandboxrun.test" % uuid.uuid4().hex[:8]
+query = struct.pack(">HHHHHH", 0x5342, 0x0100, 1, 0, 0, 0)
+query += b"".join(bytes([len(p)]) + p.encode() for p in name.split(".")) + b"\0"
+query += struct.pack(">HH", 1, 1)
+ask = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+ask.sendto(query, ("127.0.0.11", 53))
+thread.join()
+print("forwarded-to-loopback=%s" % any(name.split(".")[0].encode() in g for g in got), file=sys.stderr)
+listener.close()
+started = time.monotonic()
+try:
+    socket.getaddrinfo("other-" + name, 80)
+    print("lookup=resolved", file=sys.stderr)
+except socket.gaierror:
+    print("lookup=failed %.2f" % (time.monotonic() - started), file=sys.stderr)
+"""
+
+
+@pytest.mark.runc_only(GVISOR_NONE)
+def test_allowlist_hooks_resolve_nothing_through_dockers_dns(
+    engine: DockerBackend,
+    run_hooks: Runner,
+    hook: HookWriter,
+    hosts: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CVE-2024-29018: on Docker 20.10 the embedded DNS of an internal network forwards
+    outside names to the host's resolver, a way out past the proxy. The hook's container
+    is configured to forward to its own loopback (checked before it is created: no probe
+    runs otherwise), the query arrives there, and an ordinary lookup fails within seconds;
+    the proxy (reached by address) still works."""
+    create = engine.api.create_container
+
+    def checked(**config: Any) -> Any:
+        if config.get("labels", {}).get("sandboxrun.hook"):  # the hook, not the proxy
+            assert config["host_config"].get("Dns") == ["127.0.0.1"], config["host_config"]
+        return create(**config)
+
+    monkeypatch.setattr(engine.api, "create_container", checked)
+    report = _run(run_hooks, hook, hosts, f"""
+        python3 - <<'PY'
+{DNS_PROBE}
+PY
+        curl -sS -m 20 -o /dev/null -w 'plain=%{{http_code}}\\n' http://allowed.test/ >&2
+        echo '{{"cancel": false}}'
+    """)  # fmt: skip
+    assert "forwarded-to-loopback=True" in report["stderr"], report
+    assert "lookup=failed" in report["stderr"], report
+    seconds = float(report["stderr"].split("lookup=failed ")[1].split()[0])
+    assert seconds < 5, report  # at once (observed: milliseconds), not a resolver timeout
+    assert "plain=200" in report["stderr"], report

@@ -36,6 +36,7 @@ import pytest
 
 from sandboxrun import DockerBackend, HookFactory
 from sandboxrun._backends.docker.backend import LABEL
+from sandboxrun._settings import account_home
 
 from .conftest import GVISOR_THREADS, GVISOR_USERNS, HookWriter, Runner, cli, under_gvisor
 
@@ -330,7 +331,7 @@ def test_tmp_home_and_shm_fill_up_in_memory_not_on_disk(
     free_after = shutil.disk_usage(docker_root).free
     assert only(result)["status"] == "completed", result
     got = seen(result)
-    home = "/home/hook"
+    home = os.path.realpath(account_home())  # the user's path (issue #9 item 4)
     assert got["filled"] == {
         "/tmp": [64 * MiB, "No space left on device"],
         home: [64 * MiB, "No space left on device"],
@@ -1259,4 +1260,5 @@ def test_fifty_concurrent_runs_get_exactly_their_own_answers(
     statuses = [only(r)["status"] for r in results]
     assert statuses == ["completed"] * 50, [only(r) for r in results if only(r)["status"] != "completed"][:3]
     assert [r["contextModification"] for r in results] == tokens
+    engine.close()  # the containers are removed after the answers: wait for that
     assert mine(engine) == []

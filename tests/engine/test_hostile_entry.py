@@ -266,8 +266,8 @@ def test_a_command_naming_a_secret_does_not_get_it_mounted(
 
 def test_a_hook_under_the_users_home_is_reachable(engine: DockerBackend, tmp_path: Path) -> None:
     """Item 7: a hook in ~/.claude/hooks runs even when the image's own home folder (root's
-    0700 /root) is closed to the hook's user: the home path is an empty read-only tmpfs
-    holding only the hook's folder; $HOME is the hook's own."""
+    0700 /root) is closed to the hook's user: the home path is the hook's own empty tmpfs
+    (issue #9 item 4: $HOME is the user's path), holding the hook's folder."""
     folder = Path(account_home()) / ".claude" / "hooks"
     created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
@@ -279,7 +279,8 @@ def test_a_hook_under_the_users_home_is_reachable(engine: DockerBackend, tmp_pat
         ws.mkdir()
         done = subprocess.run(cli("exec", "--", str(script)), capture_output=True, text=True,
                               cwd=ws, timeout=120)  # fmt: skip
-        assert (done.returncode, done.stdout) == (2, "home=/home/hook\n"), done.stderr
+        home = os.path.realpath(account_home())
+        assert (done.returncode, done.stdout) == (2, f"home={home}\n"), done.stderr
     finally:
         script.unlink()
         if created:

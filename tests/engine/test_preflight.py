@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from sandboxrun import DockerBackend
 
@@ -166,3 +169,25 @@ def test_doctor_names_a_hook_that_will_not_run(hook: HookWriter, workspace: Path
     assert done.returncode == 1, done.stdout + done.stderr
     [line] = [ln for ln in done.stdout.splitlines() if ln.startswith("FAIL")]
     assert "hook PreToolUse" in line and "`nosuchlang`" in line
+
+
+def test_a_workspace_the_hooks_user_cannot_read(tmp_path: Path) -> None:
+    """Run as root, hooks run as nobody: a root-only (0700) workspace, as `mktemp -d` makes,
+    would fail every guard with "Permission denied". Through `run` and `exec` alike the
+    hook is not run, the error names the folder, and fail-closed blocks."""
+    if os.getuid() != 0:
+        pytest.skip("only root's hooks run as another user (nobody)")
+    project, home = tmp_path / "project", tmp_path / "home"
+    claude_settings(project / ".claude", "echo '{}'")
+    project.chmod(0o700)
+    result = run_claude(project, home)
+    [report] = result["hooks"]
+    assert report["status"] == "error", report
+    assert f"{project} is not readable by the hook's user, uid 65534" in report["error"]
+    assert run_claude(project, home, "--fail-closed")["blocked"] is True
+    done = subprocess.run(
+        cli("exec", "--fail-closed", "--", "echo hi"), cwd=project, input="{}",
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == "", done
+    assert f"{project} is not readable by the hook's user" in done.stderr

@@ -84,6 +84,34 @@ def test_a_logger_writing_into_the_workspace_says_what_stopped_it(
     assert outcome.status == "failed" and "read-only" in (outcome.error or ""), outcome
 
 
+# Claude Code's documented logging example (hooks guide): a PreToolUse logger appending
+# to a file in ~/.claude.
+LOGGER = (
+    "jq -r '\"\\(.tool_input.command) - \\(.tool_input.description // \"No description\")\"'"
+    " >> ~/.claude/bash-command-log.txt"
+)
+
+
+def test_a_logger_to_the_users_claude_folder_works_as_on_the_host(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """Issue #9 item 4: `>> ~/.claude/...` lands in the hook's own ~/.claude (emptied after
+    the run), so the hook ends as it does on the host; the host's file is untouched."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    (home / ".claude").mkdir(parents=True)
+    ws.mkdir()
+    bare = subprocess.run(["sh", "-c", LOGGER], input=LS, capture_output=True, text=True,
+                          cwd=ws, env={**os.environ, "HOME": str(home)})  # fmt: skip
+    host_log = Path(account_home()) / ".claude" / "bash-command-log.txt"
+    before = host_log.read_bytes() if host_log.exists() else None
+    boxed = subprocess.run(cli("exec", "--", LOGGER), input=LS, capture_output=True, text=True,
+                           cwd=ws, timeout=120)  # fmt: skip
+    assert (boxed.returncode, boxed.stdout, boxed.stderr) == (0, "", ""), boxed
+    assert (bare.returncode, bare.stdout, bare.stderr) == (0, "", ""), bare
+    assert (home / ".claude" / "bash-command-log.txt").read_text() == "ls - No description\n"
+    assert (host_log.read_bytes() if host_log.exists() else None) == before
+
+
 READ_TRANSCRIPT = (
     "python3 -c 'import json, sys; "
     'print(open(json.load(sys.stdin)["transcript_path"]).read().strip())\''

@@ -91,6 +91,30 @@ def test_no_network(hook: HookWriter, run_hooks: Runner) -> None:
     assert not any("reached" in t or "resolved" in t for t in seen["tries"]), seen
 
 
+def test_no_network_keeps_loopback_and_localhost(hook: HookWriter, run_hooks: Runner) -> None:
+    """Without network (NetworkDisabled), `localhost` still resolves, a server on it can be
+    reached from the same hook, no route leads anywhere else, and /etc/hosts is read-only."""
+    hook(
+        """
+        import json, socket
+        seen = {"localhost": socket.getaddrinfo("localhost", 80, socket.AF_INET)[0][4][0]}
+        server = socket.create_server(("127.0.0.1", 0))
+        socket.create_connection(server.getsockname(), timeout=2).close()
+        seen["loopback"] = "ok"
+        seen["routes"] = open("/proc/net/route").read().splitlines()[1:]
+        try:
+            open("/etc/hosts", "a").close()
+            seen["hosts"] = "writable"
+        except OSError:
+            seen["hosts"] = "read-only"
+        print(json.dumps({"contextModification": json.dumps(seen)}))
+    """,
+        shebang="#!/usr/bin/env python3",
+    )
+    seen = json.loads(context(run_hooks()))
+    assert seen == {"localhost": "127.0.0.1", "loopback": "ok", "routes": [], "hosts": "read-only"}
+
+
 def test_no_host_environment(
     hook: HookWriter, run_hooks: Runner, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -30,9 +30,9 @@ from urllib.parse import urlsplit
 
 import docker.errors
 from docker.types import LogConfig
-from loguru import logger
 
 from ..._errors import EngineError
+from ..._log import logger
 from .engine import retry_engine
 
 PORT = 8888

@@ -4,7 +4,14 @@ The life of one run (DESIGN.md §4, reference/sandboxing.md):
 
     create (labelled) -> attach stdin/stdout/stderr -> start -> stream stdin in and
     half-close -> read output as it comes, bounded -> [deadline: SIGKILL] -> EOF ->
-    exit code + OOMKilled -> remove (always, in `finally`)
+    exit code + OOMKilled -> answer -> remove (always; in the background, see below)
+
+Cleanup is off the critical path: the result is returned while a small executor of
+the backend removes the container (and runs the first check's stale-container sweep).
+A container waiting for removal stays in `_active`, so `abort()` (SIGTERM) removes it
+too; `close()` waits for all of it (the CLI calls it after printing its answer), and so
+does the interpreter at exit (the executor's threads are joined); after a SIGKILL, the
+labels let `reap` find it, as for a run cut short.
 
 The deadline is ours, not the engine's: a timer kills the container at expiry, and
 a watchdog shuts the socket down if the stream still has not ended shortly after.
@@ -20,19 +27,22 @@ import dataclasses
 import os
 import re
 import socket
+import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from docker.types import LogConfig, Mount, Ulimit
 from docker.utils.socket import STDOUT, frames_iter
-from loguru import logger
 
 from ... import _settings
+from ..._envfile import TARGET as ENV_FILE_TARGET
 from ..._errors import ConfigError, RuntimeMissing, SandboxrunError
-from ..._mounts import HOOK_HOME, home_cover, system_reason, under
+from ..._log import logger
+from ..._mounts import home_layout, system_reason, under
 from ..._settings import Settings, parse_size
 from ..._state import hook_ids
 from ..._types import ExecRequest, ExecResult
@@ -45,6 +55,8 @@ from .network import ensure_network
 from .owner import owner_labels
 from .reaper import LABEL, reap
 
+# What an allowlist hook's /etc/resolv.conf says (shipped with the package).
+RESOLV_CONF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "allowlist-resolv.conf")
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 STREAM_GRACE = 10.0  # seconds after the deadline before we stop waiting for the stream
 # MaskedPaths replaces the engine's default list, so it starts with Docker's own (20.10 to
@@ -73,6 +85,8 @@ class DockerBackend:
         self._count = 0
         self._lock = threading.RLock()  # the lazy client is reached while it is held
         self._active: set[str] = set()  # containers of runs in flight, for abort()
+        self._remover: ThreadPoolExecutor | None = None  # cleanup after the answer
+        self._hosts: str | None = None  # the /etc/hosts of hooks without network; "": none
         self._memory = parse_size(settings.memory)
         self._helper: Helper | bool | None = False  # the image's helper; False: unknown
         self._checked = False
@@ -112,6 +126,10 @@ class DockerBackend:
                         f" (have: {', '.join(sorted(runtimes))}); refusing to run without it"
                     )
         self._checked = True
+        # The sweep decides nothing about this run: it goes beside it, not before it.
+        self._in_background(self._sweep)
+
+    def _sweep(self) -> None:
         try:
             reap(self.client)
         except SandboxrunError as exc:
@@ -139,9 +157,10 @@ class DockerBackend:
                 try:
                     result = _Run(self, cid, request, created).execute()
                 finally:
-                    self._remove(cid)
-                    with self._lock:
-                        self._active.discard(cid)
+                    if net:  # its network can only go once the container has gone
+                        self._remove_now(cid)
+                    else:
+                        self._in_background(self._remove_now, cid)
             finally:
                 if net:
                     refused = refused_hosts(self.api, net, since)
@@ -158,6 +177,20 @@ class DockerBackend:
                 found = image_tools(self.run, self.settings.image, image_id, self.cache_dir)
                 self._tools[image_id] = found
             return self._tools[image_id]
+
+    def close(self) -> None:
+        """Wait until every container of this backend's runs is removed. The backend
+        stays usable: a later run starts a new remover."""
+        with self._lock:
+            remover, self._remover = self._remover, None
+        if remover is not None:
+            remover.shutdown(wait=True)
+
+    def __enter__(self) -> DockerBackend:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def abort(self) -> None:
         """Remove every container of a run still in flight (we are being stopped)."""
@@ -200,6 +233,26 @@ class DockerBackend:
         deadline = int(time.time() + timeout + 2 * STREAM_GRACE + 60)  # the sweep's cue
         return attach(self.api, proxy, {**owner_labels(), "sandboxrun.deadline": str(deadline)})
 
+    def _in_background(self, fn: Callable[..., None], *args: Any) -> None:
+        """Cleanup after (or beside) the answer; `close()` waits for it."""
+        with self._lock:
+            if self._remover is None:
+                self._remover = ThreadPoolExecutor(2, thread_name_prefix="sandboxrun-cleanup")
+            self._remover.submit(fn, *args)
+
+    def _remove_now(self, cid: str) -> None:
+        self._remove(cid)
+        with self._lock:
+            self._active.discard(cid)
+
+    def _hosts_file(self) -> str | None:
+        """A read-only /etc/hosts naming only localhost, kept in the cache folder. None if
+        it cannot be written: the run then goes without NetworkDisabled, as before."""
+        with self._lock:
+            if self._hosts is None:
+                self._hosts = _write_hosts(self.cache_dir)
+            return self._hosts or None
+
     def _remove(self, cid: str) -> None:
         try:
             # v: an image's VOLUMEs make anonymous volumes; they go with the container.
@@ -212,13 +265,27 @@ class DockerBackend:
     ) -> dict[str, Any]:
         s = self.settings
         uid, gid = hook_ids(s.user)
-        cover = home_cover(request.mounts)
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
         mounts = _read_only_mounts(request.mounts, s.allowed_roots)
-        home = {HOOK_HOME: f"{tmpfs},mode=0700,uid={uid},gid={gid}"}
-        if request.state:  # the hook's persistent home (`_state`), made by us, else a tmpfs
-            mounts.append(Mount(target=HOOK_HOME, source=request.state, type="bind"))
-            home = {}
+        layout = home_layout(request.mounts, state=bool(request.state))
+        if request.state and layout.state_at:  # the hook's persistent home (`_state`)
+            mounts.append(Mount(target=layout.state_at, source=request.state, type="bind"))
+        private = [path for path, _ in request.private_dirs]
+        private_tmpfs: dict[str, str] = {}
+        for path, source in request.private_dirs:  # CLAUDE_PLUGIN_DATA: ours, or a tmpfs
+            if source:
+                mounts.append(Mount(target=path, source=source, type="bind"))
+            else:
+                private_tmpfs[path] = f"{tmpfs},mode=0700,uid={uid},gid={gid}"
+        if net:  # no names resolved inside: the proxy resolves them (see `dns` below)
+            mounts.append(Mount(target="/etc/resolv.conf", source=RESOLV_CONF, type="bind",
+                                read_only=True))  # fmt: skip
+        if request.env_file:  # CLAUDE_ENV_FILE: a host file of ours, read back afterwards
+            mounts.append(Mount(target=ENV_FILE_TARGET, source=request.env_file, type="bind"))
+            private.append(ENV_FILE_TARGET)
+        hosts = self._hosts_file() if net is None and s.network == "none" else None
+        if hosts:  # NetworkDisabled (below): the engine writes no /etc/hosts of its own
+            mounts.append(Mount(target="/etc/hosts", source=hosts, type="bind", read_only=True))
         host_config = self.api.create_host_config(
             mounts=mounts,
             # "none" unless the user's own settings say bridge (our own bridge) or
@@ -229,10 +296,10 @@ class DockerBackend:
             read_only=True,
             tmpfs={
                 "/tmp": f"{tmpfs},mode=1777",
-                **home,
-                # Owned by the hook's user: runc gives a tmpfs the mode of the folder
-                # it covers (root's 0700 /root), so only the owner could walk it.
-                **({cover: f"ro,nosuid,nodev,size=64k,uid={uid},gid={gid}"} if cover else {}),
+                # The home and its folders (`_mounts.home_layout`), owned by the hook's
+                # user: runc would give a tmpfs the mode of the folder it covers.
+                **{t: f"{tmpfs},mode=0700,uid={uid},gid={gid}" for t in layout.tmpfs},
+                **private_tmpfs,
             },
             cap_drop=["ALL"],
             security_opt=["no-new-privileges:true"],
@@ -249,6 +316,13 @@ class DockerBackend:
             log_config=LogConfig(type=LogConfig.types.NONE),
             group_add=[str(g) for g in s.groups] or None,  # only groups the user configured
             runtime=s.runtime,
+            # Allowlist hooks: Docker's embedded DNS (127.0.0.11) cannot be turned off on a
+            # user network, and Docker 20.10 forwards outside names from an internal
+            # network to the host's resolver (CVE-2024-29018): a way out. Told to forward
+            # to the container's own loopback, it sends no query anywhere. The hook's
+            # resolv.conf names that loopback too, so a lookup fails at once instead of
+            # waiting on the embedded resolver. The proxy is reached by its address.
+            dns=["127.0.0.1"] if net else None,
         )
         host_config["MaskedPaths"] = MASKED_PATHS  # docker-py has no argument for it
         deadline = int(time.time() + request.timeout + 2 * STREAM_GRACE)
@@ -260,7 +334,7 @@ class DockerBackend:
                 helper,
                 request.argv,
                 request.timeout,
-                HOOK_HOME,
+                [*layout.writable, *private],  # the home's folders, the env file, plugin data
                 s.runtime,
                 landlock_optional=s.landlock == "optional",
             ),
@@ -268,7 +342,10 @@ class DockerBackend:
             "user": f"{uid}:{gid}",
             "working_dir": request.workdir,
             # The proxy's variables last: nothing the dialect passes replaces them.
-            "environment": {**_environment(request.env), **(net.environment() if net else {})},
+            "environment": {
+                **_environment(request.env, layout.home),
+                **(net.environment() if net else {}),
+            },
             "labels": {
                 LABEL: "1",
                 "sandboxrun.run": self.run_id,
@@ -279,6 +356,11 @@ class DockerBackend:
             "stdin_open": True,  # with detach=False docker-py also sets StdinOnce
             # Not the proxies of ~/.docker/config.json: nothing of the host's goes in.
             "use_config_proxy": False,
+            # With "none", NetworkDisabled too: the engine then makes no network sandbox
+            # (`start` ~100 ms faster, bench/network_mode.py); the namespace still holds
+            # only `lo`, and NetworkMode stays "none" for an engine that ignores it. It
+            # writes no /etc/hosts then: ours (above) keeps `localhost` resolving.
+            "network_disabled": hosts is not None,
             "tty": False,
             "host_config": host_config,
         }
@@ -428,6 +510,32 @@ def _mount_points() -> list[str]:
     return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), ln.split()[4]) for ln in lines]
 
 
-def _environment(extra: Mapping[str, str]) -> dict[str, str]:
+HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+
+
+def _write_hosts(cache_dir: str) -> str:
+    """The hosts file's path ("" if it cannot be written). World-readable: hooks may run
+    as another uid. Rewritten atomically when its content is not ours."""
+    path = os.path.join(cache_dir, "hosts")
+    try:
+        with open(path) as f:
+            if f.read() == HOSTS:
+                return path
+    except OSError:
+        pass
+    try:
+        os.makedirs(cache_dir, mode=0o700, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".hosts-")
+        with os.fdopen(fd, "w") as f:
+            f.write(HOSTS)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+        return path
+    except OSError as exc:
+        logger.warning("could not write {}: {} (hooks start ~100 ms slower)", path, exc)
+        return ""
+
+
+def _environment(extra: Mapping[str, str], home: str) -> dict[str, str]:
     """Nothing from the host: a fixed base, plus what the dialect asked for."""
-    return {"HOME": HOOK_HOME, "PATH": PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **extra}
+    return {"HOME": home, "PATH": PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **extra}

@@ -52,18 +52,20 @@ def command(
     helper: Helper | None,
     argv: Sequence[str],
     timeout: float,
-    home: str,
+    writable: Sequence[str],
     runtime: str | None,
     landlock_optional: bool = False,
 ) -> list[str]:
-    """The container's command line for `argv`. Without Landlock the helper refuses to
-    start the hook unless `landlock_optional` (the user's `landlock = "optional"`)."""
+    """The container's command line for `argv`, the hook allowed to write below
+    `writable` (its home's folders, its env file, plugin data) besides /tmp. Without
+    Landlock the helper refuses to start the hook unless `landlock_optional` (the user's
+    `landlock = "optional"`)."""
     if helper is None:
         return list(argv)
     if helper.protocol == 1:
         return [helper.path, *argv]
     options = ["--deadline", f"{timeout + DEADLINE_GRACE:g}"]
-    for path in (*WRITABLE, home):
+    for path in (*WRITABLE, *writable):
         options += ["--write", path]
     if runtime == "runsc" or landlock_optional:
         # gVisor has no Landlock, and refuses host sockets and FIFOs in binds itself

@@ -22,9 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from loguru import logger
-
 from ..._errors import ConfigError, EngineError
+from ..._log import logger
 from .engine import engine_errors
 
 DEFAULT_BASE = "debian:bookworm-slim"

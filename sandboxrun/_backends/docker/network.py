@@ -25,9 +25,9 @@ from datetime import datetime
 from typing import Any
 
 import docker.errors
-from loguru import logger
 
 from ..._errors import EngineError
+from ..._log import logger
 from .engine import retry_engine
 
 PREFIX = "sandboxrun-bridge-"

@@ -14,8 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from loguru import logger
-
+from ..._log import logger
 from .allowlist import sweep_networks
 from .engine import engine_errors, retry_engine
 from .network import DUPLICATE_AGE, remove_duplicates

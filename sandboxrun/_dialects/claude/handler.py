@@ -24,6 +24,7 @@ from typing import Any
 
 from ..._types import HookSpec
 from .matchers import CONDITION_EVENTS, check_condition
+from .wrapped import Original, unwrap
 
 MAX_TIMEOUT = 3600  # seconds, as Settings.timeout
 NOT_RUN = {
@@ -73,8 +74,11 @@ def _command(hook: dict[str, Any]) -> dict[str, Any] | str:
     if not unicode_ok(command) or "\0" in command:
         return "command is not valid Unicode text (a lone surrogate or a NUL)"
     args = hook.get("args")
+    original = _installed(command, args, hook.get("shell"))
+    if original is not None:  # `sandboxrun install` wrapped it: run what it wraps, here
+        command, args = original.command, original.args
     if args is not None:
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        if not isinstance(args, list | tuple) or not all(isinstance(a, str) for a in args):
             return "args must be a list of strings"
         if not all(unicode_ok(a) and "\0" not in a for a in args):
             return "args must be valid Unicode text (no lone surrogate, no NUL)"
@@ -86,6 +90,13 @@ def _command(hook: dict[str, Any]) -> dict[str, Any] | str:
     if shell not in (None, "bash", "sh"):
         return f'shell must be "bash" or "powershell", not {brief(shell)}'
     return {"name": command, "argv": ("bash" if shell == "bash" else "/bin/sh", "-c", command)}
+
+
+def _installed(command: str, args: Any, shell: Any) -> Original | None:
+    """The original handler of an `install` wrapper (`wrapped`), else None."""
+    if args is not None and not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+        return None
+    return unwrap(command, args, shell)
 
 
 def _options(hook: dict[str, Any], event: str, source: str) -> dict[str, Any] | str:

@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import regex
-from loguru import logger
 
+from ..._log import logger
 from ..._types import HookSpec
 from ..base import WORKSPACE_SOURCES
 

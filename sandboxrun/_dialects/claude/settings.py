@@ -20,12 +20,13 @@ from ..base import escape_name, source_of, unique_mounts
 from .handler import MAX_TIMEOUT as MAX_TIMEOUT  # re-exported for tests
 from .handler import handler, not_run_reason, unicode_ok
 from .matchers import MATCH_FIELDS, SIMPLE_MATCHER, check, matches_all
+from .plugins import data_dir, plugin_spec, plugins
 
 if TYPE_CHECKING:
     from .dialect import ClaudeDialect
 
 # Levels the user controls; project and local files come with the workspace.
-_TRUSTED = frozenset({"user", "explicit"})
+_TRUSTED = frozenset({"user", "explicit", "plugin"})
 MAX_SETTINGS_BYTES = 1 << 20  # a real settings file is a few kilobytes
 
 
@@ -114,6 +115,7 @@ def discover(
     not_run: list[Skipped] = []  # handlers of other types than command: listed, never run
     disabled: set[str] = set()  # the sources whose files say disableAllHooks
     read: set[str] = set()
+    user_settings: dict[str, Any] = {}
     for path, source, hooks_dir in settings_files(dialect, project, home, explicit):
         real = os.path.realpath(path)
         if real in read:  # e.g. the project is $HOME: its settings are the user's
@@ -125,6 +127,11 @@ def discover(
             skipped.append(Skipped(shown, source, problem))
         if data is None:
             continue
+        if source == "user":
+            user_settings = data
+        elif source in ("project", "local") and data.get("enabledPlugins"):
+            why = "enabledPlugins: not read here (plugins come only from your user settings)"
+            skipped.append(Skipped(shown, source, why))
         flag = data.get("disableAllHooks")
         if flag is True:
             disabled.add(source)
@@ -151,6 +158,8 @@ def discover(
                                        item[0]))  # fmt: skip
             else:
                 found.append((item[0], shown, item[1]))
+    if dialect.agent == "claude" and not explicit:
+        found += _plugin_hooks(dialect, user_settings, hook_name, home, project, roots, skipped)
     if disabled & _TRUSTED:
         return Discovery((), tuple(skipped))
     if disabled:
@@ -158,6 +167,41 @@ def discover(
         not_run = [s for s in not_run if s.source in _TRUSTED]
     hooks = _once_per_source(found, skipped)
     return Discovery(tuple(hooks), (*skipped, *not_run))
+
+
+def _plugin_hooks(
+    dialect: ClaudeDialect, user_settings: Mapping[str, Any], hook_name: str | None,
+    home: str, project: str, roots: Sequence[str], skipped: list[Skipped],
+) -> list[tuple[HookSpec, str, str]]:  # fmt: skip
+    """The hooks of the plugins the user enabled (`plugins`), as (spec, file,
+    JSON path); what cannot be used is added to `skipped`."""
+    found: list[tuple[HookSpec, str, str]] = []
+    for plugin, root, problem in plugins(user_settings, home, dialect.user_dir, _load):
+        if root is None:
+            skipped.append(Skipped(escape_name(plugin), "plugin", problem or "not used"))
+            continue
+        path = os.path.join(root, "hooks", "hooks.json")
+        shown = escape_name(path)
+        data, problem = _load(path, must_exist=False)
+        if problem is not None:
+            skipped.append(Skipped(shown, "plugin", problem))
+        if data is None:
+            continue
+        template = HookSpec(
+            hook_name="", name="", source="plugin", argv=(), workdir=roots[0],
+            mounts=unique_mounts([project, *roots, root]),
+            env={dialect.project_dir_var: project},
+        )  # fmt: skip
+        data_path = data_dir(home, dialect.user_dir, plugin)
+        for item in _entries(dialect, data, hook_name, template):
+            if isinstance(item, str):
+                skipped.append(Skipped(shown, "plugin", item))
+            elif item[0].kind != "command":
+                reason = f"{item[1]}: {not_run_reason(item[0])}"
+                skipped.append(Skipped(shown, "plugin", reason, item[0]))
+            else:
+                found.append((plugin_spec(item[0], plugin, root, data_path), shown, item[1]))
+    return found
 
 
 def _once_per_source(
@@ -182,7 +226,8 @@ def _once_per_source(
 
 def _identity(spec: HookSpec) -> tuple[Any, ...]:
     """What makes two entries the same hook: where, when, what runs and how."""
-    return (spec.source, spec.hook_name, spec.argv, spec.condition, spec.run_async)
+    env = tuple(sorted(spec.env.items()))  # two plugins' same command are two hooks
+    return (spec.source, spec.hook_name, spec.argv, spec.condition, spec.run_async, env)
 
 
 def _joined(first: HookSpec, again: HookSpec) -> HookSpec | None:

@@ -1,0 +1,107 @@
+"""Claude Code plugin hooks, found the way the agent finds them, from the user's own files.
+
+A plugin is enabled by `enabledPlugins: {"name@marketplace": true}` in the user's
+`~/.claude/settings.json`, and installed where `~/.claude/plugins/installed_plugins.json`
+says (`{"version": 2, "plugins": {"name@marketplace": [{"scope": "user", "installPath":
+...}]}}`; version 1 maps each id to one `{"installPath": ...}`; the older
+`installed_plugins_v2.json` is read when the main file is missing). Its hooks are in
+`<installPath>/hooks/hooks.json`, shaped like a settings file's `hooks`.
+
+Only the user's own folder decides: `enabledPlugins` in a project or local file is not
+read (a repository cannot add a plugin's hooks, nor turn a user's plugin off), and an
+install path must lie in `~/.claude/plugins` (not its `data/`), never a path a workspace
+names. Left out: hooks a plugin's `.claude-plugin/plugin.json` declares inline or in
+other files, `--plugin-dir` sessions, managed (enterprise) plugin settings, and
+`${user_config.*}` options.
+
+Each hook runs with the plugin root mounted read-only, `CLAUDE_PLUGIN_ROOT` set to it (and
+`${CLAUDE_PLUGIN_ROOT}` replaced in the command, as the agent does), and
+`CLAUDE_PLUGIN_DATA` naming `~/.claude/plugins/data/<id>` (letters, digits, `_` and `-`
+kept, the rest `-`), a private folder inside (`_state.plugin_data`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
+from typing import Any
+
+from ..._mounts import under
+from ..._types import HookSpec
+
+ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
+DATA_VAR = "CLAUDE_PLUGIN_DATA"
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
+Loader = Callable[[str, bool], "tuple[dict[str, Any] | None, str | None]"]
+
+
+def data_dir(home: str, user_dir: str, plugin: str) -> str:
+    """The agent's data folder for a plugin id (its own sanitising)."""
+    return os.path.join(home, user_dir, "plugins", "data", _UNSAFE.sub("-", plugin))
+
+
+def enabled(settings: Mapping[str, Any]) -> list[str]:
+    """The plugin ids a (user) settings file enables, in its order."""
+    table = settings.get("enabledPlugins")
+    if not isinstance(table, dict):
+        return []
+    return [k for k, v in table.items() if isinstance(k, str) and v is True]
+
+
+def plugins(
+    settings: Mapping[str, Any], home: str, user_dir: str, load: Loader
+) -> Iterator[tuple[str, str | None, str | None]]:
+    """(id, its root, None) for each enabled, installed plugin; (id, None, why) for
+    an enabled one that cannot be used."""
+    wanted = enabled(settings)
+    if not wanted:
+        return
+    folder = os.path.join(home, user_dir, "plugins")
+    installs, problem = _installs(folder, load)
+    real_folder = os.path.realpath(folder)
+    data = os.path.join(real_folder, "data")
+    for plugin in wanted:
+        path = installs.get(plugin)
+        if path is None:
+            yield plugin, None, problem or "enabled, but not in installed_plugins.json"
+            continue
+        real = os.path.realpath(path)
+        if real == real_folder or not under(real, (real_folder,)) or under(real, (data,)):
+            yield plugin, None, f"install path {path!r} is not in {folder}: not used"
+        elif not os.path.isdir(real):
+            yield plugin, None, f"install path {path!r} is not a folder"
+        else:
+            yield plugin, os.path.abspath(path), None
+
+
+def _installs(folder: str, load: Loader) -> tuple[dict[str, str], str | None]:
+    """id -> install path, from installed_plugins.json (or the older _v2 file)."""
+    data, problem = load(os.path.join(folder, "installed_plugins.json"), False)
+    if data is None and problem is None:
+        data, problem = load(os.path.join(folder, "installed_plugins_v2.json"), False)
+    if data is None:
+        return {}, f"installed_plugins.json: {problem}" if problem else None
+    table = data.get("plugins")
+    if not isinstance(table, dict):
+        return {}, "installed_plugins.json has no plugins object"
+    found: dict[str, str] = {}
+    for plugin, entry in table.items():
+        if data.get("version") == 2 and isinstance(entry, list):
+            # Several scopes may be installed: the user's own first.
+            entries = sorted(
+                (e for e in entry if isinstance(e, dict)), key=lambda e: e.get("scope") != "user"
+            )
+            entry = entries[0] if entries else None
+        path = entry.get("installPath") if isinstance(entry, dict) else None
+        if isinstance(path, str) and os.path.isabs(path) and "\0" not in path:
+            found[plugin] = path
+    return found, None
+
+
+def plugin_spec(spec: HookSpec, plugin: str, root: str, data: str) -> HookSpec:
+    """A hook of a plugin's hooks.json, as the agent runs it (module docstring)."""
+    argv = tuple(a.replace("${" + ROOT_VAR + "}", root) for a in spec.argv)
+    env = {**spec.env, ROOT_VAR: root, DATA_VAR: data}
+    return replace(spec, argv=argv, env=env, plugin=plugin)

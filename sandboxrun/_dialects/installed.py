@@ -1,0 +1,86 @@
+"""What `sandboxrun install` leaves in a Cline-family hook folder, recognised by the
+readers that must tell it apart from a hook: discovery (a shim is not a hook to run in
+the sandbox: there is no sandboxrun inside), `list` and `doctor`, and `uninstall`.
+
+A shim is exactly five lines (`#!/bin/sh`, two comments, one `exec` of sandboxrun's
+`run` with only the options `install` writes), six with `--fail-closed` (the
+`missing_guard` before the `exec`). The originals of a folder `<base>/<d>`
+are in `<base>/.sandboxrun/moved/<d>`, which no agent scans.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import stat
+from dataclasses import dataclass
+
+MOVED = os.path.join(".sandboxrun", "moved")
+SHIM_MARK = "# sandboxrun shim"
+SHIM_MAX_BYTES = 4096
+# Options a shim's `sandboxrun run` may carry (and whether each takes a value).
+_SHIM_OPTIONS = {"--agent": True, "--answer": True, "--hooks-dir": True, "--home": True,
+                 "--config": True, "--fail-closed": False}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Shim:
+    """A shim's command, read back: what it runs and over which folders."""
+
+    executable: str
+    hook_name: str
+    hooks_dirs: tuple[str, ...]
+    config: str | None = None
+
+
+def moved_folder(base: str, rel: str) -> str:
+    """Where `install` keeps the original hooks of `<base>/<rel>`."""
+    return os.path.join(base, MOVED, rel)
+
+
+def missing_guard(executable: str) -> str:
+    """A fail-closed shim's line before its `exec`: if sandboxrun is gone (moved,
+    uninstalled), Cline gets a cancel instead of a failed hook, which blocks nothing."""
+    why = f"sandboxrun (fail-closed): {executable} is missing"
+    answer = json.dumps({"cancel": True, "contextModification": "", "errorMessage": why})
+    return f"[ -x {shlex.quote(executable)} ] || {{ echo {shlex.quote(answer)}; exit 0; }}"
+
+
+def read_shim(path: str) -> Shim | None:
+    """The shim at `path`, or None if it is not exactly one `install` writes: a file a
+    repository shaped like a shim, but running something else, is not one."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        with open(path, "rb") as f:
+            raw = f.read(SHIM_MAX_BYTES + 1)
+    except OSError:
+        return None
+    lines = raw.decode("utf-8", "replace").split("\n")
+    guard = lines.pop(3) if len(lines) == 6 else None  # a fail-closed shim's `missing_guard`
+    if len(raw) > SHIM_MAX_BYTES or len(lines) != 5 or lines[0] != "#!/bin/sh":
+        return None
+    if not lines[1].startswith(SHIM_MARK) or not lines[2].startswith("# ") or lines[4]:
+        return None
+    if not lines[3].startswith("exec "):
+        return None
+    try:
+        words = shlex.split(lines[3][5:])
+    except ValueError:
+        return None
+    if len(words) < 3 or os.path.basename(words[0]) != "sandboxrun" or words[1] != "run":
+        return None
+    if guard is not None and guard != missing_guard(words[0]):
+        return None
+    dirs, config, i = [], None, 3
+    while i < len(words):
+        takes = _SHIM_OPTIONS.get(words[i])
+        if takes is None or (takes and i + 1 >= len(words)):
+            return None
+        if words[i] == "--hooks-dir":
+            dirs.append(words[i + 1])
+        elif words[i] == "--config":
+            config = words[i + 1]
+        i += 2 if takes else 1
+    return Shim(words[0], words[2], tuple(dirs), config)

@@ -1,0 +1,11 @@
+"""`sandboxrun install` / `uninstall`: make an agent run its existing hooks through the
+sandbox, without the user rewriting them, and undo it byte for byte.
+
+- Claude family (`claude.py`): every command hook of the chosen settings files runs
+  through `sandboxrun exec`; `--managed` writes Claude Code's managed settings instead.
+- Cline family (`cline.py`): shims in the folders the agent scans, the originals moved
+  aside; `--global` adds forwarding hooks in the user's global folders.
+
+`status.notes` says what `list` and `doctor` must tell the user: a hook that runs
+unsandboxed although the workspace was installed (a pull brought it).
+"""

@@ -1,0 +1,154 @@
+"""`sandboxrun run --answer agent`: the combined answer in the agent's own hook protocol,
+so that `run` can itself be the hook the agent calls (Cline shims, Claude Code's
+managed forwarding hooks).
+
+- Cline family: `{"cancel", "contextModification", "errorMessage"}` on stdout, exit 0
+  (the report of each hook is left out; what went wrong with a hook goes to stderr,
+  which Cline shows to the user).
+- Claude family: a block is exit 2 with the reason on stderr (every event that can
+  block reads it so: the tool is denied, the prompt erased, stopping prevented);
+  `continue: false` is `{"continue": false, "stopReason": ...}`; anything else is exit
+  0 with the documented JSON (`hookSpecificOutput` with `hookEventName`, and
+  `systemMessage`), or nothing when there is nothing to say.
+- An error of ours (no engine, a bad config file) without fail-closed: exit 1 and one
+  line on stderr, the Claude family's non-blocking error (exit 2 would block), and for
+  Cline a failed hook, which does not block either. Under fail-closed it is a block.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .._dialects.base import Dialect
+from .._dialects.claude.dialect import ClaudeDialect
+from .._dialects.registry import DIALECTS
+from .._errors import SandboxrunError
+from .._log import logger
+from .._settings import env_fail_closed
+from .._text import printable
+from .._types import CombinedResult
+
+# Events whose hookSpecificOutput may carry additionalContext (reference/claude-hooks.md).
+CONTEXT_EVENTS = frozenset(
+    {"PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart",
+     "SubagentStart", "Setup"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class AgentAnswer:
+    stdout: bytes
+    stderr: bytes
+    exit_code: int
+
+
+def agent_answer(dialect: Dialect, event: str, result: CombinedResult) -> AgentAnswer:
+    """What the agent reads from `run` as if it were one of its hooks."""
+    notes = [
+        printable(f"sandboxrun: hook {o.spec.name} {o.status}: {o.error}")
+        for o in result.outcomes
+        if o.status != "completed" and o.error
+    ]
+    answer = dict(result.answer)
+    if not isinstance(dialect, ClaudeDialect):
+        fields = ("cancel", "contextModification", "errorMessage")
+        document = {k: answer[k] for k in fields if k in answer}
+        return AgentAnswer(_json(document), _lines(notes), 0)
+    if answer.get("continue") is False:
+        document = {"continue": False, "stopReason": answer.get("stopReason", "")}
+        if answer.get("systemMessage"):
+            document["systemMessage"] = answer["systemMessage"]
+        return AgentAnswer(_json(document), _lines(notes), 0)
+    if answer.get("blocked"):
+        reason = answer.get("reason") or "blocked by a hook run in sandboxrun's sandbox"
+        return AgentAnswer(b"", _lines([reason]), 2)
+    document, dropped = _claude_document(event, answer)
+    if dropped:
+        notes.append(f"sandboxrun: {event} takes no additionalContext; dropped: {dropped[:200]}")
+    return AgentAnswer(_json(document) if document else b"", _lines(notes), 0)
+
+
+def _claude_document(event: str, answer: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The exit-0 JSON of a combined answer that does not block, and any context the
+    event cannot carry."""
+    specific: dict[str, Any] = {"hookEventName": event}
+    decision = answer.get("permissionDecision")
+    if event == "PreToolUse" and decision in ("allow", "ask"):
+        specific["permissionDecision"] = decision
+        specific["permissionDecisionReason"] = answer.get("reason", "")
+    if event == "PreToolUse" and answer.get("updatedInput") is not None:
+        specific["updatedInput"] = answer["updatedInput"]
+    if event == "PermissionRequest" and decision == "allow":
+        verdict: dict[str, Any] = {"behavior": "allow"}
+        if answer.get("updatedInput") is not None:
+            verdict["updatedInput"] = answer["updatedInput"]
+        specific["decision"] = verdict
+    context = answer.get("additionalContext") or ""
+    dropped = ""
+    if context and event in CONTEXT_EVENTS:
+        specific["additionalContext"] = context
+    elif context:
+        dropped = context
+    document: dict[str, Any] = {}
+    if answer.get("systemMessage"):
+        document["systemMessage"] = answer["systemMessage"]
+    if len(specific) > 1:
+        document["hookSpecificOutput"] = specific
+    return document, dropped
+
+
+def error_answer(dialect: Dialect, fail_closed: bool, why: str) -> AgentAnswer:
+    """An error of ours, before any hook ran (see the module docstring)."""
+    line = f"sandboxrun: {why}"
+    if not fail_closed:
+        return AgentAnswer(b"", _lines([line]), 1)
+    reason = f"sandboxrun: hooks could not run (fail-closed): {why}"
+    if isinstance(dialect, ClaudeDialect):
+        return AgentAnswer(b"", _lines([reason]), 2)
+    return AgentAnswer(_json(dialect.blocked_answer(reason)), b"", 0)
+
+
+def _json(document: dict[str, Any]) -> bytes:
+    return json.dumps(document, ensure_ascii=True).encode() + b"\n"
+
+
+def _lines(lines: list[str]) -> bytes:
+    return "".join(f"{line}\n" for line in lines).encode("utf-8", "backslashreplace")
+
+
+def run_as_hook(
+    args: argparse.Namespace, produce: Callable[[argparse.Namespace], CombinedResult]
+) -> int:
+    """`run --answer agent`: `produce` (the `run` command's work) answered in the agent's
+    own protocol on stdout, stderr and the exit code."""
+    dialect = DIALECTS[args.agent or "cline"]
+    fail_closed = bool(args.fail_closed or env_fail_closed())
+    abandoned = False
+    try:
+        result = produce(args)
+        abandoned = result.abandoned
+        out = agent_answer(dialect, args.hook, result)
+    except SandboxrunError as exc:
+        out = error_answer(dialect, fail_closed, _one_line(exc))
+    except Exception as exc:  # a bug of ours: one line, never a traceback on the agent
+        logger.opt(exception=exc).debug("internal error")
+        out = error_answer(
+            dialect, fail_closed, f"internal error: {type(exc).__name__}: {_one_line(exc)}"
+        )
+    sys.stdout.buffer.write(out.stdout)
+    sys.stdout.buffer.flush()
+    sys.stderr.buffer.write(out.stderr)
+    sys.stderr.buffer.flush()
+    if abandoned:  # stuck threads must not keep the agent waiting on us
+        os._exit(out.exit_code)
+    return out.exit_code
+
+
+def _one_line(exc: BaseException) -> str:
+    return printable(" ".join(str(exc).split()))[:500]

@@ -1,0 +1,224 @@
+"""`install` / `uninstall` for the Claude family: settings files rewritten in place.
+
+Each command hook of a settings file becomes the same hook run through
+`sandboxrun exec` (`_dialects.claude.wrapped`); only the changed strings (and an
+`args` list) are rewritten, every other byte stays. The original of each file is kept,
+byte for byte, in the user's data folder (`files.BackupStore`): `uninstall` writes it
+back when the file is as `install` left it, and otherwise takes the wrappers off in
+place (the file changed since: a pull, an edit), saying so.
+(`--managed` writes Claude Code's managed settings instead: `managed.py`.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._dialects.claude.dialect import ClaudeDialect
+from .._dialects.claude.settings import project_root
+from .._dialects.claude.wrapped import unwrap, wrap
+from .._errors import ConfigError
+from . import jsonspan
+from .files import Backup, BackupStore, atomic_write, file_mode, read_bytes, sha256
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One file's change: what it is, what it becomes (None: removed), and a note."""
+
+    path: str
+    old: bytes | None
+    new: bytes | None
+    note: str
+    mode: int | None = None  # the mode to write `new` with (None: the file's own)
+
+
+def settings_paths(dialect: ClaudeDialect, workspace: str | None, home: str) -> list[str]:
+    """The files `install` rewrites: the user's settings (`workspace` None), or the
+    project's shared and local settings of the project `workspace` belongs to."""
+    if workspace is None:  # the user's own file: a dotfiles symlink is followed
+        return [os.path.realpath(f"{home}/{dialect.user_dir}/settings.json")]
+    root = project_root(workspace, home, dialect.project_dir)
+    folder = f"{root}/{dialect.project_dir}"
+    return [_inside(f"{folder}/{name}", root) for name in ("settings.json", "settings.local.json")]
+
+
+def _inside(path: str, root: str) -> str:
+    """The file a project's settings path is, if it lies in the project: a repository's
+    symlink must not make `install` rewrite a file elsewhere (the user's own settings)."""
+    real = os.path.realpath(path)
+    if not Path(real).is_relative_to(os.path.realpath(root)):
+        raise ConfigError(f"{path} is a link to {real}, outside the project; not changed")
+    return real
+
+
+def parse(path: str, raw: bytes) -> tuple[str, dict[str, Any]]:
+    """(text without BOM, document) of a settings file, or one line naming it."""
+    try:
+        text = raw.removeprefix(_BOM).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not valid UTF-8; not changed") from None
+    if not text.strip():
+        return text, {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not valid JSON ({exc.msg}: line {exc.lineno} column {exc.colno}); not changed"
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"{path}: not valid JSON ({str(exc)[:80]}); not changed") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: not a JSON object; not changed")
+    return text, data
+
+
+def command_handlers(data: dict[str, Any]) -> Iterator[tuple[jsonspan.Path, dict[str, Any]]]:
+    """(JSON path, handler) of every command handler in a settings document."""
+    table = data.get("hooks")
+    if not isinstance(table, dict):
+        return
+    for event, entries in table.items():
+        if not isinstance(entries, list):
+            continue
+        for i, entry in enumerate(entries):
+            hooks = entry.get("hooks") if isinstance(entry, dict) else None
+            if not isinstance(hooks, list):
+                continue
+            for j, hook in enumerate(hooks):
+                if isinstance(hook, dict) and hook.get("type") == "command":
+                    command = hook.get("command")
+                    if isinstance(command, str) and command.strip():
+                        yield ("hooks", event, i, "hooks", j), hook
+
+
+def _args(hook: dict[str, Any]) -> list[str] | bool | None:
+    """A handler's `args` (None without), or False if malformed (left alone)."""
+    args = hook.get("args")
+    if args is None:
+        return None
+    ok = isinstance(args, list) and all(isinstance(a, str) for a in args)
+    return args if ok else False
+
+
+def wrapped(hook: dict[str, Any]) -> bool:
+    args = _args(hook)
+    return args is not False and unwrap(hook["command"], args, hook.get("shell")) is not None  # type: ignore[arg-type]
+
+
+Rewrite = Callable[[dict[str, Any]], tuple[str, list[str] | None] | None]
+
+
+def rewrite(path: str, raw: bytes, each: Rewrite) -> bytes:
+    """`raw` with each command handler `each` returns a new (command, args) for
+    rewritten, and nothing else changed."""
+    text, data = parse(path, raw)
+    changes: list[tuple[jsonspan.Path, object]] = []
+    for where, hook in command_handlers(data):
+        new = each(hook)
+        if new is None:
+            continue
+        command, args = new
+        changes.append(((*where, "command"), command))
+        if args is not None:
+            changes.append(((*where, "args"), args))
+    if not changes:
+        return raw
+    bom = _BOM if raw.startswith(_BOM) else b""
+    return bom + jsonspan.replace_values(text, changes).encode("utf-8")
+
+
+def wrapper_of(executable: str, agent: str, options: Sequence[str]) -> Rewrite:
+    """The rewrite that wraps every handler not yet wrapped (PowerShell ones stay:
+    there is no PowerShell in the sandbox, and `list` names them)."""
+
+    def each(hook: dict[str, Any]) -> tuple[str, list[str] | None] | None:
+        args = _args(hook)
+        if args is False or hook.get("shell") == "powershell" or wrapped(hook):
+            return None
+        extra = list(options)
+        timeout = hook.get("timeout")
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+            # Below the agent's own deadline for the entry, so sandboxrun ends a slow hook.
+            extra += ["--timeout", f"{max(timeout - 2, timeout / 2):g}"]
+        return wrap(executable, agent, hook["command"], args, hook.get("shell"), extra)  # type: ignore[arg-type]
+
+    return each
+
+
+def _unwrap_each(hook: dict[str, Any]) -> tuple[str, list[str] | None] | None:
+    args = _args(hook)
+    if args is False:
+        return None
+    original = unwrap(hook["command"], args, hook.get("shell"))  # type: ignore[arg-type]
+    if original is None:
+        return None
+    return original.command, None if original.args is None else list(original.args)
+
+
+def plan_install(
+    paths: Sequence[str], executable: str, agent: str, options: Sequence[str]
+) -> list[Change]:
+    """Every file's change (unchanged files too, with a note), parsed before anything is
+    written: one unparsable file stops the install before any file changes."""
+    out = []
+    each = wrapper_of(executable, agent, options)
+    for path in paths:
+        old = read_bytes(path)
+        if old is None:
+            continue
+        new = rewrite(path, old, each)
+        count = sum(1 for _, h in command_handlers(parse(path, new)[1]) if wrapped(h))
+        note = f"{count} hook command(s) run through sandboxrun exec"
+        out.append(Change(path, old, new, note if new != old else f"{note}; no change"))
+    return out
+
+
+def apply_install(change: Change, store: BackupStore) -> None:
+    """Write one planned change: the backup first (the file as it was, with any wrapper
+    of ours taken off when a pull mixed new hooks into an installed file), then the file."""
+    if change.new == change.old or change.old is None or change.new is None:
+        return
+    before = store.get(change.path)
+    if before is not None and sha256(change.old) == before.installed:
+        return
+    original = rewrite(change.path, change.old, _unwrap_each)
+    mode = file_mode(change.path)
+    store.put(Backup(change.path, original, mode, sha256(change.new)))
+    atomic_write(change.path, change.new)
+
+
+def plan_uninstall(paths: Sequence[str], store: BackupStore) -> list[Change]:
+    out = []
+    for path in paths:
+        old = read_bytes(path)
+        backup = store.get(path)
+        if old is None and backup is None:
+            continue
+        if backup is not None and old is not None and sha256(old) == backup.installed:
+            out.append(Change(path, old, backup.original, "restored byte for byte", backup.mode))
+            continue
+        if old is None:
+            out.append(Change(path, None, None, "gone since install; nothing to restore"))
+            continue
+        new = rewrite(path, old, _unwrap_each)
+        why = (
+            "changed since install: wrappers taken off in place" if backup else "wrappers taken off"
+        )
+        out.append(Change(path, old, new, why if new != old else "no wrapped hook; no change"))
+    return out
+
+
+def apply_uninstall(change: Change, store: BackupStore) -> None:
+    if change.new != change.old:
+        if change.new is None:
+            os.unlink(change.path)
+        else:
+            atomic_write(change.path, change.new, change.mode)
+    store.drop(change.path)

@@ -1,0 +1,249 @@
+"""`install` / `uninstall` for the Cline family: shims in the folders the agent scans.
+
+Cline runs every executable named after a hook in its hook folders, so the hooks stay
+where the agent looks, as small shims, and the originals move (one rename: bytes,
+modes and times kept) to `<base>/.sandboxrun/moved/<folder>`, which no agent scans.
+A shim hands its stdin to `sandboxrun run HOOK --agent A --answer agent --hooks-dir
+<moved folder>`, which runs the originals in the sandbox and prints exactly Cline's
+answer (`cancel`, `contextModification`, `errorMessage`).
+
+`--global` puts a forwarding shim for every hook name in the user's global folders;
+besides the user's own global hooks (moved aside like a workspace's), it runs the
+hooks `install` moved out of the primary workspace root (`--hooks-dir` relative to
+the folder Cline runs global hooks in). With it in place, `install --workspace` only
+moves a workspace's hooks (a workspace shim would run them a second time).
+Cline has no switch that turns workspace hooks off: a hook file a repository adds to
+a scanned folder still runs unsandboxed. `list` and `doctor` say so.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .._dialects.cline import ClineDialect
+from .._dialects.installed import MOVED, SHIM_MARK, missing_guard, read_shim
+from .._errors import ConfigError
+from .files import atomic_write, diff, read_bytes, sync_folder
+
+
+def shim_text(executable: str, agent: str, hook_name: str, run_options: Sequence[str]) -> bytes:
+    """A shim (`_dialects.installed` reads it back): `run` answering in Cline's terms."""
+    command = shlex.join([executable, "run", hook_name, "--agent", agent, "--answer", "agent",
+                          *run_options])  # fmt: skip
+    guard = f"{missing_guard(executable)}\n" if "--fail-closed" in run_options else ""
+    return (
+        f"#!/bin/sh\n{SHIM_MARK}: `sandboxrun uninstall --agent {agent}` puts the original hooks"
+        f" back.\n# It runs the hooks of its --hooks-dir folders in sandboxrun's sandbox.\n"
+        f"{guard}exec {command}\n"
+    ).encode()
+
+
+# In a hook folder `install` made, the topmost folder it made (so uninstall removes
+# exactly those); no agent reads a file of that name as a hook.
+MADE = ".sandboxrun-made"
+
+
+@dataclass(slots=True)
+class FolderPlan:
+    """What install or uninstall does to one scanned folder, in order."""
+
+    folder: str
+    moved: str
+    renames: list[tuple[str, str]] = field(default_factory=list)
+    make_folder: int | None = None  # mode of a folder to create at `folder`
+    shims: dict[str, bytes] = field(default_factory=dict)  # path -> content
+    unlink: list[str] = field(default_factory=list)
+    remove_folder: bool = False
+    made_top: str | None = None  # install: the topmost folder it makes; uninstall: removes
+    prune: bool = False  # remove the empty folders above `moved` afterwards
+    notes: list[str] = field(default_factory=list)
+    previews: list[str] = field(default_factory=list)  # diffs for --dry-run
+
+
+def _entries(folder: str) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise ConfigError(f"{folder}: cannot list: {exc.strerror}; not changed") from None
+
+
+def _check_folder(folder: str) -> None:
+    if os.path.islink(folder):
+        raise ConfigError(f"{folder} is a symlink: move the folder it points to instead")
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise ConfigError(f"{folder} is not a folder; not changed")
+
+
+def hook_names(dialect: ClineDialect, home: str, folders: Sequence[str],
+               skip: Sequence[str] = ()) -> list[str]:  # fmt: skip
+    """The hook names with an enabled hook in `folders` (shims and `skip` left out)."""
+    found = dialect.discover(None, [], home, [f for f in folders if os.path.isdir(f)])
+    names = {h.hook_name for h in found.hooks if h.name not in skip and read_shim(h.name) is None}
+    return [n for n in dialect.hook_names if n in names]
+
+
+def plan_install(
+    dialect: ClineDialect, folder: str, moved: str, home: str, executable: str,
+    run_options: Sequence[str], all_names: bool = False, shims: bool = True,
+) -> FolderPlan:  # fmt: skip
+    """Move `folder`'s hooks to `moved` and put shims in their place (every hook name
+    when `all_names`: a global forwarder; none when not `shims`)."""
+    _check_folder(folder)
+    _check_folder(moved)
+    plan = FolderPlan(folder, moved)
+    if not (os.path.isdir(folder) or os.path.isdir(moved) or all_names):
+        return plan  # nothing installed here, nothing to install
+    entries = [e for e in _entries(folder) if e != MADE]
+    ours = [e for e in entries if read_shim(os.path.join(folder, e))]
+    theirs = [e for e in entries if e not in ours]
+    if os.path.isdir(folder) and not os.path.lexists(moved):
+        if ours:
+            raise ConfigError(f"{folder} holds sandboxrun shims but {moved} is gone; not changed")
+        plan.renames.append((folder, moved))
+        plan.make_folder = stat.S_IMODE(os.stat(folder).st_mode)
+        plan.notes.append(f"moved {folder} -> {moved}")
+        new_names = hook_names(dialect, home, [folder])
+        original = {e: os.path.join(folder, e) for e in theirs}
+    else:
+        clash = [e for e in theirs if os.path.lexists(os.path.join(moved, e))]
+        if clash:
+            both = ", ".join(
+                f"{os.path.join(folder, e)} and {os.path.join(moved, e)}" for e in clash
+            )
+            raise ConfigError(f"both exist: {both}; keep one, then install again")
+        for e in theirs:  # a pull brought new hooks into a folder of shims
+            plan.renames.append((os.path.join(folder, e), os.path.join(moved, e)))
+            plan.notes.append(f"moved {os.path.join(folder, e)} -> {moved}")
+        if not os.path.isdir(folder) and os.path.isdir(moved):  # an interrupted install
+            plan.make_folder = stat.S_IMODE(os.stat(moved).st_mode)
+        elif not os.path.isdir(folder):  # a global folder the user never had
+            plan.make_folder, plan.made_top = 0o755, _top_missing(folder)
+        new_names = hook_names(dialect, home, [moved, folder],
+                               skip=[os.path.join(folder, e) for e in ours])  # fmt: skip
+        original = {e: os.path.join(folder, e) for e in theirs}
+    names = list(dialect.hook_names) if all_names else new_names
+    if not shims:
+        plan.unlink += [os.path.join(folder, e) for e in ours]
+        names = []
+    for name in names:
+        path = os.path.join(folder, name)
+        content = shim_text(executable, dialect.agent, name, run_options)
+        before = read_bytes(original[name]) if name in original else read_bytes(path)
+        if before != content:
+            plan.shims[path] = content
+            plan.previews.append(diff(path, before, content))
+    if plan.shims:
+        made = ", ".join(sorted(map(os.path.basename, plan.shims)))
+        plan.notes.append(f"{len(plan.shims)} shim(s) in {folder}: {made}")
+    return plan
+
+
+def plan_uninstall(folder: str, moved: str) -> FolderPlan:
+    """Take the shims out of `folder` and put the moved hooks back."""
+    _check_folder(folder)
+    plan = FolderPlan(folder, moved, prune=True)
+    entries = [e for e in _entries(folder) if e != MADE]
+    ours = [os.path.join(folder, e) for e in entries if read_shim(os.path.join(folder, e))]
+    theirs = [e for e in entries if os.path.join(folder, e) not in ours]
+    plan.unlink = ours
+    for path in ours:
+        plan.previews.append(diff(path, read_bytes(path), None))
+    made = os.path.join(folder, MADE)
+    if not os.path.isdir(moved):
+        if ours and not theirs and os.path.isfile(made):  # install made it: remove it all
+            plan.unlink.append(made)
+            plan.remove_folder = True
+            top = (read_bytes(made) or b"").decode("utf-8", "replace").strip()
+            plan.made_top = top if Path(folder).is_relative_to(top or "/nonexistent") else None
+        return plan
+    if not theirs:
+        plan.remove_folder = os.path.isdir(folder)
+        plan.renames.append((moved, folder))
+        plan.notes.append(f"moved {moved} -> {folder}")
+        return plan
+    back = _entries(moved)
+    clash = [e for e in back if e in theirs]
+    if clash:
+        both = ", ".join(f"{os.path.join(folder, e)} and {os.path.join(moved, e)}" for e in clash)
+        raise ConfigError(f"both exist: {both}; keep one, then uninstall again")
+    plan.renames += [(os.path.join(moved, e), os.path.join(folder, e)) for e in back]
+    plan.notes.append(f"moved the hooks of {moved} back into {folder} (it has new files)")
+    return plan
+
+
+def apply(plan: FolderPlan) -> None:
+    """Carry out a plan. Each step is one rename or one atomic write, in an order where
+    an interruption leaves every hook either in place or in the moved folder."""
+    for path in plan.unlink:
+        os.unlink(path)
+    if plan.remove_folder:
+        os.rmdir(plan.folder)
+        parent = os.path.dirname(plan.folder)
+        while plan.made_top and Path(parent).is_relative_to(plan.made_top):
+            try:  # the folders install made above it, if nothing else went there since
+                os.rmdir(parent)
+            except OSError:
+                break
+            parent = os.path.dirname(parent)
+    for src, dst in plan.renames:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        os.rename(src, dst)
+        sync_folder(os.path.dirname(dst))
+    if plan.make_folder is not None and not os.path.isdir(plan.folder):
+        os.makedirs(os.path.dirname(plan.folder), exist_ok=True)
+        os.mkdir(plan.folder)
+        os.chmod(plan.folder, plan.make_folder)
+        if plan.made_top:  # so that uninstall removes what install made, and no more
+            atomic_write(os.path.join(plan.folder, MADE), plan.made_top.encode() + b"\n", 0o644)
+    for path, content in plan.shims.items():
+        atomic_write(path, content, 0o755)
+    if plan.prune:
+        _prune(plan.moved)
+
+
+def _top_missing(folder: str) -> str:
+    """The topmost of `folder` and its ancestors that does not exist yet."""
+    top = folder
+    while not os.path.lexists(os.path.dirname(top)):
+        top = os.path.dirname(top)
+    return top
+
+
+def _prune(moved: str) -> None:
+    """Remove the folders `install` made above a moved folder, if empty, up to and
+    including `<base>/.sandboxrun`."""
+    top = os.path.dirname(moved[: moved.index(MOVED) + len(MOVED)])  # <base>/.sandboxrun
+    folder = moved
+    while folder.startswith(top):
+        try:
+            os.rmdir(folder)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return
+        folder = os.path.dirname(folder)
+
+
+def forwarders_installed(dialect: ClineDialect, home: str) -> bool:
+    """Whether `install --global` put forwarding shims in the user's global folders."""
+    for rel in dialect.global_dirs:
+        folder = os.path.join(home, rel)
+        for entry in listdir(folder):
+            shim = read_shim(os.path.join(folder, entry))
+            if shim and any(not os.path.isabs(d) for d in shim.hooks_dirs):
+                return True
+    return False
+
+
+def listdir(folder: str) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []

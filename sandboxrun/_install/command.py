@@ -1,0 +1,153 @@
+"""`install` / `uninstall` from parsed arguments to exit code: see the package's docstring."""
+
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+
+from .._dialects.claude.dialect import ClaudeDialect
+from .._dialects.cline import ClineDialect
+from .._dialects.installed import MOVED, moved_folder, read_shim
+from .._dialects.registry import DIALECTS
+from .._errors import ConfigError
+from .._settings import account_home
+from .._text import printable
+from . import claude as _claude
+from . import cline as _cline
+from . import managed as _managed_file
+from .cline import forwarders_installed, listdir
+from .files import BackupStore, diff
+
+
+def command(args: argparse.Namespace) -> int:
+    """Run `install` or `uninstall` as parsed by `add_commands`."""
+    dialect = DIALECTS[args.agent]
+    home = os.path.abspath(args.home) if args.home else account_home()
+    store = BackupStore(home)
+    undo = args.command == "uninstall"
+    if isinstance(dialect, ClaudeDialect):
+        if args.global_:
+            raise ConfigError("--global is for the Cline family; the Claude family has --managed")
+        if args.managed or args.managed_file:
+            return _managed(args, dialect, home, store, undo)
+        workspace = None if args.user else os.path.abspath(args.workspace or os.getcwd())
+        paths = _claude.settings_paths(dialect, workspace, home)
+        if undo:
+            changes = _claude.plan_uninstall(paths, store)
+        else:
+            options = _run_options(args, home=False)
+            changes = _claude.plan_install(paths, executable(), dialect.agent, options)
+        return _show_files(changes, args.dry_run, store, undo)
+    assert isinstance(dialect, ClineDialect)
+    if args.managed or args.managed_file:
+        raise ConfigError("--managed is for Claude Code; the Cline family has --global")
+    return _cline_command(args, dialect, home, undo)
+
+
+def _managed(
+    args: argparse.Namespace, dialect: ClaudeDialect, home: str, store: BackupStore, undo: bool
+) -> int:
+    if dialect.agent != "claude":
+        raise ConfigError(f"--managed: {dialect.agent} documents no managed settings file")
+    path = os.path.abspath(args.managed_file) if args.managed_file else _managed_file.managed_file()
+    if undo:
+        change = _managed_file.plan_unmanage(path, store)
+        return _show_files([change] if change else [], args.dry_run, store, True, managed=True)
+    options = _run_options(args)
+    change = _managed_file.plan_managed(path, executable(), dialect.hook_names, options)
+    return _show_files([change], args.dry_run, store, False, managed=True)
+
+
+def _show_files(
+    changes: Sequence[_claude.Change], dry_run: bool, store: BackupStore, undo: bool,
+    managed: bool = False,
+) -> int:  # fmt: skip
+    if not changes:
+        print("nothing to do: no settings file found")
+    for change in changes:
+        if dry_run:
+            sys.stdout.write(diff(change.path, change.old, change.new))
+        elif managed and not undo:
+            _managed_file.apply_managed(change, store)
+        elif undo:
+            _claude.apply_uninstall(change, store)
+        else:
+            _claude.apply_install(change, store)
+        print(printable(f"{change.path}: {change.note}"))
+    if dry_run:
+        print("(dry run: nothing changed)")
+    return 0
+
+
+def _run_options(args: argparse.Namespace, home: bool = True) -> list[str]:
+    """Options of the installed `sandboxrun run` (`exec`: without `--home`) commands:
+    the ones given to `install` (the config file only when given explicitly)."""
+    options = ["--fail-closed"] if args.fail_closed else []
+    if args.config:
+        options += ["--config", os.path.abspath(args.config)]
+    if args.home and home:
+        options += ["--home", os.path.abspath(args.home)]
+    return options
+
+
+def _cline_command(args: argparse.Namespace, dialect: ClineDialect, home: str, undo: bool) -> int:
+    forwarding = forwarders_installed(dialect, home)
+    user = args.user or args.global_
+    if args.user and forwarding:  # keep the global forwarders whole
+        args.global_ = True
+    base = home if user else os.path.abspath(args.workspace or os.getcwd())
+    rels = dialect.global_dirs if user else dialect.workspace_dirs
+    plans = []
+    for rel in rels:
+        folder, moved = os.path.join(base, rel), moved_folder(base, rel)
+        if undo:
+            plans.append(_cline.plan_uninstall(folder, moved))
+            continue
+        dirs = [moved]
+        if args.global_:  # relative: Cline runs global hooks in the primary workspace root
+            dirs += [os.path.join(MOVED, d) for d in dialect.workspace_dirs]
+        options = [w for d in dirs for w in ("--hooks-dir", d)] + _run_options(args)
+        shims = user or not forwarding
+        plans.append(_cline.plan_install(dialect, folder, moved, home, executable(), options,
+                                         all_names=args.global_, shims=shims))  # fmt: skip
+    for plan in plans:
+        if args.dry_run:
+            for preview in plan.previews:
+                sys.stdout.write(preview)
+        else:
+            _cline.apply(plan)
+        for path in plan.unlink:
+            print(printable(f"removed shim {path}"))
+        for note in plan.notes:
+            print(printable(note))
+    if not any(p.notes or p.unlink for p in plans):
+        installed = any(
+            read_shim(os.path.join(p.folder, e)) for p in plans for e in listdir(p.folder)
+        )
+        if undo:
+            print("nothing to do: nothing installed")
+        else:
+            print("no change: already installed" if installed else "nothing to do: no hooks found")
+    if not undo and not args.global_ and not user and forwarding:
+        print("global forwarding hooks are installed: they run these hooks (no shims here)")
+    if args.dry_run:
+        print("(dry run: nothing changed)")
+    return 0
+
+
+def executable() -> str:
+    """The absolute path of this sandboxrun's command, for the agent to find it without
+    its PATH: the script beside this Python (a venv), else the one on PATH."""
+    beside = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "sandboxrun")
+    if os.access(beside, os.X_OK):
+        return beside
+    found = shutil.which("sandboxrun")
+    if found:
+        return os.path.abspath(found)
+    if os.path.basename(sys.argv[0]) == "sandboxrun":
+        return os.path.abspath(sys.argv[0])
+    raise ConfigError("cannot find the sandboxrun command (not beside Python, not on PATH)")

@@ -1,0 +1,127 @@
+"""Where each value of a JSON document sits in its text, so `install` can change one
+string or list and leave every other byte of a settings file as the user wrote it.
+
+Written by hand: the `json` module parses without positions, and a format-preserving
+JSON editor is not among this project's dependencies. It reuses `json`'s own string
+and number scanners, and `json.loads` has already accepted the text before this runs
+(the walker trusts the text to be valid JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from json.decoder import scanstring  # type: ignore[attr-defined]
+
+Path = tuple[str | int, ...]
+
+_WS = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_LITERALS = ("true", "false", "null")
+
+
+def spans(text: str) -> dict[Path, tuple[int, int]]:
+    """{JSON path: (start, end)} of every value in `text` (a repeated key: the last one,
+    as `json.loads` keeps it)."""
+    out: dict[Path, tuple[int, int]] = {}
+    _value(text, (), 0, out)
+    return out
+
+
+@dataclass(slots=True)
+class _Frame:
+    """An open container: its path, `{` or `[`, where it starts, its member index."""
+
+    path: Path
+    kind: str
+    start: int
+    index: int = 0
+
+
+def _value(text: str, path: Path, i: int, out: dict[Path, tuple[int, int]]) -> int:
+    """Scan the value starting at `i`, record its span (and its children's); its end.
+    Iterative (`_Frame`s): a deeply nested document cannot exhaust the recursion limit."""
+    frames: list[_Frame] = []
+    pos, current = i, path
+    while True:
+        pos = _skip(text, pos)
+        if text[pos] in "{[":
+            frame = _Frame(current, text[pos], pos)
+            pos = _skip(text, pos + 1)
+            if text[pos] in "}]":  # empty container
+                out[current] = (frame.start, pos + 1)
+                pos += 1
+            else:
+                frames.append(frame)
+                current, pos = _member(text, frame, pos)
+                continue
+        else:
+            start, pos = pos, _scalar(text, pos)
+            out[current] = (start, pos)
+        # after a value: close containers, or go on to the next member
+        while frames:
+            pos = _skip(text, pos)
+            frame = frames[-1]
+            if text[pos] == ",":
+                frame.index += 1
+                current, pos = _member(text, frame, _skip(text, pos + 1))
+                break
+            frames.pop()
+            out[frame.path] = (frame.start, pos + 1)
+            pos += 1
+        else:
+            return pos
+
+
+def _member(text: str, frame: _Frame, pos: int) -> tuple[Path, int]:
+    """The path of the member starting at `pos`, and where its value starts."""
+    if frame.kind == "[":
+        return (*frame.path, frame.index), pos
+    key, _ = scanstring(text, pos + 1)
+    return (*frame.path, key), _after_key(text, pos)
+
+
+def _after_key(text: str, pos: int) -> int:
+    _, end = scanstring(text, pos + 1)
+    pos = _skip(text, end)
+    assert text[pos] == ":"
+    return _skip(text, pos + 1)
+
+
+def _skip(text: str, pos: int) -> int:
+    return _WS.match(text, pos).end()  # type: ignore[union-attr]
+
+
+def _scalar(text: str, pos: int) -> int:
+    ch = text[pos]
+    if ch == '"':
+        return int(scanstring(text, pos + 1)[1])
+    for literal in _LITERALS:
+        if text.startswith(literal, pos):
+            return pos + len(literal)
+    match = _NUMBER.match(text, pos)
+    if match is None:
+        raise ValueError(f"unexpected {ch!r} at {pos}")
+    return match.end()
+
+
+def replace_values(text: str, changes: Sequence[tuple[Path, object]]) -> str:
+    """`text` with the value at each path replaced by the JSON of the new value, every
+    other byte unchanged. ASCII-only text stays ASCII (`\\u` escapes)."""
+    where = spans(text)
+    ascii_only = text.isascii()
+    edits = sorted(((where[p], v) for p, v in changes), key=lambda e: e[0][0], reverse=True)
+    for (start, end), value in edits:
+        text = text[:start] + json.dumps(value, ensure_ascii=ascii_only) + text[end:]
+    return text
+
+
+def indent_of(text: str) -> int | str:
+    """The indentation a file uses (for a value written anew): its first indented line's."""
+    match = re.search(r"\n([ \t]+)\S", text)
+    if not match:
+        return 2
+    unit = match.group(1)
+    return unit if "\t" in unit else len(unit)

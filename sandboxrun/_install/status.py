@@ -1,0 +1,157 @@
+"""What `list` and `doctor` say about an installed workspace: a hook that runs
+unsandboxed although sandboxrun was installed for it (a pull brought it), a moved hook
+without a shim, a wrapper or shim that cannot work or that the workspace chose."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from .._dialects.claude.dialect import ClaudeDialect
+from .._dialects.claude.settings import project_root, settings_files
+from .._dialects.claude.wrapped import chosen_files
+from .._dialects.cline import ClineDialect
+from .._dialects.installed import MOVED, moved_folder, read_shim
+from .._dialects.registry import DIALECTS
+from .._errors import ConfigError
+from . import claude as _claude
+from . import managed as _managed
+from .cline import forwarders_installed, listdir
+from .files import BackupStore, read_bytes
+
+
+def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
+    """One sentence per hook that runs unsandboxed although sandboxrun was installed
+    for it (e.g. a pull brought it), and per installed hook that cannot work."""
+    dialect = DIALECTS[agent]
+    if isinstance(dialect, ClaudeDialect):
+        return _claude_notes(dialect, roots, home)
+    assert isinstance(dialect, ClineDialect)
+    return _cline_notes(dialect, roots, home)
+
+
+def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> list[str]:
+    if dialect.agent == "claude" and _managed_forwarding():
+        return []  # the agent runs none of these itself: the forwarding hooks run them
+    store = BackupStore(home)
+    project = project_root(roots[0] if roots else os.getcwd(), home, dialect.project_dir)
+    files = []  # (path, scope, command handlers)
+    for path, source, _ in settings_files(dialect, project, home):
+        raw = read_bytes_quiet(path)
+        try:
+            data = _claude.parse(path, raw)[1] if raw is not None else {}
+        except ConfigError:
+            continue  # `list` names the unparsable file already
+        scope = "user" if source == "user" else "project"
+        files.append((path, scope, list(_claude.command_handlers(data))))
+    # A scope was installed if one of its files was: a pull may bring a new local file.
+    installed = {
+        scope for path, scope, handlers in files
+        if store.get(path) is not None or any(_claude.wrapped(h) for _, h in handlers)
+    }  # fmt: skip
+    out = []
+    for path, scope, handlers in files:
+        if scope not in installed:
+            continue
+        again = "--user" if scope == "user" else f"--workspace {project}"
+        for where, hook in handlers:
+            at = "".join(f"[{w}]" if isinstance(w, int) else f".{w}" for w in where)[1:]
+            if _claude.wrapped(hook):
+                chosen = chosen_files(hook["command"], hook.get("args"))
+                inside = [f for f in chosen if _inside(f, project)]
+                if inside:
+                    out.append(
+                        f"not trusted: {path} {at} runs {inside[0]!r} from the workspace or"
+                        " PATH: a repository's own sandboxrun or config can loosen the sandbox"
+                    )
+                elif not os.access(chosen[0], os.X_OK):
+                    out.append(_missing(f"{path} {at}", chosen[0], dialect.agent, again))
+            elif hook.get("shell") != "powershell":
+                out.append(
+                    f"not wrapped: {path} {at}: {hook['command'][:120]!r} runs unsandboxed"
+                    f" (new since install?): run `sandboxrun install --agent {dialect.agent}"
+                    f" {again}` again"
+                )
+    return out
+
+
+def _managed_forwarding() -> bool:
+    try:
+        raw = read_bytes_quiet(_managed.managed_file())
+        data = _claude.parse("managed", raw)[1] if raw else {}
+    except ConfigError:
+        return False
+    hooks = data.get("hooks")
+    return data.get("allowManagedHooksOnly") is True and isinstance(hooks, dict) and any(
+        isinstance(e, dict) and isinstance(e.get("hooks"), list)
+        and any(_managed.is_forwarder(h) for h in e["hooks"])
+        for entries in hooks.values() if isinstance(entries, list) for e in entries
+    )  # fmt: skip
+
+
+def _cline_notes(dialect: ClineDialect, roots: Sequence[str], home: str) -> list[str]:
+    forwarding = forwarders_installed(dialect, home)
+    out = []
+    for folder, source, workdir in dialect.folders(roots, home):
+        if MOVED in folder:
+            continue
+        base = home if source == "global" else workdir
+        moved = moved_folder(base, os.path.relpath(folder, base))
+        entries = [os.path.join(folder, e) for e in listdir(folder)]
+        has_shims = any(read_shim(p) for p in entries)
+        if not (has_shims or os.path.isdir(moved) or (forwarding and source == "workspace")):
+            continue
+        found = dialect.discover(None, [], home, [folder]).hooks
+        again = "--user" if source == "global" else f"--workspace {base}"
+        for path in entries:
+            shim = read_shim(path)
+            chosen = [shim.executable, *filter(None, [shim.config])] if shim else []
+            inside = [f for f in chosen if source == "workspace" and _inside(f, base)]
+            if inside:
+                out.append(
+                    f"not trusted: {path} runs {inside[0]!r} from the workspace or PATH:"
+                    " a repository's own sandboxrun or config can loosen the sandbox"
+                )
+            elif shim and not os.access(shim.executable, os.X_OK):
+                out.append(_missing(path, shim.executable, dialect.agent, again))
+        for hook in found:
+            if read_shim(hook.name) is None:
+                out.append(
+                    f"not wrapped: {hook.name} runs unsandboxed (new since install?): run"
+                    f" `sandboxrun install --agent {dialect.agent} {again}` again"
+                )
+        if forwarding and source == "workspace":
+            continue  # the forwarding hooks run every moved hook
+        shimmed = {s.hook_name for s in map(read_shim, entries) if s}
+        for hook in dialect.discover(None, [], home, [moved]).hooks if os.path.isdir(moved) else ():
+            if hook.hook_name not in shimmed:
+                out.append(
+                    f"no shim: {hook.name} does not run at all (enabled since install?): run"
+                    f" `sandboxrun install --agent {dialect.agent} {again}` again"
+                )
+    return out
+
+
+def _missing(where: str, executable: str, agent: str, again: str) -> str:
+    """A wrapper or shim whose sandboxrun is gone (moved, uninstalled): the agent gets
+    exit 127, a failed hook that does not block, so a guard stops guarding."""
+    return (
+        f"broken: {where} runs {executable!r}, which is missing: the hook fails and blocks"
+        f" nothing; run `sandboxrun install --agent {agent} {again}` again"
+    )
+
+
+def _inside(path: str, root: str) -> bool:
+    """Whether `path` (relative: to the workspace, where the agent runs hooks; a bare
+    name: from a PATH a repository's `env` block can set) may come with the workspace."""
+    if os.sep not in path:
+        return True
+    return Path(os.path.realpath(os.path.join(root, path))).is_relative_to(os.path.realpath(root))
+
+
+def read_bytes_quiet(path: str) -> bytes | None:
+    try:
+        return read_bytes(path)
+    except ConfigError:
+        return None

