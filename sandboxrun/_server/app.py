@@ -16,12 +16,11 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from loguru import logger
-
 from .._answer import Caller, Reply, answer_exec, answer_run, error_reply
 from .._backends.base import Backend
 from .._backends.image_tools import ImageTools
 from .._errors import ConfigError
+from .._log import logger
 from .._settings import Settings
 from .._types import ExecRequest, ExecResult
 from .._userconfig import config_path, read_config

@@ -13,8 +13,7 @@ import struct
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from loguru import logger
-
+from .._log import logger
 from .app import App, Decline
 
 MAX_BODY = 64 << 20  # bytes of one request (an event, or the stdin of `exec`)
