@@ -19,7 +19,7 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -61,15 +61,22 @@ class ExecOutput:
 
 
 def exec_request(
-    settings: Settings, command: Sequence[str], stdin: bytes, workspace: str | None
+    settings: Settings,
+    command: Sequence[str],
+    stdin: bytes,
+    workspace: str | None,
+    environ: Mapping[str, str] | None = None,
 ) -> ExecRequest:
     """The sandboxed run of `command` in the workspace (given, else the project the
     current directory belongs to: the agent starts its hooks there).
 
     Not the agent's project-dir variable: a repository can set the environment of
     the hooks an agent starts, and the workspace decides what is mounted. Inside,
-    the variable names the workspace actually mounted.
+    the variable names the workspace actually mounted. `environ`: the agent's
+    environment (default ours; `serve` passes its client's), read for the variables
+    the agent hands a hook (plugin root and data, CLAUDE_ENV_FILE).
     """
+    environ = os.environ if environ is None else environ
     if not command:
         raise ConfigError("exec needs a command: sandboxrun exec [OPTIONS] -- COMMAND [ARG...]")
     dialect = DIALECTS[settings.agent]
@@ -92,19 +99,19 @@ def exec_request(
     state, note = prepare_state(settings, "exec", label, root)
     if note:  # the agent shows stderr: say why this run has an empty home
         logger.warning("{}", note)
-    plugin = _plugin_root(dialect, account_home())
+    plugin = _plugin_root(dialect, account_home(), environ)
     private: tuple[tuple[str, str | None], ...] = ()
     if plugin:  # `${CLAUDE_PLUGIN_ROOT}/hooks/x.py` means the same inside
         env[PLUGIN_ROOT_VAR] = plugin
         extra.append(plugin)
-        data = _plugin_data(dialect, account_home())
+        data = _plugin_data(dialect, account_home(), environ)
         if data:  # private inside: an empty tmpfs, or persistent with `state`
             env[DATA_VAR] = data
             private, data_note = plugin_data(settings, data, os.path.basename(data), label, root)
             if data_note:
                 logger.warning("{}", data_note)
     env_file = None
-    if isinstance(dialect, ClaudeDialect) and os.environ.get(_envfile.VAR):
+    if isinstance(dialect, ClaudeDialect) and environ.get(_envfile.VAR):
         # The agent gave this hook its CLAUDE_ENV_FILE: the hook gets an empty one of
         # ours; `run_exec` copies what may go to the agent's (`_envfile`).
         env_file = _envfile.new_file(*hook_ids(settings.user))
@@ -179,11 +186,11 @@ def _transcript(dialect: Dialect, stdin: bytes, home: str) -> str | None:
     return transcript_file(event, home, dialect.user_dir) if isinstance(event, dict) else None
 
 
-def _plugin_root(dialect: Dialect, home: str) -> str | None:
+def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str]) -> str | None:
     """The plugin folder Claude Code names in `CLAUDE_PLUGIN_ROOT` for a plugin's hook,
     if it lies in the user's own plugin folder. The variable could also come from a
     repository's `env` block: it can then only name another installed plugin."""
-    value = os.environ.get(PLUGIN_ROOT_VAR)
+    value = environ.get(PLUGIN_ROOT_VAR)
     if not isinstance(dialect, ClaudeDialect) or dialect.agent != "claude" or not value:
         return None
     plugins = os.path.realpath(os.path.join(home, dialect.user_dir, "plugins"))
@@ -194,10 +201,10 @@ def _plugin_root(dialect: Dialect, home: str) -> str | None:
     return None
 
 
-def _plugin_data(dialect: Dialect, home: str) -> str | None:
+def _plugin_data(dialect: Dialect, home: str, environ: Mapping[str, str]) -> str | None:
     """The `CLAUDE_PLUGIN_DATA` the agent gave, when it is one of its plugin data folders
     (`~/.claude/plugins/data/<id>`); only its path is used: a private folder is there."""
-    value = os.environ.get(DATA_VAR)
+    value = environ.get(DATA_VAR)
     if not isinstance(dialect, ClaudeDialect) or not value or not os.path.isabs(value):
         return None
     folder = os.path.realpath(os.path.join(home, dialect.user_dir, "plugins", "data"))
@@ -212,10 +219,12 @@ def _plugin_data(dialect: Dialect, home: str) -> str | None:
 _PLUGIN_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def env_file_target(home: str) -> str | None:
+def env_file_target(home: str, environ: Mapping[str, str] | None = None) -> str | None:
     """The agent's CLAUDE_ENV_FILE from exec's environment, if it may receive lines."""
     try:
-        return _envfile.agent_file(os.environ.get(_envfile.VAR), home)
+        return _envfile.agent_file(
+            (os.environ if environ is None else environ).get(_envfile.VAR), home
+        )
     except ValueError as exc:
         logger.warning("{}; nothing the hook writes there is copied", exc)
         return None
@@ -235,9 +244,15 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
     return [*agent, "/usr/local", *settings.hook_paths]
 
 
-def run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> ExecOutput:
+def run_exec(
+    settings: Settings,
+    backend: Backend,
+    request: ExecRequest,
+    environ: Mapping[str, str] | None = None,
+) -> ExecOutput:
     """Run once; pass the hook's bytes through, or say why the sandbox ended it. A
-    missing runtime always blocks; other engine failures block under fail-closed."""
+    missing runtime always blocks; other engine failures block under fail-closed.
+    `environ`: the agent's environment, as for `exec_request`."""
     try:
         out = _run_exec(settings, backend, request)
     finally:
@@ -245,7 +260,7 @@ def run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exec
     if parsed is None:
         return out
     notes = [f"sandboxrun: CLAUDE_ENV_FILE {why}: refused\n" for why in parsed.refused]
-    target = env_file_target(account_home())
+    target = env_file_target(account_home(), environ)
     if parsed.accepted and target and not out.sandbox_ended:
         try:
             _envfile.append(target, parsed.lines())

@@ -17,10 +17,8 @@ are ignored with a warning; `HOME`, `XDG_CONFIG_HOME` and `DOCKER_HOST` are not 
 from __future__ import annotations
 
 import os
-import pwd
 import re
-import stat
-import tomllib
+from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
@@ -33,28 +31,21 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from . import _userconfig
 from ._errors import ConfigError
 from ._log import logger
+from ._userconfig import account_home as account_home  # re-exported: callers import it here
+from ._userconfig import read_config as _read_config
 
 Agent = Literal["cline", "careti", "claude", "qoder", "qoder-cn"]
-CONFIG_MAX_BYTES = 1 << 20
 _TIGHTENING_ENV = "SANDBOXRUN_FAIL_CLOSED"
 _DOMAIN = re.compile(r"(\*\.)?([A-Za-z0-9_]([A-Za-z0-9_-]{0,62})\.)*[A-Za-z0-9_-]{1,63}")
 _CONFIG_FILE: ContextVar[tuple[Path, bool]] = ContextVar("sandboxrun_config_file")
 
 
-def account_home() -> str:
-    """The invoking account's home, from the password database (never `$HOME`, which
-    a repository's settings can set for the hook processes an agent starts)."""
-    try:
-        return pwd.getpwuid(os.getuid()).pw_dir or "/"
-    except KeyError:  # a uid without an entry (some containers): no home of its own
-        return "/nonexistent"
-
-
 def config_path() -> Path:
     """Where the user's own config file lives by default (it need not exist)."""
-    return Path(account_home()) / ".config" / "sandboxrun" / "config.toml"
+    return Path(_userconfig.config_path(account_home()))
 
 
 class Settings(BaseSettings):
@@ -88,7 +79,8 @@ class Settings(BaseSettings):
         " `allow_domains`, through an egress proxy",
     )
     allow_domains: tuple[str, ...] = Field(
-        (), description="hosts an allowlist hook may reach (HTTP, and HTTPS on 443); *.d for"
+        (),
+        description="hosts an allowlist hook may reach (HTTP, and HTTPS on 443); *.d for"
         " the subdomains of d",
     )
     proxy_image: str = Field("sandboxrun/proxy:latest", description="the allowlist's proxy")
@@ -124,6 +116,19 @@ class Settings(BaseSettings):
     pool_total: int = Field(16, ge=1, le=1024, description="pooled containers in all")
     pool_idle: float = Field(
         300.0, ge=5, le=86400, description="seconds a pooled container waits before it goes"
+    )
+    serve: Literal["auto", "start", "off"] = Field(
+        "auto",
+        description="auto: `run` and `exec` use a running `sandboxrun serve` (else the cold"
+        " path); start: and start one when none runs (it stops when idle); off: never",
+    )
+    serve_socket: str | None = Field(
+        None,
+        description="the server's unix socket (default: /run/user/<uid>/sandboxrun/serve.sock,"
+        " else ~/.cache/sandboxrun/serve.sock)",
+    )
+    serve_token_file: str | None = Field(
+        None, description="the token a TCP client of `serve --listen` must send (required on TCP)"
     )
     landlock: Literal["required", "optional"] = Field(
         "required",
@@ -164,6 +169,13 @@ class Settings(BaseSettings):
             raise ValueError("hooks never run as root (uid 0)")
         return value
 
+    @field_validator("serve_socket", "serve_token_file")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        if value is not None and not os.path.isabs(value):
+            raise ValueError(f"{value!r}: must be an absolute path")
+        return value
+
     @field_validator("state_dir")
     @classmethod
     def _state_dir(cls, value: str | None) -> str | None:
@@ -194,14 +206,21 @@ class Settings(BaseSettings):
         return (init_settings, _UserConfigFile(settings_cls, path, required))
 
     @classmethod
-    def load(cls, config: str | os.PathLike[str] | None = None, **overrides: Any) -> Settings:
+    def load(
+        cls,
+        config: str | os.PathLike[str] | None = None,
+        environ: Mapping[str, str] | None = None,
+        **overrides: Any,
+    ) -> Settings:
         """Build settings from `overrides` (the command line) over the config file
-        (`config`, else the account's own); any problem is one `ConfigError` line."""
+        (`config`, else the account's own); any problem is one `ConfigError` line.
+        `environ`: the caller's environment (default ours; `serve` passes its client's),
+        read only for the tightening variable and the warning about the others."""
         path = Path(config) if config is not None else config_path()
         given = {k: v for k, v in overrides.items() if v is not None}
-        if "fail_closed" not in given and env_fail_closed():
+        if "fail_closed" not in given and env_fail_closed(environ):
             given["fail_closed"] = True
-        _warn_ignored_environment()
+        _warn_ignored_environment(environ)
         token = _CONFIG_FILE.set((path, config is not None))
         try:
             return cls(**given)
@@ -228,36 +247,14 @@ class _UserConfigFile(TomlConfigSettingsSource):
         return _read_config(Path(files), self._required)
 
 
-def _read_config(path: Path, required: bool) -> dict[str, Any]:
-    """The config file's table: only a regular file, at most CONFIG_MAX_BYTES."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        if required:
-            raise ConfigError(f"config file {path} does not exist") from None
-        return {}
-    except OSError as exc:
-        raise ConfigError(f"config file {path}: cannot read: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise ConfigError(f"config file {path} is not a regular file")
-        raw = f.read(CONFIG_MAX_BYTES + 1)
-    if len(raw) > CONFIG_MAX_BYTES:
-        raise ConfigError(f"config file {path} is larger than {CONFIG_MAX_BYTES} bytes")
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"config file {path}: invalid TOML: {exc}") from None
-    return data
+def env_fail_closed(environ: Mapping[str, str] | None = None) -> bool:
+    value = (os.environ if environ is None else environ).get(_TIGHTENING_ENV, "")
+    return value.strip().lower() in ("1", "true", "yes", "on")
 
 
-def env_fail_closed() -> bool:
-    return os.environ.get(_TIGHTENING_ENV, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def _warn_ignored_environment() -> None:
-    ignored = [n for n in os.environ if n.startswith("SANDBOXRUN_") and n != _TIGHTENING_ENV]
+def _warn_ignored_environment(environ: Mapping[str, str] | None = None) -> None:
+    names = os.environ if environ is None else environ
+    ignored = [n for n in names if n.startswith("SANDBOXRUN_") and n != _TIGHTENING_ENV]
     if ignored:
         logger.warning(
             "ignored from the environment (settings come only from the command line and"

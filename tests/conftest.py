@@ -20,6 +20,7 @@ from sandboxrun import (
     _runner,
     _settings,
     _state,
+    _userconfig,
 )
 
 HookAnswer = ExecResult | Callable[[ExecRequest], ExecResult]
@@ -43,7 +44,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def patch_account_home(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     """Make every module that asks for the account's home get `home`."""
-    for module in (_settings, _runner, _mounts, _exec, _state):
+    for module in (_settings, _userconfig, _runner, _mounts, _exec, _state):
         monkeypatch.setattr(module, "account_home", lambda: str(home))
 
 

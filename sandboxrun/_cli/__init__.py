@@ -15,13 +15,12 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import _log
+from .._answer import Caller, Reply, answer_exec, error_reply, run_result
 from .._check import command as _check
 from .._dialects import AGENTS
-from .._errors import ConfigError, SandboxrunError
-from .._log import logger
 from .._text import printable
 
 if TYPE_CHECKING:
@@ -96,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="a failed or timed-out hook counts as a cancel",
     )
+    no_serve(run)
     run.add_argument(
         "--answer",
         choices=["report", "agent"],
@@ -127,6 +127,7 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="a timeout or sandbox failure blocks, in the agent's terms",
     )
+    no_serve(ex)
     ex.add_argument("cmdline", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]")
 
     lst = sub.add_parser("list", help="show the hooks found and the files skipped, with why")
@@ -176,7 +177,33 @@ def _parser() -> argparse.ArgumentParser:
     reap_p.add_argument("--all", action="store_true", help="remove every sandboxrun container")
 
     sub.add_parser("doctor", help="check the engine, image, runtime and the confinement itself")
+
+    srv = sub.add_parser(
+        "serve", help="answer `run` and `exec` from a long-lived server (unix socket; TCP + token)"
+    )
+    srv.add_argument(
+        "--socket", metavar="PATH", help="unix socket (default: serve_socket, else your runtime"
+        " folder's sandboxrun/serve.sock, else ~/.cache/sandboxrun/serve.sock)",
+    )  # fmt: skip
+    srv.add_argument(
+        "--listen", metavar="HOST:PORT", help="also answer on TCP (platforms): needs a token"
+    )
+    srv.add_argument(
+        "--token-file", metavar="FILE", help="the token TCP clients send (default:"
+        " serve_token_file)",
+    )  # fmt: skip
+    srv.add_argument(
+        "--idle-exit", type=float, metavar="S", help="stop after S seconds without a request"
+    )
     return p
+
+
+def no_serve(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "--no-serve",
+        action="store_true",
+        help="run here, not through a running `sandboxrun serve` (same answer, slower)",
+    )
 
 
 def network_opts(cmd: argparse.ArgumentParser) -> None:
@@ -195,8 +222,12 @@ def network_opts(cmd: argparse.ArgumentParser) -> None:
     )
 
 
+def log_level(verbose: int) -> str:
+    return {0: "WARNING", 1: "INFO"}.get(verbose, "DEBUG")
+
+
 def _setup_logging(verbose: int) -> None:
-    level = {0: "WARNING", 1: "INFO"}.get(verbose, "DEBUG")
+    level = log_level(verbose)
 
     def setup(loguru: Any) -> None:
         loguru.remove()
@@ -217,19 +248,6 @@ def _log_format(record: Any) -> str:
     return f"sandboxrun: {record['level'].name.lower()}: {{message}}\n{{exception}}"
 
 
-def _read_event() -> dict[str, Any]:
-    raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
-    if not raw.strip():
-        return {}
-    try:
-        event = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise ConfigError(f"event on stdin is not valid JSON: {exc}") from None
-    if not isinstance(event, dict):
-        raise ConfigError(f"event on stdin must be a JSON object, not {type(event).__name__}")
-    return event
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
     opened: list[_LazyDocker] = []
     try:
@@ -248,63 +266,39 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_result(args: argparse.Namespace, opened: list[_LazyDocker]) -> CombinedResult:
-    from .._dialects.registry import DIALECTS
-    from .._runner import HookFactory
-    from .._session import failure_answer
-    from .._settings import env_fail_closed
-
-    try:
-        settings = _load(
-            args, agent=args.agent, timeout=args.timeout, image=args.image,
-            runtime=args.runtime, fail_closed=args.fail_closed, network=args.network,
-            allow_domains=args.allow_domain or None,
-        )  # fmt: skip
-    except ConfigError as exc:  # a broken config file blocks too, when asked to
-        if not (args.fail_closed or env_fail_closed()):
-            raise
-        return failure_answer(DIALECTS[args.agent or "cline"], True, exc)
-    dialect = DIALECTS[settings.agent]
-    backend = _LazyDocker(settings)  # imports docker only once there is a hook to run
-    opened.append(backend)
-    _stop_cleanly(backend)
-    factory = HookFactory(
-        settings, backend, home=args.home, hooks_dirs=args.hooks_dir, env_file=args.env_file
-    )
-    try:
-        if args.hook not in dialect.hook_names:
-            known = ", ".join(dialect.hook_names)
-            raise ConfigError(f"unknown {settings.agent} hook {args.hook!r}: one of {known}")
-        result = factory.run(args.hook, _read_event(), args.workspace)
-    except Exception as exc:  # under fail-closed, every failure of ours answers the block
-        result = failure_answer(dialect, settings.fail_closed, exc)
-    return result
+    return run_result(args, Caller.this_process(), lambda s: _opened(_LazyDocker(s), opened))
 
 
 def _cmd_exec(args: argparse.Namespace) -> int:
-    from .._backends.docker.backend import DockerBackend
-    from .._exec import exec_request, run_exec, sandbox_failure
+    opened: list[DockerBackend] = []
 
-    settings = _load(
-        args, agent=args.agent, timeout=args.timeout, image=args.image, network=args.network,
-        runtime=args.runtime, fail_closed=args.fail_closed, allow_domains=args.allow_domain or None,
-    )  # fmt: skip
-    command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
-    stdin = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
-    backend = DockerBackend(settings)
+    def backend_for(settings: Settings) -> DockerBackend:
+        from .._backends.docker.backend import DockerBackend
+
+        return _opened(DockerBackend(settings), opened)
+
+    code = _write(answer_exec(args, Caller.this_process(), backend_for))
+    for backend in opened:
+        backend.close()  # wait for the container's removal, after the output is out
+    return code
+
+
+_Backend = TypeVar("_Backend", "DockerBackend", "_LazyDocker")
+
+
+def _opened(backend: _Backend, opened: list[_Backend]) -> _Backend:
+    """Closed after the answer is out; aborted on SIGTERM (`_stop_cleanly`)."""
+    opened.append(backend)
     _stop_cleanly(backend)
-    try:
-        request = exec_request(settings, command, stdin, args.workspace)
-        out = run_exec(settings, backend, request)
-    except Exception as exc:  # ours, not the hook's: a clear line, a block if fail-closed
-        if not isinstance(exc, SandboxrunError):
-            logger.opt(exception=exc).debug("internal error")
-        out = sandbox_failure(settings, f"the hook could not be run: {_one_line(exc)}")
-    sys.stdout.buffer.write(out.stdout)
+    return backend
+
+
+def _write(reply: Reply) -> int:
+    sys.stdout.buffer.write(reply.stdout)
     sys.stdout.buffer.flush()
-    sys.stderr.buffer.write(out.stderr)
+    sys.stderr.buffer.write(reply.stderr)
     sys.stderr.buffer.flush()
-    backend.close()  # wait for the container's removal, after the output is out
-    return out.exit_code
+    return reply.exit_code
 
 
 def _load(args: argparse.Namespace, **overrides: Any) -> Settings:
@@ -500,6 +494,12 @@ def _cmd_install(args: argparse.Namespace) -> int:
     return command(args)
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from .._server import serve
+
+    return serve(args)
+
+
 def _cmd_doctor(args: argparse.Namespace) -> int:
     from . import doctor as _doctor
 
@@ -515,6 +515,7 @@ COMMANDS = {
     "check": _cmd_check,
     "reap": _cmd_reap,
     "doctor": _cmd_doctor,
+    "serve": _cmd_serve,
     "install": _cmd_install,
     "uninstall": _cmd_install,
 }
@@ -526,18 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = COMMANDS[args.command](args)
         return code
-    except SandboxrunError as exc:
-        print(f"sandboxrun: {_one_line(exc)}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # a bug of ours: one line, never a traceback on the agent
-        logger.opt(exception=exc).debug("internal error")
-        print(
-            f"sandboxrun: internal error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr
-        )
-        return 2
-
-
-def _one_line(exc: BaseException) -> str:
-    return printable(" ".join(str(exc).split()))[:500]
+    except Exception as exc:  # ours: one line, never a traceback on the agent
+        return _write(error_reply(exc))

@@ -229,6 +229,9 @@ def doctor(settings: Settings) -> int:
         lines += hook_checks(settings, backend)
     except SandboxrunError as exc:
         lines.append((False, "sandbox", str(exc)))
+    from .._server import server_state  # the server is above the doctor
+
+    lines.append(server_state(settings))
     for ok, what, detail in lines:
         print(f"{ {True: 'pass', False: 'FAIL', None: 'warn'}[ok] }  {what}: {detail}")
     return 1 if any(ok is False for ok, _, _ in lines) else 0

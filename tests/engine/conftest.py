@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import sys
 import tempfile
 import textwrap
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -122,9 +124,7 @@ def cli(*args: str, config: Path | None = None, home: Path | None = None) -> lis
     (and `--home` for the commands that find the user's hooks)."""
     if config is None:
         config = _CONFIG_DIR / "config.toml"
-        lines = [f'{k} = "{v}"' for k, v in (("runtime", engine_runtime()),
-                                              ("image", engine_image())) if v]  # fmt: skip
-        config.write_text("".join(f"{line}\n" for line in lines))
+        config.write_text(_test_config())
     command, *rest = args
     extra = ["--config", str(config)]
     if home is not None and command in ("run", "list"):
@@ -133,6 +133,55 @@ def cli(*args: str, config: Path | None = None, home: Path | None = None) -> lis
 
 
 _CONFIG_DIR = Path(tempfile.mkdtemp(prefix="sandboxrun-test-config-"))
+
+
+def served() -> bool:
+    """`SANDBOX_TEST_SERVE=1`: the commands `cli()` builds go through one `sandboxrun
+    serve` for the whole run (the warm path's pass of the suites). A variable of the
+    tests only, handed on as `serve_socket` in the test config."""
+    return os.environ.get("SANDBOX_TEST_SERVE") == "1"
+
+
+def _test_config() -> str:
+    """The config of `cli()`: this run's runtime and image, and its server if any."""
+    lines = [f'{k} = "{v}"' for k, v in (("runtime", engine_runtime()),
+                                          ("image", engine_image())) if v]  # fmt: skip
+    if served():
+        lines.append(f'serve_socket = "{_CONFIG_DIR / "serve.sock"}"')
+    return "".join(f"{line}\n" for line in lines)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _server_for_cli() -> Iterator[None]:
+    """With `SANDBOX_TEST_SERVE=1`, the server the commands of `cli()` use; afterwards
+    it must have answered some of them, and stop cleanly."""
+    if not served():
+        yield
+        return
+    from sandboxrun._client import connect, exchange
+
+    config = _CONFIG_DIR / "config.toml"
+    config.write_text(_test_config())
+    log = open(_CONFIG_DIR / "serve.log", "wb")  # noqa: SIM115 - closed below
+    server = subprocess.Popen(
+        [sys.executable, "-m", "sandboxrun", "serve", "--config", str(config)], stderr=log
+    )
+    path = str(_CONFIG_DIR / "serve.sock")
+    deadline = time.monotonic() + 60
+    while (probe := connect(path)) is None:
+        assert server.poll() is None and time.monotonic() < deadline, "serve did not start"
+        time.sleep(0.1)
+    probe.close()
+    yield
+    answered = 0
+    if (sock := connect(path)) is not None:
+        answered = exchange(sock, "GET", "/healthz")[1]["answered"]
+        sock.close()
+    print(f"\nsandboxrun serve answered {answered} command(s) of this run", file=sys.stderr)
+    server.terminate()
+    assert server.wait(timeout=300) == 0
+    log.close()
+    assert answered > 0, "no command went through the server"
 
 
 # Why a test's expectation holds only under runc (listed in the issue note too).

@@ -1,0 +1,157 @@
+"""What `run` and `exec` answer, as bytes and an exit code, wherever they are answered.
+
+The CLI answers in its own process (the cold path); `sandboxrun serve` answers the same
+command line for a client (`_server/`). Both call these functions, so every rule of the
+cold path (`_session` for events, `_exec` for commands, what a broken config file or a
+bug of ours means) comes out the same on both. What differs is only where the backend
+comes from (`backend_for`) and whose process the caller is (`Caller`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ._errors import ConfigError, SandboxrunError
+from ._log import logger
+from ._text import printable
+
+if TYPE_CHECKING:
+    from ._backends.base import Backend
+    from ._settings import Settings
+    from ._types import CombinedResult
+
+# Heavy modules (settings, dialects, the runner) are imported by each function when it
+# runs: the CLI imports this module for every command.
+BackendFor = Callable[["Settings"], "Backend"]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """What of the calling process an answer depends on besides its command line: its
+    stdin (read when the command needs it) and its environment (only the variables
+    sandboxrun reads: the tightening one, and those the agent hands `exec`'s hook).
+    Its current directory is the thread's own (`serve` sets it per request)."""
+
+    read_stdin: Callable[[], bytes]
+    environ: Mapping[str, str]
+
+    @classmethod
+    def this_process(cls) -> Caller:
+        def read() -> bytes:
+            return sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
+
+        return cls(read, os.environ)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the command writes: stdout, then stderr, then it exits with `exit_code`.
+    `abandoned`: stuck work was left behind at the event's deadline (`_session`)."""
+
+    stdout: bytes
+    stderr: bytes
+    exit_code: int
+    abandoned: bool = False
+
+
+def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> CombinedResult:
+    """`sandboxrun run HOOK`: the combined answer of the event's hooks."""
+    from ._dialects.registry import DIALECTS
+    from ._runner import HookFactory
+    from ._session import failure_answer
+    from ._settings import env_fail_closed
+
+    try:
+        settings = load(args, caller, agent=args.agent, timeout=args.timeout, image=args.image,
+            runtime=args.runtime, fail_closed=args.fail_closed, network=args.network,
+            allow_domains=args.allow_domain or None,
+        )  # fmt: skip
+    except ConfigError as exc:  # a broken config file blocks too, when asked to
+        if not (args.fail_closed or env_fail_closed(caller.environ)):
+            raise
+        return failure_answer(DIALECTS[args.agent or "cline"], True, exc)
+    dialect = DIALECTS[settings.agent]
+    backend = backend_for(settings)  # connects only once there is a hook to run
+    factory = HookFactory(
+        settings, backend, home=args.home, hooks_dirs=args.hooks_dir, env_file=args.env_file
+    )
+    try:
+        if args.hook not in dialect.hook_names:
+            known = ", ".join(dialect.hook_names)
+            raise ConfigError(f"unknown {settings.agent} hook {args.hook!r}: one of {known}")
+        result = factory.run(args.hook, read_event(caller.read_stdin()), args.workspace)
+    except Exception as exc:  # under fail-closed, every failure of ours answers the block
+        result = failure_answer(dialect, settings.fail_closed, exc)
+    return result
+
+
+def answer_run(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
+    """`sandboxrun run HOOK`: one JSON answer on stdout, exit 0 when the hooks ran."""
+    result = run_result(args, caller, backend_for)
+    return Reply(dumps(result.to_json()), b"", 0, abandoned=result.abandoned)
+
+
+def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
+    """`sandboxrun exec -- COMMAND`: the hook's stdout, stderr and exit code, unchanged,
+    or the sandbox's failure in the agent's terms (`_exec`)."""
+    from ._exec import exec_request, run_exec, sandbox_failure
+
+    settings = load(args, caller, agent=args.agent, timeout=args.timeout, image=args.image,
+        network=args.network, runtime=args.runtime, fail_closed=args.fail_closed,
+        allow_domains=args.allow_domain or None,
+    )  # fmt: skip
+    command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
+    stdin = caller.read_stdin()
+    backend = backend_for(settings)
+    try:
+        request = exec_request(settings, command, stdin, args.workspace, caller.environ)
+        out = run_exec(settings, backend, request, caller.environ)
+    except Exception as exc:  # ours, not the hook's: a clear line, a block if fail-closed
+        if not isinstance(exc, SandboxrunError):
+            logger.opt(exception=exc).debug("internal error")
+        out = sandbox_failure(settings, f"the hook could not be run: {one_line(exc)}")
+    return Reply(out.stdout, out.stderr, out.exit_code)
+
+
+def error_reply(exc: Exception) -> Reply:
+    """A command that failed on our side: one line on stderr, exit 2, never a traceback."""
+    if isinstance(exc, SandboxrunError):
+        return Reply(b"", f"sandboxrun: {one_line(exc)}\n".encode(), 2)
+    logger.opt(exception=exc).debug("internal error")  # a bug of ours
+    line = f"sandboxrun: internal error: {type(exc).__name__}: {one_line(exc)}\n"
+    return Reply(b"", line.encode(), 2)
+
+
+def load(args: argparse.Namespace, caller: Caller | None = None, **overrides: Any) -> Settings:
+    from ._settings import Settings
+
+    environ = caller.environ if caller else None
+    return Settings.load(config=args.config, environ=environ, **overrides)
+
+
+def read_event(raw: bytes) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        event = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"event on stdin is not valid JSON: {exc}") from None
+    if not isinstance(event, dict):
+        raise ConfigError(f"event on stdin must be a JSON object, not {type(event).__name__}")
+    return event
+
+
+def dumps(document: dict[str, Any]) -> bytes:
+    # Pure ASCII: every control, bidi override and lone surrogate a hook or a
+    # repository put in a string arrives escaped, and encoding can never fail.
+    return (json.dumps(document, ensure_ascii=True) + "\n").encode("ascii")
+
+
+def one_line(exc: BaseException) -> str:
+    return printable(" ".join(str(exc).split()))[:500]

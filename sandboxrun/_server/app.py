@@ -1,0 +1,223 @@
+"""The server's answers, apart from HTTP: the kept backends, one request answered as
+the CLI would answer it in the caller's process (its folder, its environment, its log
+lines), and what is left to the cold path (`Decline`)."""
+
+from __future__ import annotations
+
+import argparse
+import binascii
+import contextlib
+import ctypes
+import io
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .._answer import Caller, Reply, answer_exec, answer_run, error_reply
+from .._backends.base import Backend
+from .._backends.image_tools import ImageTools
+from .._errors import ConfigError
+from .._log import logger
+from .._settings import Settings
+from .._types import ExecRequest, ExecResult
+from .._userconfig import config_path, read_config
+
+MAX_BACKENDS = 8  # distinct settings served from kept backends; more run on one-off ones
+_CLONE_FS = 0x200
+
+
+class Decline(Exception):
+    """Not answered here: the client runs the command cold (503)."""
+
+
+class App:
+    """What the server does, apart from HTTP: answer commands with kept backends."""
+
+    def __init__(self, make_backend: Callable[[Settings], Backend]) -> None:
+        self.make_backend = make_backend
+        self._backends: dict[Settings, Backend] = {}
+        self._lock = threading.Lock()
+        self.inflight = 0
+        self.answered = 0  # requests answered here (not declined)
+        self.last_request = time.monotonic()
+
+    def backend_for(self, settings: Settings) -> Backend:
+        """The kept backend for these settings (made on first use), shared by every
+        request with the same settings."""
+        with self._lock:
+            backend = self._backends.get(settings)
+            if backend is None:
+                backend = self.make_backend(settings)
+                if len(self._backends) < MAX_BACKENDS:
+                    self._backends[settings] = backend
+        return _Shared(backend)
+
+    @contextlib.contextmanager
+    def counted(self) -> Iterator[None]:
+        """Count a request in flight (for the idle exit and /healthz)."""
+        with self._lock:
+            self.inflight += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.inflight -= 1
+                self.last_request = time.monotonic()
+
+    @property
+    def backends(self) -> int:
+        return len(self._backends)
+
+    def answer(self, command: str, request: dict[str, Any]) -> Reply:
+        """Answer one `run` or `exec`, as the CLI would in the caller's process."""
+        args = _parse(command, request)
+        if args.no_serve:
+            raise Decline("--no-serve")
+        if getattr(args, "answer", None) == "agent":  # the agent's own hook answer: cold
+            raise Decline("--answer agent is answered by the command itself")
+        stdin = binascii.a2b_base64(request["stdin"])
+        caller = Caller(lambda: stdin, request["env"])
+        answer = answer_run if command == "run" else answer_exec
+        with _in_folder(request["cwd"]), _captured_logs(args.verbose) as logs:
+            if _serve_setting(args.config) not in ("auto", "start"):
+                raise Decline("serve is off in the config file")
+            try:
+                reply = answer(args, caller, self.backend_for)
+            except Exception as exc:  # ours: the line the CLI would print, exit 2
+                reply = error_reply(exc)
+        with self._lock:
+            self.answered += 1
+        return Reply(reply.stdout, logs.getvalue().encode() + reply.stderr, reply.exit_code)
+
+    def close(self) -> None:
+        """Close every kept backend (a backend without `close` has nothing to close)."""
+        with self._lock:
+            backends, self._backends = list(self._backends.values()), {}
+        for backend in backends:
+            close = getattr(backend, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception as exc:  # stopping never fails; `reap` sweeps the rest
+                    logger.warning("could not close a backend: {}", exc)
+
+
+class _Shared:
+    """A kept backend as one request sees it. Everything but `abort` goes through.
+
+    `_session` aborts the backend of an event that missed its overall deadline, which
+    on a shared backend would remove other clients' containers too. Here it does not:
+    the stalled event's containers are killed by their own deadline timers (the
+    backend's), and labelled for `reap` should anything outlive them.
+    """
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+
+    def check(self) -> None:
+        self.backend.check()
+
+    def run(self, request: ExecRequest) -> ExecResult:
+        return self.backend.run(request)
+
+    def image_tools(self) -> ImageTools | None:
+        return self.backend.image_tools()
+
+    def abort(self) -> None:
+        logger.warning("an event missed its deadline; its containers end at their own")
+
+    def close(self) -> None:
+        """Nothing: the kept backend outlives the request; the server closes it."""
+
+    def __enter__(self) -> _Shared:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _parse(command: str, request: dict[str, Any]) -> argparse.Namespace:
+    """The command line, parsed by the CLI's own parser; a line the parser refuses (or
+    help) is left to the cold path, which prints what the parser says."""
+    from .._cli import _parser
+
+    argv = ["-v"] * request["verbose"] + [command, *request["args"]]
+    sink = io.StringIO()
+    try:
+        with _ARGPARSE_LOCK, contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
+            return _parser().parse_args(argv)
+    except SystemExit:
+        raise Decline("arguments for the cold path to judge") from None
+
+
+_ARGPARSE_LOCK = threading.Lock()  # argparse prints to sys.stderr, which we swap meanwhile
+
+
+def _serve_setting(config: str | None) -> Any:
+    try:
+        return read_config(config or config_path(), required=config is not None).get(
+            "serve", "auto"
+        )
+    except ConfigError:
+        return "auto"  # the answer reports the broken file, as the cold path does
+
+
+@contextlib.contextmanager
+def _captured_logs(verbose: int) -> Iterator[io.StringIO]:
+    """What the CLI would have logged on the caller's stderr while answering: this
+    request's records, on its own thread (the hooks' report carries the rest)."""
+    from .._cli import _log_format, log_level
+
+    tag = uuid.uuid4().hex
+    buffer = io.StringIO()
+    sink = logger.add(
+        buffer,
+        level=log_level(verbose),
+        format=_log_format,
+        filter=lambda record: record["extra"].get("serve_request") == tag,
+    )
+    try:
+        with logger.contextualize(serve_request=tag):
+            yield buffer
+    finally:
+        logger.remove(sink)
+
+
+# -- the caller's current directory, per thread ----------------------------------------
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_cwd_lock = threading.Lock()  # where threads cannot have their own folder: one at a time
+_own_folder = threading.local()
+
+
+@contextlib.contextmanager
+def _in_folder(cwd: Any) -> Iterator[None]:
+    """Run the block in the caller's current directory. A thread that unshares its
+    filesystem attributes (unshare(CLONE_FS), Linux) has a current directory of its own,
+    which the threads it starts inherit; where that is refused (a seccomp profile), the
+    process's one is used under a lock, a request at a time."""
+    if not isinstance(cwd, str) or not os.path.isabs(cwd):
+        raise ValueError("cwd must be an absolute path")
+    if getattr(_own_folder, "ok", None) is None:
+        _own_folder.ok = _libc.unshare(_CLONE_FS) == 0
+    if _own_folder.ok:
+        _chdir(cwd)
+        yield
+        return
+    with _cwd_lock:
+        before = os.getcwd()
+        _chdir(cwd)
+        try:
+            yield
+        finally:
+            os.chdir(before)
+
+
+def _chdir(cwd: str) -> None:
+    try:
+        os.chdir(cwd)
+    except OSError as exc:
+        raise Decline(f"cannot enter the caller's folder {cwd}: {exc.strerror}") from None

@@ -1,0 +1,145 @@
+"""HTTP over the unix socket (peers of the server's own uid only) and TCP (a token on
+every request): the standard library's http.server, one thread per request."""
+
+from __future__ import annotations
+
+import binascii
+import hmac
+import json
+import os
+import socket
+import socketserver
+import struct
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from .._log import logger
+from .app import App, Decline
+
+MAX_BODY = 64 << 20  # bytes of one request (an event, or the stdin of `exec`)
+_PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: UnixServer | TCPServer
+    server_version = "sandboxrun-serve"
+
+    def do_GET(self) -> None:
+        if self.path != "/healthz":
+            return self._json(404, {"error": "not found"})
+        if not self._authorized():
+            return None
+        app = self.server.app
+        self._json(200, {
+            "ok": True, "pid": os.getpid(), "uid": os.getuid(),
+            "backends": app.backends, "inflight": app.inflight, "answered": app.answered,
+        })  # fmt: skip
+        return None
+
+    def do_POST(self) -> None:
+        command = {"/v1/run": "run", "/v1/exec": "exec"}.get(self.path)
+        if command is None:
+            return self._json(404, {"error": "not found"})
+        if not self._authorized():
+            return None
+        try:
+            request = self._request()
+        except ValueError as exc:
+            return self._json(400, {"error": str(exc)})
+        app = self.server.app
+        with app.counted():
+            try:
+                reply = app.answer(command, request)
+            except Decline as exc:
+                return self._json(503, {"fallback": str(exc)})
+            except (ValueError, TypeError) as exc:
+                return self._json(400, {"error": f"bad request: {exc}"})
+        self._json(200, {
+            "stdout": _b64(reply.stdout), "stderr": _b64(reply.stderr),
+            "exitCode": reply.exit_code,
+        })  # fmt: skip
+        return None
+
+    def _request(self) -> dict[str, Any]:
+        length = int(self.headers.get("Content-Length") or -1)
+        if not 0 <= length <= MAX_BODY:
+            raise ValueError(f"Content-Length must be given and at most {MAX_BODY}")
+        document = json.loads(self.rfile.read(length))
+        if not isinstance(document, dict):
+            raise ValueError("the request must be a JSON object")
+        args, env = document.get("args", []), document.get("env", {})
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise ValueError("args must be a list of strings")
+        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+            raise ValueError("env must map names to strings")
+        verbose = document.get("verbose", 0)
+        if not isinstance(verbose, int) or not 0 <= verbose <= 3:
+            raise ValueError("verbose must be 0 to 3")
+        if not isinstance(document.get("stdin", ""), str):
+            raise ValueError("stdin must be base64 text")
+        return {"args": args, "env": env, "verbose": verbose,
+                "stdin": document.get("stdin", ""), "cwd": document.get("cwd")}  # fmt: skip
+
+    def _authorized(self) -> bool:
+        token = self.server.token
+        if token is None:  # the unix socket: the peer was checked on accept
+            return True
+        given = self.headers.get("Authorization", "")
+        scheme, _, value = given.partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), token):
+            return True
+        self._json(401, {"error": "a valid token is required (Authorization: Bearer ...)"})
+        return False
+
+    def _json(self, status: int, document: dict[str, Any]) -> None:
+        body = json.dumps(document).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        if status == 401:
+            self.send_header("WWW-Authenticate", "Bearer")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        logger.debug("serve: " + format, *args)
+
+    def address_string(self) -> str:
+        return "unix" if isinstance(self.client_address, str) else str(self.client_address[0])
+
+
+def _b64(data: bytes) -> str:
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
+
+
+class _Quiet:
+    """A client that hangs up before its answer (an agent that gave up on its hook) is
+    one log line, not socketserver's traceback on stderr."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        logger.opt(exception=True).debug("serve: a request failed")
+        logger.info("serve: a client went away before its answer")
+
+
+class UnixServer(_Quiet, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """Only processes of the server's own user are answered (SO_PEERCRED)."""
+
+    token: bytes | None = None
+    app: App
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        _pid, uid, _gid = _PEERCRED.unpack(
+            request.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
+        )
+        if uid != os.getuid():
+            logger.warning("serve: refused a client of uid {}", uid)
+            return False
+        return True
+
+
+class TCPServer(_Quiet, socketserver.ThreadingMixIn, socketserver.TCPServer):
+    """For platforms: every request must carry the token."""
+
+    allow_reuse_address = True
+    token: bytes | None
+    app: App

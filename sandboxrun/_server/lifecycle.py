@@ -1,0 +1,188 @@
+"""The server process: its socket (the user's alone; a live server is never replaced,
+a stale socket is), the optional TCP listener and its token, SIGTERM, the idle exit,
+and `doctor`'s line."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import socket
+import stat
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .. import _client
+from .._backends.base import Backend
+from .._errors import ConfigError
+from .._settings import Settings
+from .app import App
+from .handler import Handler, TCPServer, UnixServer
+
+
+def prepare_socket(path: str) -> None:
+    """Make the socket's folder (the user's, 0700) and clear a stale socket; refuse a
+    path a live server answers on, or that is not a socket."""
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise ConfigError(f"socket folder {folder} is not a folder of yours")
+    if st.st_mode & 0o077:
+        os.chmod(folder, 0o700)  # ours: only we may reach the socket
+    try:
+        sst = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(sst.st_mode):
+        raise ConfigError(f"{path} exists and is not a socket: remove it or choose another")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(_client.CONNECT_TIMEOUT)
+    try:
+        probe.connect(path)
+    except OSError:
+        os.unlink(path)  # nobody answers: a server that died left it
+        return
+    finally:
+        probe.close()
+    raise ConfigError(f"a server already answers at {path} (stop it first)")
+
+
+def read_token(path: str) -> bytes:
+    """The TCP token: a regular file of the user's that only the user can read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ConfigError(f"token file {path}: cannot read: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+            raise ConfigError(f"token file {path} must be a file of yours with mode 0600")
+        token = f.read(4096).strip()
+    if len(token) < 16:
+        raise ConfigError(f"token file {path}: the token must be at least 16 characters")
+    return token
+
+
+def serve(
+    args: argparse.Namespace, make_backend: Callable[[Settings], Backend] | None = None
+) -> int:
+    """Run the server until SIGTERM/SIGINT (or `--idle-exit` seconds without requests)."""
+    settings = Settings.load(config=args.config)
+    path = args.socket or settings.serve_socket or _client.default_socket()
+    listen = _address(args.listen) if args.listen else None
+    token_file = args.token_file or settings.serve_token_file
+    if listen and not token_file:
+        raise ConfigError("--listen needs a token: --token-file FILE or serve_token_file")
+    token = read_token(token_file) if listen and token_file else None
+    if make_backend is None:
+        from .._backends.docker.backend import DockerBackend
+
+        def make_backend(settings: Settings) -> Backend:
+            # The server is the pool's long-lived owner (DESIGN.md §5): warm by default.
+            return DockerBackend(settings, warm=True)
+
+    app = App(make_backend)
+    servers = open_servers(app, path, listen, token)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: stop.set())
+    for server in servers:
+        threading.Thread(target=server.serve_forever, name="serve", daemon=True).start()
+    where = " and ".join(_where(server) for server in servers)
+    _say(f"serving on {where} (pid {os.getpid()})")
+    idle = args.idle_exit
+    while not stop.wait(0.5):
+        if idle and app.inflight == 0 and time.monotonic() - app.last_request > idle:
+            _say(f"no request for {idle:g}s: stopping")
+            break
+    close_servers(app, servers, path)
+    _say("stopped")
+    return 0
+
+
+def open_servers(
+    app: App, path: str, listen: tuple[str, int] | None = None, token: bytes | None = None
+) -> list[UnixServer | TCPServer]:
+    """The unix socket's server (and the TCP one, with its token), not yet serving."""
+    prepare_socket(path)
+    old = os.umask(0o177)  # the socket is born 0600: no moment where others may connect
+    try:
+        unix = UnixServer(path, Handler)
+    except OSError as exc:  # a path too long for a socket, a read-only folder...
+        raise ConfigError(f"cannot listen on {path}: {exc}") from None
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    unix.app = app
+    servers: list[UnixServer | TCPServer] = [unix]
+    if listen:
+        if not token:
+            unix.server_close()
+            os.unlink(path)
+            raise ConfigError("TCP needs a token: never serve on TCP without one")
+        try:
+            tcp = TCPServer(listen, Handler)
+        except OSError as exc:
+            unix.server_close()
+            os.unlink(path)
+            raise ConfigError(f"cannot listen on {listen[0]}:{listen[1]}: {exc.strerror}") from None
+        tcp.app, tcp.token = app, token
+        servers.append(tcp)
+    return servers
+
+
+def close_servers(app: App, servers: list[UnixServer | TCPServer], path: str) -> None:
+    """Stop taking requests, let those in flight finish, close the backends."""
+    for server in servers:
+        server.shutdown()
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)  # new clients run cold from now on
+    for server in servers:
+        server.server_close()  # joins the requests' threads: each ends by its deadline
+    app.close()
+
+
+def _where(server: UnixServer | TCPServer) -> str:
+    address: Any = server.server_address  # a path, or (host, port)
+    return address if isinstance(address, str) else f"{address[0]}:{address[1]}"
+
+
+def _say(line: str) -> None:
+    """The server's own lifecycle lines, whatever the log level."""
+    print(f"sandboxrun serve: {line}", file=sys.stderr, flush=True)
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise ConfigError(f"--listen {text!r}: use HOST:PORT, e.g. 127.0.0.1:8765")
+    return host.strip("[]"), int(port)
+
+
+def server_state(settings: Settings) -> tuple[bool | None, str, str]:
+    """`doctor`'s line on the server: (ok, "serve", what was found); None: a warning."""
+    path = settings.serve_socket or _client.default_socket()
+    if settings.serve == "off":
+        return True, "serve", 'off (serve = "off"): `run` and `exec` run cold'
+    why = _client.untrusted(path)
+    if why == "no socket":
+        start = ' (the next `run` or `exec` starts it: serve = "start")'
+        return True, "serve", f"not running at {path}{start if settings.serve == 'start' else ''}"
+    if why:
+        return None, "serve", f"not used: {path}: {why}"
+    sock = _client.connect(path)
+    if sock is None:
+        return None, "serve", f"not answering at {path} (a stale socket, or not yours)"
+    try:
+        _status, health = _client.exchange(sock, "GET", "/healthz")
+        pid, backends = health["pid"], health["backends"]
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        return None, "serve", f"not answering at {path}: {exc}"
+    finally:
+        sock.close()
+    return True, "serve", f"running at {path} (pid {pid}, {backends} backend(s)): used by run, exec"

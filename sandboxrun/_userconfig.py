@@ -1,0 +1,63 @@
+"""The user's own config file, read without pydantic: the account's home, the file's
+place and its table.
+
+`_settings` builds the full, validated `Settings` from it; the light client of `serve`
+(`_client`) reads only the few keys it needs (is `serve` off, where is the socket)
+from the same table, so `run` and `exec` through a server never import pydantic (nor
+pathlib: the client's start-up is measured in milliseconds).
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import stat
+
+from ._errors import ConfigError
+
+TYPE_CHECKING = False  # not `typing`'s: its import alone costs the client milliseconds
+if TYPE_CHECKING:
+    from typing import Any
+
+
+CONFIG_MAX_BYTES = 1 << 20
+
+
+def account_home() -> str:
+    """The invoking account's home, from the password database (never `$HOME`, which
+    a repository's settings can set for the hook processes an agent starts)."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir or "/"
+    except KeyError:  # a uid without an entry (some containers): no home of its own
+        return "/nonexistent"
+
+
+def config_path(home: str | None = None) -> str:
+    """Where the user's own config file lives by default (it need not exist)."""
+    return os.path.join(home or account_home(), ".config", "sandboxrun", "config.toml")
+
+
+def read_config(path: str | os.PathLike[str], required: bool) -> dict[str, Any]:
+    """The config file's table: only a regular file, at most CONFIG_MAX_BYTES."""
+    import tomllib  # not at the top: most users have no config file, and it costs ms
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        if required:
+            raise ConfigError(f"config file {path} does not exist") from None
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"config file {path}: cannot read: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"config file {path} is not a regular file")
+        raw = f.read(CONFIG_MAX_BYTES + 1)
+    if len(raw) > CONFIG_MAX_BYTES:
+        raise ConfigError(f"config file {path} is larger than {CONFIG_MAX_BYTES} bytes")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"config file {path}: invalid TOML: {exc}") from None
+    return data

@@ -1,0 +1,282 @@
+"""`sandboxrun serve` on the real engine: the same events cold (`--no-serve`) and through
+a server started as a subprocess give the same answers; its lifecycle (SIGTERM waits for
+requests in flight; a SIGKILLed server's containers are reaped); TCP only with a token."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandboxrun import DockerBackend
+from sandboxrun._backends.docker.reaper import LABEL
+from sandboxrun._client import exchange
+
+from .conftest import HookWriter, engine_runtime
+
+CANCEL = "cat > /dev/null; echo '{\"cancel\": true, \"errorMessage\": \"no rm\"}'"
+GUARD = """#!/bin/sh
+case "$(cat)" in *"rm -rf"*) echo "rm -rf is not allowed" >&2; exit 2 ;; esac
+"""
+CLAUDE_EVENT = {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                "tool_input": {"command": "rm -rf /"}}  # fmt: skip
+
+
+class Server:
+    """A `sandboxrun serve` subprocess on a socket of its own, with its config file."""
+
+    def __init__(self, folder: Path, *extra: str) -> None:
+        self.folder = folder
+        self.socket = str(folder / "run" / "serve.sock")
+        self.config = folder / "config.toml"
+        runtime = f'runtime = "{engine_runtime()}"\n' if engine_runtime() else ""
+        self.config.write_text(f'{runtime}serve_socket = "{self.socket}"\n')
+        self.log = open(folder / "serve.log", "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "sandboxrun", "serve", "--config", str(self.config), *extra],
+            stdout=subprocess.DEVNULL, stderr=self.log,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not self._answers():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"serve did not start: {self.logged()}")
+            time.sleep(0.1)
+
+    def _answers(self) -> bool:
+        try:
+            return bool(self.health()["ok"])
+        except OSError:
+            return False
+
+    def health(self) -> dict[str, Any]:
+        return dict(post(self.socket, "GET", "/healthz")[1])
+
+    def logged(self) -> str:
+        return (self.folder / "serve.log").read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=120)
+        self.log.close()
+
+
+def post(path: str, method: str, target: str, body: dict[str, Any] | None = None) -> Any:
+    """One HTTP request on the unix socket: (status, JSON)."""
+    data = json.dumps(body).encode() if body is not None else b""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        return exchange(sock, method, target, data)
+
+
+@pytest.fixture
+def folder() -> Iterator[Path]:
+    """A short path: a unix socket's path is at most 107 bytes."""
+    path = Path(tempfile.mkdtemp(prefix="srv-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def server(engine: DockerBackend, folder: Path) -> Iterator[Server]:
+    srv = Server(folder)
+    yield srv
+    srv.stop()
+    assert srv.proc.returncode == 0, srv.logged()
+    assert not os.path.exists(srv.socket), "the socket outlived its server"
+
+
+def both(
+    srv: Server, *args: str, stdin: bytes = b"", cwd: Path | None = None
+) -> tuple[subprocess.CompletedProcess[bytes], subprocess.CompletedProcess[bytes]]:
+    """The command cold and through the server (which must have answered it)."""
+    command, *rest = args
+    argv = [sys.executable, "-m", "sandboxrun", command, "--config", str(srv.config), *rest]
+    cold_argv = [*argv[:4], "--no-serve", *argv[4:]]
+    before = srv.health()["answered"]
+    kw: dict[str, Any] = {"input": stdin, "capture_output": True, "timeout": 120, "cwd": cwd}
+    warm = subprocess.run(argv, **kw)
+    assert srv.health()["answered"] == before + 1, warm.stderr
+    cold = subprocess.run(cold_argv, **kw)
+    return cold, warm
+
+
+def answer(done: subprocess.CompletedProcess[bytes]) -> dict[str, Any]:
+    """`run`'s answer without what varies from run to run (the durations)."""
+    assert done.returncode == 0, done.stderr
+    document: dict[str, Any] = json.loads(done.stdout)
+    for hook in document.get("hooks", []):
+        hook.pop("durationMs")
+        hook.pop("warm")  # the server's path may be warm, the cold one never is
+    return document
+
+
+def test_cline_block_is_the_same(server: Server, workspace: Path, hook: HookWriter) -> None:
+    hook(CANCEL)
+    event = json.dumps({"preToolUse": {"toolName": "execute_command"}}).encode()
+    cold, warm = both(server, "run", "PreToolUse", "--workspace", str(workspace), stdin=event)
+    assert answer(cold) == answer(warm)
+    assert answer(warm)["cancel"] is True
+
+
+def test_claude_deny_is_the_same(server: Server, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    (project / "guard.sh").write_text(GUARD)
+    (project / "guard.sh").chmod(0o755)
+    entry = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [entry]}}))
+    event = json.dumps(CLAUDE_EVENT | {"cwd": str(project)}).encode()
+    args = ("run", "PreToolUse", "--agent", "claude", "--home", str(tmp_path))
+    cold, warm = both(server, *args, stdin=event, cwd=project)
+    assert answer(cold) == answer(warm)
+    assert answer(warm)["permissionDecision"] == "deny"
+
+
+@pytest.mark.parametrize("code", [0, 2, 3])
+def test_exec_passes_the_same_bytes_through(server: Server, tmp_path: Path, code: int) -> None:
+    command = f"cat; printf 'a\\000b\\377'; printf 'e\\001' >&2; exit {code}"
+    cold, warm = both(server, "exec", "--", command, stdin=b"in\xfe", cwd=tmp_path)
+    assert (warm.returncode, warm.stdout, warm.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+    assert (warm.returncode, warm.stdout, warm.stderr) == (code, b"in\xfea\0b\xff", b"e\x01")
+
+
+def test_a_missing_image_or_runtime_fails_the_same(
+    server: Server, workspace: Path, hook: HookWriter, tmp_path: Path
+) -> None:
+    """Fail-closed blocks, without it one line and exit 2 (run) or 1 (exec); a missing
+    runtime always blocks."""
+    hook(CANCEL)
+    ws = ("--workspace", str(workspace))
+    missing = ("--image", "sandboxrun/none:missing")
+    for args in (missing, (*missing, "--fail-closed"), ("--runtime", "no-such-runtime")):
+        cold, warm = both(server, "run", "PreToolUse", *ws, *args, stdin=b"{}")
+        assert (warm.returncode, warm.stdout, warm.stderr) == (
+            cold.returncode, cold.stdout, cold.stderr,
+        )  # fmt: skip
+    assert warm.returncode == 0 and json.loads(warm.stdout)["cancel"] is True
+    for args in (missing, (*missing, "--fail-closed")):
+        cold, warm = both(server, "exec", *args, "--", "true", cwd=tmp_path)
+        assert (warm.returncode, warm.stdout, warm.stderr) == (
+            cold.returncode, cold.stdout, cold.stderr,
+        )  # fmt: skip
+    assert warm.returncode == 2 and b"fail-closed" in warm.stderr
+
+
+def test_a_hook_that_times_out_is_reported_the_same(
+    server: Server, workspace: Path, hook: HookWriter
+) -> None:
+    hook("sleep 30")
+    args = ("run", "PreToolUse", "--workspace", str(workspace), "--timeout", "1")
+    cold, warm = both(server, *args, stdin=b"{}")
+    assert answer(cold) == answer(warm)
+    assert [h["status"] for h in answer(warm)["hooks"]] == ["timed_out"]
+
+
+def test_sigterm_lets_the_request_in_flight_finish(
+    server: Server, workspace: Path, hook: HookWriter
+) -> None:
+    hook("sleep 2; echo '{\"cancel\": true}'")
+    argv = [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--config",
+            str(server.config), "--workspace", str(workspace)]  # fmt: skip
+    client = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while server.health()["inflight"] == 0:
+        assert time.monotonic() < deadline and client.poll() is None, server.logged()
+        time.sleep(0.05)
+    server.proc.send_signal(signal.SIGTERM)
+    out, _ = client.communicate(timeout=120)
+    assert json.loads(out)["cancel"] is True
+    assert server.proc.wait(timeout=60) == 0
+    assert not os.path.exists(server.socket)
+
+
+def test_a_sigkilled_servers_containers_are_reaped(
+    engine: DockerBackend, folder: Path, workspace: Path, hook: HookWriter
+) -> None:
+    hook("sleep 60")
+    srv = Server(folder)
+    request = {"args": ["PreToolUse", "--workspace", str(workspace)], "cwd": str(workspace),
+               "stdin": "", "env": {}}  # fmt: skip
+    # Straight to the API: the CLI's client would run the hook again, cold, once the
+    # server is gone.
+    threading.Thread(
+        target=lambda: _ignore(lambda: post(srv.socket, "POST", "/v1/run", request)), daemon=True
+    ).start()
+    mine = {"label": [f"{LABEL}=1", f"sandboxrun.pid={srv.proc.pid}"]}
+    deadline = time.monotonic() + 60
+    while not engine.api.containers(filters=mine):
+        assert time.monotonic() < deadline, srv.logged()
+        time.sleep(0.1)
+    srv.proc.kill()
+    srv.proc.wait(timeout=30)
+    srv.log.close()
+    reaped = subprocess.run(
+        [sys.executable, "-m", "sandboxrun", "reap", "--config", str(srv.config)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert reaped.returncode == 0, reaped.stderr
+    assert not engine.api.containers(all=True, filters=mine)
+
+
+def _ignore(call: Any) -> None:
+    with contextlib.suppress(OSError, ValueError):  # the server is killed mid-request
+        call()
+
+
+def test_tcp_is_refused_without_a_token(engine: DockerBackend, folder: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "sandboxrun", "serve", "--socket", str(folder / "s" / "x.sock"),
+         "--listen", "127.0.0.1:0"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "token" in done.stderr
+    assert not (folder / "s" / "x.sock").exists()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _tcp(port: int, token: str | None, body: dict[str, Any]) -> tuple[int, Any]:
+    auth = f"Authorization: Bearer {token}\r\n" if token else ""
+    with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
+        return exchange(sock, "POST", "/v1/run", json.dumps(body).encode(), auth)
+
+
+def test_tcp_wants_the_right_token(
+    engine: DockerBackend, folder: Path, workspace: Path, hook: HookWriter
+) -> None:
+    hook(CANCEL)
+    token = folder / "token"
+    token.write_text("correct-horse-battery-staple\n")
+    token.chmod(0o600)
+    port = _free_port()
+    srv = Server(folder, "--listen", f"127.0.0.1:{port}", "--token-file", str(token))
+    try:
+        request = {"args": ["PreToolUse", "--workspace", str(workspace)],
+                   "cwd": str(workspace), "stdin": "e30=", "env": {}}  # fmt: skip
+        assert _tcp(port, None, request)[0] == 401
+        assert _tcp(port, "wrong-horse-battery-staple", request)[0] == 401
+        status, reply = _tcp(port, "correct-horse-battery-staple", request)
+        assert status == 200 and reply["exitCode"] == 0
+        assert json.loads(base64.b64decode(reply["stdout"]))["cancel"] is True
+    finally:
+        srv.stop()

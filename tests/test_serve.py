@@ -1,0 +1,400 @@
+"""`sandboxrun serve` and its client without an engine: the client's trust checks, the
+HTTP protocol, and answers through the server equal to the cold path's (FakeBackend)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from loguru import logger
+
+import sandboxrun._cli as cli
+from sandboxrun import ConfigError, ExecRequest, ExecResult, FakeBackend
+from sandboxrun import _client as client
+from sandboxrun._backends.docker import backend as _docker
+from sandboxrun._server import App, close_servers, open_servers, prepare_socket
+from tests.test_cli_unit import _restore_library_logging  # noqa: F401 - autouse, shared
+
+ROOT_ONLY = pytest.mark.skipif(os.getuid() != 0, reason="needs root to chown to another uid")
+CANCEL = b'{"cancel": true, "errorMessage": "no"}\n'
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A folder with a short path: a unix socket's path is at most 107 bytes."""
+    folder = Path(tempfile.mkdtemp(prefix="sr-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+class _Closable(FakeBackend):
+    """A FakeBackend with the cold CLI's lifecycle calls."""
+
+    def close(self) -> None:
+        return None
+
+    def abort(self) -> None:
+        return None
+
+
+class Served:
+    def __init__(self, path: str, app: App, backend: FakeBackend, config: Path) -> None:
+        self.path, self.app, self.backend, self.config = path, app, backend, config
+
+
+def answer(request: ExecRequest) -> ExecResult:
+    """The fake hooks: exec's command echoes binary bytes; Cline's hook cancels."""
+    if request.argv[-1].startswith("binary"):
+        return ExecResult(3, b"\x00\xff" + request.stdin, b"to stderr\n", 5)
+    return ExecResult(0, CANCEL, b"", 5)
+
+
+@pytest.fixture
+def served(home: Path, short_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+    """An in-process server on a short socket path, over a FakeBackend; the cold CLI
+    uses the same FakeBackend; the user's config names the socket."""
+    path = str(short_dir / "run" / "serve.sock")
+    config = home / "config.toml"
+    config.write_text(f'serve_socket = "{path}"\n')
+    backend = _Closable(answer)
+    # The CLI imports the backend when a command needs it: patch it at its source.
+    monkeypatch.setattr(_docker, "DockerBackend", lambda settings: backend)
+    logger.remove()  # as `serve` sets it up, without its own stderr sink
+    logger.configure(patcher=cli._escape_message)
+    logger.enable("sandboxrun")
+    app = App(lambda settings: backend)
+    servers = open_servers(app, path)
+    threading.Thread(target=servers[0].serve_forever, daemon=True).start()
+    yield Served(path, app, backend, config)
+    close_servers(app, servers, path)
+
+
+@pytest.fixture
+def ws(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "ws"
+    hook = root / ".clinerules" / "hooks" / "PreToolUse"
+    hook.parent.mkdir(parents=True)
+    hook.write_text("#!/bin/sh\necho '{}'\n")
+    hook.chmod(0o755)
+    monkeypatch.chdir(root)
+    return root
+
+
+def run(
+    argv: list[str], stdin: bytes, capsysbinary: pytest.CaptureFixture[bytes], cold: bool
+) -> tuple[int | None, bytes, bytes]:
+    """(exit code, stdout, stderr) of the command through the client; None: it went cold."""
+    before = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
+    try:
+        code = cli.main([argv[0], "--no-serve", *argv[1:]]) if cold else client.via_server(argv)
+    finally:
+        sys.stdin = before
+        if cold:  # the CLI's stderr sink: in a real server's process there is none
+            logger.remove()
+            logger.enable("sandboxrun")
+    out, err = capsysbinary.readouterr()
+    return code, out, err
+
+
+def test_run_through_the_server_answers_as_the_cold_path(
+    served: Served, ws: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """The same event, cold and through the server: the same bytes, the same exit."""
+    argv = ["run", "PreToolUse", "--config", str(served.config)]
+    event = json.dumps({"hookName": "PreToolUse", "preToolUse": {"toolName": "x"}}).encode()
+    warm = run(argv, event, capsysbinary, cold=False)
+    cold = run(argv, event, capsysbinary, cold=True)
+    assert served.app.answered == 1
+    assert warm == cold
+    assert json.loads(warm[1])["cancel"] is True
+    # The server ran the hook in the client's folder, with the client's event.
+    first, second = served.backend.requests
+    assert first.workdir == second.workdir == str(ws)
+    assert b'"toolName":"x"' in first.stdin and b'"toolName":"x"' in second.stdin
+
+
+def test_exec_passes_bytes_and_exit_code_through(
+    served: Served, ws: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    argv = ["exec", "--config", str(served.config), "--", "binary"]
+    warm = run(argv, b"\x01in", capsysbinary, cold=False)
+    cold = run(argv, b"\x01in", capsysbinary, cold=True)
+    assert warm == cold == (3, b"\x00\xff\x01in", b"to stderr\n")
+
+
+def test_errors_of_ours_read_the_same(
+    served: Served, ws: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """A bad event: exit 2 and one line without fail-closed, the block with it."""
+    argv = ["run", "PreToolUse", "--config", str(served.config)]
+    for extra in ([], ["--fail-closed"]):
+        warm = run(argv + extra, b"[1]", capsysbinary, cold=False)
+        cold = run(argv + extra, b"[1]", capsysbinary, cold=True)
+        assert warm == cold
+    assert served.app.answered == 2
+
+
+def test_the_callers_tightening_variable_reaches_the_server(
+    served: Served, ws: Path, capsysbinary: pytest.CaptureFixture[bytes],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("SANDBOXRUN_FAIL_CLOSED", "1")
+    argv = ["run", "PreToolUse", "--config", str(served.config)]
+    code, out, _ = run(argv, b"not json", capsysbinary, cold=False)
+    assert code == 0 and json.loads(out)["cancel"] is True
+
+
+def test_arguments_the_parser_refuses_go_cold_with_their_stdin(
+    served: Served, ws: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    argv = ["run", "PreToolUse", "--config", str(served.config), "--timeout", "soon"]
+    code, out, _ = run(argv, b"{}", capsysbinary, cold=False)
+    assert code is None and out == b""
+    assert served.app.answered == 0
+
+
+def test_no_serve_and_serve_off_never_connect(
+    home: Path, short_dir: Path, ws: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    listener = Listener(short_dir)
+    config = home / "config.toml"
+    config.write_text(f'serve_socket = "{listener.path}"\nserve = "off"\n')
+    assert run(["run", "PreToolUse", "--config", str(config)], b"{}", capsysbinary, False)[0] is None
+    config.write_text(f'serve_socket = "{listener.path}"\n')
+    argv = ["run", "PreToolUse", "--no-serve", "--config", str(config)]
+    assert run(argv, b"{}", capsysbinary, False)[0] is None
+    assert listener.connections == 0
+
+
+class Listener:
+    """A plain unix socket that records what clients send (it never answers)."""
+
+    def __init__(self, folder: Path) -> None:
+        (folder / "s").mkdir(mode=0o700)
+        self.path = str(folder / "s" / "serve.sock")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(self.path)
+        os.chmod(self.path, 0o600)
+        self.sock.listen(4)
+        self.connections = 0
+        self.received = b""
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            conn, _ = self.sock.accept()
+            self.connections += 1
+            conn.settimeout(0.5)
+            try:
+                while chunk := conn.recv(4096):
+                    self.received += chunk
+            except OSError:
+                pass
+            conn.close()
+
+
+@ROOT_ONLY
+def test_a_socket_of_another_user_is_never_used(
+    home: Path, short_dir: Path, ws: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    listener = Listener(short_dir)
+    os.chown(listener.path, 4242, -1)
+    config = home / "config.toml"
+    config.write_text(f'serve_socket = "{listener.path}"\n')
+    code, _, err = run(["run", "PreToolUse", "--config", str(config)], b"{}", capsysbinary, False)
+    assert code is None
+    assert listener.connections == 0
+    assert b"not a socket of yours" in err
+
+
+def test_a_folder_others_can_enter_is_never_used(short_dir: Path) -> None:
+    listener = Listener(short_dir)
+    os.chmod(os.path.dirname(listener.path), 0o755)
+    assert "0700" in (client.untrusted(listener.path) or "")
+    assert client.connect(listener.path) is None
+    assert listener.connections == 0
+
+
+@ROOT_ONLY
+def test_a_server_of_another_uid_gets_nothing(
+    home: Path, short_dir: Path, ws: Path, monkeypatch: pytest.MonkeyPatch,
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:  # fmt: skip
+    """The files look like the user's (uid 4242 here), but the process at the other end
+    runs as root: the client hangs up before sending a byte."""
+    listener = Listener(short_dir)
+    os.chown(os.path.dirname(listener.path), 4242, -1)
+    os.chown(listener.path, 4242, -1)
+    config = home / "config.toml"
+    config.write_text(f'serve_socket = "{listener.path}"\n')
+    monkeypatch.setattr(client.os, "getuid", lambda: 4242)
+    code, _, err = run(["run", "PreToolUse", "--config", str(config)], b"{}", capsysbinary, False)
+    assert code is None
+    assert b"runs as uid 0" in err
+    assert listener.received == b""
+
+
+def test_the_socket_and_its_folder_are_the_users_alone(served: Served) -> None:
+    assert client.untrusted(served.path) is None
+    assert os.stat(served.path).st_mode & 0o777 == 0o600
+    assert os.stat(os.path.dirname(served.path)).st_mode & 0o777 == 0o700
+
+
+def test_a_live_server_is_not_replaced_and_a_stale_socket_is(
+    served: Served, short_dir: Path
+) -> None:
+    with pytest.raises(ConfigError, match="already answers"):
+        prepare_socket(served.path)
+    stale = short_dir / "stale" / "serve.sock"
+    stale.parent.mkdir(mode=0o700)
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(stale))
+    dead.close()  # bound, never listening: what a killed server leaves
+    prepare_socket(str(stale))
+    assert not stale.exists()
+
+
+def request(path: str, raw: bytes) -> tuple[int, Any]:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(path)
+    sock.sendall(raw)
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    sock.close()
+    return client.parse_response(data)
+
+
+def test_protocol_health_and_errors(served: Served) -> None:
+    status, health = request(served.path, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status == 200 and health["ok"] is True and health["pid"] == os.getpid()
+    assert request(served.path, b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")[0] == 404
+    body = b"{not json"
+    head = f"POST /v1/run HTTP/1.1\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+    assert request(served.path, head + body)[0] == 400
+    body = json.dumps({"args": ["PreToolUse"], "cwd": "relative", "stdin": ""}).encode()
+    head = f"POST /v1/run HTTP/1.1\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+    assert request(served.path, head + body)[0] == 400
+
+
+def tcp_request(port: int, headers: str = "") -> int:
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: x\r\n{headers}\r\n".encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    return client.parse_response(data)[0]
+
+
+def test_tcp_needs_a_token_and_checks_it(home: Path, short_dir: Path) -> None:
+    path = str(short_dir / "t" / "serve.sock")
+    app = App(lambda settings: FakeBackend(answer))
+    with pytest.raises(ConfigError, match="token"):
+        open_servers(app, path, ("127.0.0.1", 0), None)
+    assert not os.path.exists(path)
+    servers = open_servers(app, path, ("127.0.0.1", 0), b"s3cret-token-0123456789")
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = servers[1].server_address[1]
+    try:
+        assert tcp_request(port) == 401
+        assert tcp_request(port, "Authorization: Bearer wrong-token-0123456789\r\n") == 401
+        assert tcp_request(port, "Authorization: Bearer s3cret-token-0123456789\r\n") == 200
+    finally:
+        close_servers(app, servers, path)
+
+
+def test_client_imports_stay_light(served: Served, ws: Path) -> None:
+    """With a server answering, `run` imports neither docker, pydantic nor loguru."""
+    import subprocess
+
+    probe = (
+        "import sys, json; from sandboxrun._client import main; code = main(sys.argv[1:]);"
+        " heavy = [m for m in ('docker', 'pydantic', 'loguru') if m in sys.modules];"
+        " print(json.dumps(heavy), file=sys.stderr); sys.exit(code)"
+    )
+    argv = ["run", "PreToolUse", "--config", str(served.config)]
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *argv], input=b"{}", capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["cancel"] is True
+    assert done.stderr.strip().splitlines()[-1] == b"[]"
+    assert served.app.answered == 1
+
+
+
+def test_serve_start_starts_a_server_for_the_next_commands(
+    home: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    """`serve = "start"`: the first command runs cold and starts a server in the
+    background; the next one is answered by it. (No hooks: no engine needed.)"""
+    import signal
+    import subprocess
+    import time
+
+    path = str(short_dir / "auto" / "serve.sock")
+    config = home / "config.toml"
+    config.write_text(f'serve = "start"\nserve_socket = "{path}"\n')
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    argv = [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--config", str(config),
+            "--home", str(home), "--workspace", str(empty)]  # fmt: skip
+    first = subprocess.run(argv, input=b"{}", capture_output=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    deadline = time.monotonic() + 60
+    while (sock := client.connect(path)) is None:
+        assert time.monotonic() < deadline, "no server was started"
+        time.sleep(0.1)
+    health = client.exchange(sock, "GET", "/healthz")[1]
+    sock.close()
+    try:
+        second = subprocess.run(argv, input=b"{}", capture_output=True, timeout=60)
+        assert (second.returncode, second.stdout) == (0, first.stdout)
+        assert request(path, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")[1]["answered"] == 1
+    finally:
+        os.kill(health["pid"], signal.SIGTERM)
+        while os.path.exists(path):
+            assert time.monotonic() < deadline + 60, "the server did not stop"
+            time.sleep(0.1)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["run", "PreToolUse"], (0, "run", ["PreToolUse"])),
+        (["-vv", "--verbose", "exec", "--", "x"], (3, "exec", ["--", "x"])),
+        (["exec", "--", "guard", "--no-serve"], (0, "exec", ["--", "guard", "--no-serve"])),
+        (["run", "PreToolUse", "--no-serve"], None),
+        (["run", "PreToolUse", "--no-s"], None),  # argparse takes the prefix too
+        (["run", "--help"], None),
+        (["list"], None),
+        (["-h"], None),
+        ([], None),
+    ],
+)
+def test_which_command_lines_may_go_to_the_server(
+    argv: list[str], expected: tuple[int, str, list[str]] | None
+) -> None:
+    assert client._split(argv) == expected
+
+
+def test_the_config_named_on_the_command_line_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert client._config_of(["H", "--config", "c.toml"]) == (str(tmp_path / "c.toml"), True)
+    assert client._config_of(["H", "--conf=/a.toml"]) == ("/a.toml", True)
+    assert client._config_of(["--", "--config", "x"]) == (None, False)
+    assert client._config_of(["--config"]) == (None, True)  # the cold path says what is wrong
