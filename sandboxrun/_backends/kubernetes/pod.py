@@ -199,9 +199,10 @@ def _source(ws: WorkspaceVolume) -> dict[str, Any]:
 
 def _refuse_unsupported(request: ExecRequest, volumes: Sequence[WorkspaceVolume]) -> None:
     if request.state or request.env_file or any(src for _, src in request.private_dirs):
+        what = request.label or " ".join(request.argv[:1])
         raise ConfigError(
             "a hook's persistent state, CLAUDE_ENV_FILE and plugin data folders are not"
-            f" supported on the Kubernetes backend yet ({request.label or request.argv[0]})"
+            f" supported on the Kubernetes backend yet ({what})"
         )
     roots = tuple(ws.path for ws in volumes)
     for path in request.mounts:
