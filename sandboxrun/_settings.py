@@ -40,6 +40,7 @@ from ._userconfig import read_config as _read_config
 Agent = Literal["cline", "careti", "claude", "qoder", "qoder-cn"]
 _TIGHTENING_ENV = "SANDBOXRUN_FAIL_CLOSED"
 _DOMAIN = re.compile(r"(\*\.)?([A-Za-z0-9_]([A-Za-z0-9_-]{0,62})\.)*[A-Za-z0-9_-]{1,63}")
+_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _CONFIG_FILE: ContextVar[tuple[Path, bool]] = ContextVar("sandboxrun_config_file")
 
 
@@ -56,6 +57,11 @@ class Settings(BaseSettings):
     agent: Agent = "cline"
     image: str = "sandboxrun/hooks:latest"
     runtime: str | None = Field(None, description="OCI runtime, e.g. runsc; None = engine default")
+    runtime_class: str | None = Field(
+        None,
+        description="Kubernetes backend: the hook pods' RuntimeClass, e.g. gvisor;"
+        " None = the cluster's default",
+    )
     timeout: float | None = Field(
         None, gt=0, le=3600, description="seconds per hook; None: the agent's (cline 30, claude 60)"
     )
@@ -156,6 +162,14 @@ class Settings(BaseSettings):
         if self.network == "allowlist" and not self.allow_domains:
             raise ValueError("network allowlist needs allow_domains (--allow-domain D)")
         return self
+
+    @field_validator("runtime_class")
+    @classmethod
+    def _runtime_class(cls, value: str | None) -> str | None:
+        # A RuntimeClass name is a DNS subdomain (RFC 1123).
+        if value is not None and not (len(value) <= 253 and _SUBDOMAIN.fullmatch(value)):
+            raise ValueError("must be a RuntimeClass name (lower case, digits, '-', '.')")
+        return value
 
     @field_validator("user")
     @classmethod

@@ -13,9 +13,9 @@ import pytest
 from loguru import logger
 
 import sandboxrun._cli as cli
-from sandboxrun._backends.docker.labels import here, is_stale, owner_labels, started
 from sandboxrun._backends.docker.network import LABEL, PREFIX, _age, ensure_network
 from sandboxrun._backends.docker.reaper import reap
+from sandboxrun._backends.labels import here, is_stale, owner_labels, started
 from sandboxrun._text import printable
 
 HOSTILE = "a\x1b]0;pwned\x07b\x1b[2J\x9b31m\u202eevil\u2066\u2069\n\r\t\x7f\ud800"

@@ -28,7 +28,7 @@ from sandboxrun import (
     SandboxrunError,
     Settings,
 )
-from sandboxrun._backends.docker.labels import MANAGED as LABEL
+from sandboxrun._backends.labels import MANAGED as LABEL
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

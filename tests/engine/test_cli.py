@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from sandboxrun import DockerBackend
-from sandboxrun._backends.docker.labels import MANAGED as LABEL
+from sandboxrun._backends.labels import MANAGED as LABEL
 
 from .conftest import HookWriter, cli
 

@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 
 from sandboxrun import DockerBackend, HookFactory
-from sandboxrun._backends.docker.labels import MANAGED as LABEL
+from sandboxrun._backends.labels import MANAGED as LABEL
 from sandboxrun._settings import account_home
 
 from .conftest import (

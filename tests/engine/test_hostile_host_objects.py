@@ -26,7 +26,7 @@ import pytest
 
 from sandboxrun import DockerBackend, HookFactory, Settings
 from sandboxrun._backends.docker.helper import DEADLINE_GRACE
-from sandboxrun._backends.docker.labels import MANAGED as LABEL
+from sandboxrun._backends.labels import MANAGED as LABEL
 from sandboxrun._dialects.base import sandbox_ending
 from sandboxrun._settings import account_home
 from sandboxrun._types import ExecRequest

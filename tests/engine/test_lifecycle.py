@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import pytest
 
 from sandboxrun import DockerBackend
-from sandboxrun._backends.docker.labels import MANAGED as LABEL
-from sandboxrun._backends.docker.labels import owner_labels
 from sandboxrun._backends.docker.reaper import reap
+from sandboxrun._backends.labels import MANAGED as LABEL
+from sandboxrun._backends.labels import owner_labels
 
 from .conftest import HookWriter, Runner
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from sandboxrun import DockerBackend, ExecRequest, ExecResult, HookFactory
-from sandboxrun._backends.docker.labels import MANAGED as LABEL
+from sandboxrun._backends.labels import MANAGED as LABEL
 from sandboxrun._state import hook_ids
 
 from .conftest import HookWriter, engine_settings, pooled, under_gvisor

@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -50,19 +50,19 @@ from ..._mounts import home_layout, system_reason, under
 from ..._settings import Settings, parse_size
 from ..._state import hook_ids
 from ..._types import ExecRequest, ExecResult
+from ..environment import hook_environment as _environment
 from ..image_tools import ImageTools, image_tools
+from ..labels import DEADLINE, MANAGED, container_labels, owner_labels
 from .allowlist import HookNet, attach, detach, ensure_proxy, refused_hosts
 from .engine import connect, engine_errors, retry_engine
 from .helper import Helper, deadline_reached, image_helper, start_error
 from .helper import command as helper_command
-from .labels import DEADLINE, MANAGED, container_labels, owner_labels
 from .network import ensure_network
 from .pool import Pool, pool_key
 from .reaper import reap
 
 # What an allowlist hook's /etc/resolv.conf says (shipped with the package).
 RESOLV_CONF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "allowlist-resolv.conf")
-PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 STREAM_GRACE = 10.0  # seconds after the deadline before we stop waiting for the stream
 # A pooled container's helper gives up waiting this long after the pool would have
 # removed it: the backstop for a pool whose owner died, never a race with a claim.
@@ -715,7 +715,3 @@ def _write_hosts(cache_dir: str) -> str:
         logger.warning("could not write {}: {} (hooks start ~100 ms slower)", path, exc)
         return ""
 
-
-def _environment(extra: Mapping[str, str], home: str) -> dict[str, str]:
-    """Nothing from the host: a fixed base, plus what the dialect asked for."""
-    return {"HOME": home, "PATH": PATH, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **extra}

@@ -14,9 +14,9 @@ import time
 from typing import Any
 
 from ..._log import logger
+from ..labels import MANAGED, is_stale
 from .allowlist import sweep_networks
 from .engine import engine_errors, retry_engine
-from .labels import MANAGED, is_stale
 from .network import DUPLICATE_AGE, remove_duplicates
 
 LABEL = MANAGED  # the name the tests and older callers know

@@ -1,5 +1,6 @@
-"""The labels of sandboxrun's containers: the one contract between the backend that
-writes them, the pool that keeps containers waiting, and the reaper that sweeps them.
+"""The labels of sandboxrun's containers and pods: the one contract between the backend
+that writes them, the pool that keeps them waiting, and the reaper that sweeps them.
+Shared by the Docker and the Kubernetes backends (neither imports the other).
 
 Every container carries `MANAGED`, its owner's identity and a `DEADLINE` (a Unix time
 by which its owner would have ended it; the reaper's cue when the owner cannot be

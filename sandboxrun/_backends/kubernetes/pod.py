@@ -1,0 +1,219 @@
+"""The hook pod: one Pod per invocation, hardened, as a plain dict in the API's JSON shape.
+
+A pure function of the request, the settings and where the workspace comes from: no
+client import (the `kubernetes` package is an optional extra), no API call, so it is
+tested field by field and against the API's strict schemas offline.
+
+It keeps the Docker backend's sandbox (`docker/backend.py` `_config`) where Kubernetes
+can say the same thing: the same environment (nothing of the host's), the same user
+rules (never root), a read-only root, no capabilities, no privilege escalation, seccomp
+`RuntimeDefault`, the same CPU and memory limits (requests equal to limits: the pod is
+Guaranteed, never the first evicted), a memory-backed /tmp and $HOME of `tmpfs_size`.
+What a pod spec cannot say, and where it is held instead:
+
+- the process limit (`pids`): the kubelet's `podPidsLimit`, per node;
+- `nofile` and no core dumps: the container runtime's defaults;
+- the network: no interface can be left out of a pod; the deny-all-egress NetworkPolicy
+  of `deploy/kubernetes/` (selected by `MANAGED`) cuts it, and DNS points at loopback so
+  a lookup fails at once. The API server's address still shows in the environment
+  (`KUBERNETES_SERVICE_*`, set by the kubelet whatever `enableServiceLinks` says); no
+  token is mounted and the policy keeps the hook from reaching it;
+- the container log: the runtime writes a pod's stdout to the node's disk even while we
+  are attached, so the pod's ephemeral storage is bounded (`EPHEMERAL`).
+
+The hook's command runs as given, without the image's init helper (Landlock, the warm
+path's gate): the backend that runs these pods adds it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..._errors import ConfigError
+from ..._mounts import home_layout, under
+from ..._settings import Settings, parse_size
+from ..._state import NOBODY, hook_ids
+from ..._types import ExecRequest
+from ..environment import hook_environment
+from ..labels import DEADLINE, HOOK, MANAGED, RUN, owner_labels
+
+# Seconds past the hook's own deadline before the cluster kills the pod itself
+# (`activeDeadlineSeconds`): the backstop when sandboxrun is gone. As the Docker
+# backend's label deadline: twice its stream grace.
+GRACE = 20
+CONTAINER = "hook"
+# What the container log may take on the node's disk: what the hook may print before
+# it is killed (`output_limit`, stdout and stderr alike), plus room for the runtime.
+EPHEMERAL_SLACK = 16 << 20
+_LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceVolume:
+    """Where a folder the hook reads comes from in the cluster, mounted read-only at `path`
+    (the path the request names, as on the agent's host). Costs of each kind:
+
+    - `pvc`: a PersistentVolumeClaim with access mode ReadOnlyMany (`source` is the claim
+      name, `sub_path` a folder inside it, e.g. one tenant's workspace). Works on any
+      cluster whose storage offers ReadOnlyMany (NFS, CephFS, cloud file stores); the
+      platform keeps the claim's content in step with the agent's workspace, and a hook
+      reads over the network. Allowed by the `restricted` Pod Security Standard.
+    - `hostPath`: a folder of the node (`source`), for single-node clusters where the
+      workspace lives on that node; no copy, no network. The `restricted` (and even the
+      `baseline`) Pod Security Standard refuses hostPath volumes, so the namespace of
+      `deploy/kubernetes/` rejects such pods: there, give the folder to a `local`
+      PersistentVolume and use a `pvc` instead.
+
+    Both are mounted with `recursiveReadOnly: Enabled`: a filesystem mounted below the
+    folder is read-only too, and a node that cannot do that (Linux < 5.12, an older
+    runtime) refuses the pod rather than leave it writable.
+    """
+
+    kind: Literal["pvc", "hostPath"]
+    source: str
+    path: str
+    sub_path: str = ""
+
+
+def pod_manifest(
+    request: ExecRequest,
+    settings: Settings,
+    *,
+    name: str,
+    volumes: Sequence[WorkspaceVolume] = (),
+    namespace: str | None = None,
+    run: str = "",
+    now: float,
+) -> dict[str, Any]:
+    """The Pod that runs `request` once. Every host path the request mounts must lie
+    in one of `volumes` (a hook must see what the agent gave it, or not run: a
+    `ConfigError` names the path); what this backend cannot give yet is refused too."""
+    s = settings
+    _refuse_unsupported(request, volumes)
+    uid, gid = hook_ids(s.user) if s.user else (NOBODY, NOBODY)
+    layout = home_layout(request.mounts)
+    tmpfs = parse_size(s.tmpfs_size)
+    memory = parse_size(s.memory)
+    timeout = math.ceil(request.timeout)
+    scratch = {"/tmp": "tmp"}
+    scratch |= {path: f"home-{i}" for i, path in enumerate(layout.tmpfs)}
+    scratch |= {path: f"private-{i}" for i, (path, _) in enumerate(request.private_dirs)}
+    mounts: list[dict[str, Any]] = [{"name": v, "mountPath": p} for p, v in scratch.items()]
+    pod_volumes: list[dict[str, Any]] = [
+        {"name": vol, "emptyDir": {"medium": "Memory", "sizeLimit": str(tmpfs)}}
+        for vol in scratch.values()
+    ]
+    for i, ws in enumerate(volumes):
+        mount: dict[str, Any] = {"name": f"workspace-{i}", "mountPath": ws.path, "readOnly": True,
+                 "recursiveReadOnly": "Enabled"}  # fmt: skip
+        if ws.sub_path:
+            mount["subPath"] = ws.sub_path
+        mounts.append(mount)
+        pod_volumes.append({"name": f"workspace-{i}", **_source(ws)})
+    resources = {
+        "cpu": f"{math.ceil(s.cpus * 1000)}m",
+        "memory": str(memory),
+        "ephemeral-storage": str(s.output_limit + EPHEMERAL_SLACK),
+    }
+    labels = {MANAGED: "1", **owner_labels(), DEADLINE: str(int(now) + timeout + GRACE)}
+    if run:
+        labels[RUN] = run
+    metadata: dict[str, Any] = {
+        "name": name,
+        "labels": {k: v if _LABEL_VALUE.fullmatch(v) else "" for k, v in labels.items()},
+        # Annotations, not labels: a hook's name is a path or a command.
+        "annotations": {HOOK: request.label[:200]} if request.label else {},
+    }
+    if namespace:
+        metadata["namespace"] = namespace
+    no_escalation = {
+        "allowPrivilegeEscalation": False,
+        "privileged": False,
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "activeDeadlineSeconds": timeout + GRACE,
+        "terminationGracePeriodSeconds": 0,
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "hostNetwork": False,
+        "hostPID": False,
+        "hostIPC": False,
+        "shareProcessNamespace": False,
+        # No resolver: with egress denied a lookup would wait for its timeout.
+        "dnsPolicy": "None",
+        "dnsConfig": {"nameservers": ["127.0.0.1"]},
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": uid,
+            "runAsGroup": gid,
+            "seccompProfile": {"type": "RuntimeDefault"},
+            **({"supplementalGroups": list(s.groups)} if s.groups else {}),
+        },
+        "containers": [
+            {
+                "name": CONTAINER,
+                "image": s.image,
+                "imagePullPolicy": "IfNotPresent",
+                # `command`, not `args`: the image's ENTRYPOINT must not stand between.
+                "command": [_literal(a) for a in request.argv],
+                "workingDir": request.workdir,
+                "env": [
+                    {"name": k, "value": _literal(v)}
+                    for k, v in hook_environment(request.env, layout.home).items()
+                ],
+                "stdin": True,
+                "stdinOnce": True,
+                "tty": False,
+                "securityContext": no_escalation,
+                "resources": {"requests": resources, "limits": dict(resources)},
+                "volumeMounts": mounts,
+            }
+        ],
+        "volumes": pod_volumes,
+    }
+    if s.runtime_class:
+        spec["runtimeClassName"] = s.runtime_class
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def _literal(text: str) -> str:
+    """`text` as the kubelet will pass it: it expands `$(NAME)` in a container's command
+    and environment values, and `$$` is its escape for `$`."""
+    return text.replace("$", "$$")
+
+
+def _source(ws: WorkspaceVolume) -> dict[str, Any]:
+    if ws.kind == "pvc":
+        return {"persistentVolumeClaim": {"claimName": ws.source, "readOnly": True}}
+    # Directory: an existing folder only; the kubelet never creates one for us.
+    return {"hostPath": {"path": ws.source, "type": "Directory"}}
+
+
+def _refuse_unsupported(request: ExecRequest, volumes: Sequence[WorkspaceVolume]) -> None:
+    if request.state or request.env_file or any(src for _, src in request.private_dirs):
+        what = request.label or " ".join(request.argv[:1])
+        raise ConfigError(
+            "a hook's persistent state, CLAUDE_ENV_FILE and plugin data folders are not"
+            f" supported on the Kubernetes backend yet ({what})"
+        )
+    roots = tuple(ws.path for ws in volumes)
+    for path in request.mounts:
+        if not under(path, roots):
+            raise ConfigError(
+                f"{path!r}: no workspace volume of the Kubernetes backend holds it"
+                f" (volumes at: {', '.join(roots) or 'none'})"
+            )
+    if not all(_absolute(ws.path) for ws in volumes):
+        raise ConfigError(f"workspace volume paths must be absolute: {list(roots)}")
+
+
+def _absolute(path: str) -> bool:
+    return path.startswith("/") and path.rstrip("/") != ""
