@@ -22,6 +22,7 @@ from sandboxrun._backends.docker import backend as _docker
 from sandboxrun._check.events import EventLine
 from sandboxrun._check.replay import LineResult
 from sandboxrun._check.report import Progress, short_name
+from sandboxrun._dialects import AGENTS
 from tests import test_cli_unit
 
 # The CLI tests' fixtures: a workspace that is the cwd; the library's logging restored.
@@ -415,7 +416,7 @@ def test_the_workflow_example_runs_commands_that_exist() -> None:
     writes the JUnit report that the upload step picks up."""
     text = WORKFLOW.read_text()
     env = dict(re.findall(r"^      ([A-Z_]+): (\S+)", text, flags=re.MULTILINE))
-    assert env["AGENT"] in cli.AGENTS
+    assert env["AGENT"] in AGENTS
     commands = re.findall(r"^\s+(?:run: (?:>-\n\s+)?)?(sandboxrun [^\n]+(?:\n\s+--[^\n]+)*)", text,
                           flags=re.MULTILINE)  # fmt: skip
     assert [c.split()[1] for c in commands] == ["images", "doctor", "check"]

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sandboxrun import _cli
+from sandboxrun._dialects import AGENTS
 from sandboxrun._dialects.registry import DIALECTS
 
 HEAVY = ("docker", "requests", "loguru", "pydantic", "pydantic_settings")
@@ -33,7 +33,7 @@ def imported(*argv: str, stdin: str = "", cwd: Path | None = None) -> tuple[str,
 
 def test_the_agent_choices_are_the_dialect_registry() -> None:
     """The CLI lists the agents without importing the dialects; the lists agree."""
-    assert list(_cli.AGENTS) == sorted(DIALECTS)
+    assert list(AGENTS) == sorted(DIALECTS)
 
 
 def test_importing_the_package_loads_no_heavy_dependency() -> None:
@@ -48,7 +48,7 @@ def test_the_command_line_itself_loads_no_heavy_dependency() -> None:
     """Building the parser (every command does; `--help` shows it) imports no dialect,
     settings or engine module: each command's flags are defined in light modules."""
     code = (
-        "import sys; from sandboxrun._cli import _parser; _parser();"
+        "import sys; from sandboxrun._cli.parser import parser; parser();"
         f" print([m for m in {HEAVY!r} if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -230,7 +230,7 @@ def test_the_kubernetes_backend_never_imports_docker_code() -> None:
 
 PROBE = """
 import sys, sandboxrun
-from sandboxrun._cli import _parser
+from sandboxrun._cli.parser import parser as _parser
 _parser()
 for name in sandboxrun.__all__:
     getattr(sandboxrun, name)

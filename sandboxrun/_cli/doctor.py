@@ -6,6 +6,7 @@ misconfiguration that silently runs code unconfined is the failure that matters.
 
 from __future__ import annotations
 
+import argparse
 import os
 import tempfile
 import uuid
@@ -235,3 +236,9 @@ def doctor(settings: Settings) -> int:
     for ok, what, detail in lines:
         print(f"{ {True: 'pass', False: 'FAIL', None: 'warn'}[ok] }  {what}: {detail}")
     return 1 if any(ok is False for ok, _, _ in lines) else 0
+
+
+def command(args: argparse.Namespace) -> int:
+    from .common import load
+
+    return doctor(load(args))

@@ -142,7 +142,7 @@ class _Shared:
 def _parse(command: str, request: dict[str, Any]) -> argparse.Namespace:
     """The command line, parsed by the CLI's own parser; a line the parser refuses (or
     help) is left to the cold path, which prints what the parser says."""
-    from .._cli import _parser
+    from .._cli.parser import parser as _parser
 
     argv = ["-v"] * request["verbose"] + [command, *request["args"]]
     sink = io.StringIO()

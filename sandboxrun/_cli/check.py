@@ -1,0 +1,20 @@
+"""`sandboxrun check`: the CI gate (see `_check/`), on a Docker backend."""
+
+from __future__ import annotations
+
+import argparse
+
+from .._check import command as _check
+from .common import load, stop_cleanly
+
+
+def command(args: argparse.Namespace) -> int:
+    settings = load(
+        args, agent=args.agent, timeout=args.timeout, image=args.image, runtime=args.runtime,
+        fail_closed=not args.fail_open,
+    )  # fmt: skip
+    from .._backends.docker.backend import DockerBackend
+
+    with DockerBackend(settings) as backend:  # on leaving: wait for the removals
+        stop_cleanly(backend)
+        return _check.run_check(args, settings, backend)

@@ -1,0 +1,103 @@
+"""What the commands share: settings, output, and backends that end with the process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import argparse
+
+    from .._answer import Reply
+    from .._backends.docker.backend import DockerBackend
+    from .._backends.image_tools import ImageTools
+    from .._settings import Settings
+    from .._types import ExecRequest, ExecResult
+
+
+def load(args: argparse.Namespace, **overrides: Any) -> Settings:
+    from .._settings import Settings
+
+    return Settings.load(config=args.config, **overrides)
+
+
+_Backend = TypeVar("_Backend", "DockerBackend", "LazyDocker")
+
+
+def opened_backend(backend: _Backend, opened: list[_Backend]) -> _Backend:
+    """Closed after the answer is out; aborted on SIGTERM (`stop_cleanly`)."""
+    opened.append(backend)
+    stop_cleanly(backend)
+    return backend
+
+
+def write_reply(reply: Reply) -> int:
+    sys.stdout.buffer.write(reply.stdout)
+    sys.stdout.buffer.flush()
+    sys.stderr.buffer.write(reply.stderr)
+    sys.stderr.buffer.flush()
+    return reply.exit_code
+
+
+class LazyDocker:
+    """The `DockerBackend`, imported and built when a hook is to run: most events an
+    agent sends match no hook, and those never need docker (nor its ~150 ms import)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._backend: DockerBackend | None = None
+        self._lock = threading.Lock()
+
+    def _get(self) -> DockerBackend:
+        with self._lock:
+            if self._backend is None:
+                from .._backends.docker.backend import DockerBackend
+
+                self._backend = DockerBackend(self.settings)
+            return self._backend
+
+    def check(self) -> None:
+        self._get().check()
+
+    def run(self, request: ExecRequest) -> ExecResult:
+        return self._get().run(request)
+
+    def image_tools(self) -> ImageTools | None:
+        return self._get().image_tools()
+
+    def abort(self) -> None:
+        if self._backend is not None:
+            self._backend.abort()
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+
+    def __enter__(self) -> LazyDocker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def stop_cleanly(backend: DockerBackend | LazyDocker) -> None:
+    """On SIGTERM/SIGINT/SIGHUP (an agent giving up on its hook), remove our containers
+    before dying, so no hook outlives the sandboxrun that started it."""
+
+    def handler(signum: int, frame: object) -> None:
+        backend.abort()
+        os._exit(128 + signum)  # worker threads are blocked on streams we just closed
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, handler)
+
+
+def emit(document: dict[str, Any]) -> None:
+    # Pure ASCII: every control, bidi override and lone surrogate a hook or a
+    # repository put in a string arrives escaped, and encoding can never fail.
+    sys.stdout.write(json.dumps(document, ensure_ascii=True) + "\n")
+    sys.stdout.flush()

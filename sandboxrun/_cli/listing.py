@@ -1,0 +1,68 @@
+"""`sandboxrun list`: the hooks found, whether each can start, the files skipped."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from .._text import printable
+from .common import emit, load
+
+if TYPE_CHECKING:
+    from .._types import HookSpec
+
+
+def command(args: argparse.Namespace) -> int:
+    from .._backends.docker.backend import DockerBackend
+    from .._dialects.registry import DIALECTS
+    from .._preflight import check_discovered
+    from .._runner import resolve_workspaces
+    from .._settings import account_home
+
+    settings = load(args, agent=args.agent)
+    dialect = DIALECTS[settings.agent]
+    roots = resolve_workspaces({}, args.workspace, dialect, settings.allowed_roots)
+    found = dialect.discover(args.hook, roots, args.home or account_home(), args.hooks_dir)
+    # Whether each hook can start in the image: needs the engine, once per image.
+    problems, unchecked = check_discovered(found.hooks, DockerBackend(settings))
+    from .._install.status import notes
+
+    unwrapped = notes(settings.agent, roots, args.home or account_home())
+    if args.json:
+        hooks = [
+            {
+                "hook": h.hook_name, "path": h.name, "source": h.source, "matcher": h.matcher,
+                "runnable": None if unchecked else why is None, "why": why,
+                **_claude_options(h),
+            }
+            for h, why in zip(found.hooks, problems, strict=True)
+        ]  # fmt: skip
+        skipped = [{"path": s.path, "source": s.source, "reason": s.reason} for s in found.skipped]
+        emit({"agent": settings.agent, "hooks": hooks, "skipped": skipped, "check": unchecked,
+               "notWrapped": unwrapped})  # fmt: skip
+        return 0
+    print(f"hooks ({settings.agent}):" if found.hooks else f"no hooks found ({settings.agent})")
+    for h, why in zip(found.hooks, problems, strict=True):
+        matcher = f"  [matcher {h.matcher}]" if h.matcher not in (None, "", "*") else ""
+        matcher += f"  [if {h.condition}]" if h.condition is not None else ""
+        matcher += "  [async: its answer decides nothing]" if h.run_async else ""
+        matcher += "  [once: runs every time, no session state]" if h.once else ""
+        print(printable(f"  {h.hook_name:<16} {h.source:<9} {h.name}{matcher}"))
+        if why:
+            print(printable(f"    will not run: {why}"))
+    if unchecked:
+        print(printable(f"  ({unchecked})"))
+    if found.skipped:
+        print("skipped:")
+        for s in found.skipped:
+            print(printable(f"  {s.path} ({s.source}): {s.reason}"))
+    for note in unwrapped:  # installed, but a pull brought a hook the agent runs itself
+        print(printable(note))
+    return 0
+
+
+def _claude_options(spec: HookSpec) -> dict[str, Any]:
+    """`if`, `async` and `once` of a hook that sets any (Claude family), for `list --json`."""
+    if spec.condition is None and not spec.run_async and not spec.once:
+        return {}
+    return {"if": spec.condition, "async": spec.run_async, "once": spec.once}

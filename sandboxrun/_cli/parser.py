@@ -1,0 +1,199 @@
+"""Every command's flags, in one parser. Light on purpose: every command line builds it
+(and `--help` shows it), so it imports no dialect, settings or engine module."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .._check import command as _check
+from .._dialects import AGENTS
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="sandboxrun",
+        description="Run AI coding agents' hooks in disposable, hardened Docker containers.",
+    )
+    p.add_argument("-v", "--verbose", action="count", default=0, help="more logs on stderr")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--config",
+        metavar="FILE",
+        help="config file (default ~/.config/sandboxrun/config.toml of your account)",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add = sub.add_parser
+
+    def add_parser(name: str, **kw: Any) -> argparse.ArgumentParser:
+        return add(name, parents=[common], **kw)
+
+    sub.add_parser = add_parser  # type: ignore[method-assign]
+
+    def agent_opts(cmd: argparse.ArgumentParser) -> None:
+        cmd.add_argument("--agent", choices=AGENTS, help="hook dialect (default cline)")
+        cmd.add_argument(
+            "--workspace",
+            action="append",
+            default=[],
+            metavar="DIR",
+            help="workspace root (repeatable; default: the event's roots, else the cwd)",
+        )
+        cmd.add_argument(
+            "--hooks-dir",
+            action="append",
+            default=[],
+            metavar="DIR",
+            help="search only this hook folder (repeatable), not the agent's usual ones",
+        )
+        cmd.add_argument(
+            "--home",
+            metavar="DIR",
+            help="where the user's own hooks are found (default: your account's home;"
+            " $HOME is not read)",
+        )
+
+    run = sub.add_parser("run", help="run the hooks for one event (event JSON on stdin)")
+    run.add_argument("hook", metavar="HOOK", help="hook name, e.g. PreToolUse")
+    agent_opts(run)
+    run.add_argument(
+        "--env-file",
+        metavar="PATH",
+        help="claude: the agent's CLAUDE_ENV_FILE; checked lines your own SessionStart"
+        " (Setup, CwdChanged, FileChanged) hooks write are appended to it",
+    )
+    run.add_argument("--timeout", type=float, metavar="S", help="seconds per hook (default 30)")
+    run.add_argument("--image", help="hook runtime image")
+    run.add_argument("--runtime", help="OCI runtime, e.g. runsc (gVisor); refused if missing")
+    network_opts(run)
+    run.add_argument(
+        "--fail-closed",
+        action="store_true",
+        default=None,
+        help="a failed or timed-out hook counts as a cancel",
+    )
+    no_serve(run)
+    run.add_argument(
+        "--answer",
+        choices=["report", "agent"],
+        default="report",
+        help="report: the combined answer and each hook's report (default); agent: answer"
+        " as one of the agent's own hooks would (Claude family: exit 0 with its JSON, or"
+        " exit 2 with the reason on stderr; Cline family: its JSON alone)",
+    )
+
+    ex = sub.add_parser(
+        "exec", help="run ONE hook command sandboxed, passing stdin/stdout/stderr/exit through"
+    )
+    ex.add_argument(
+        "--agent",
+        choices=AGENTS,
+        default="claude",
+        help="whose terms a fail-closed block uses (default claude)",
+    )
+    ex.add_argument(
+        "--workspace", metavar="DIR", help="default: the agent's project-dir variable, else the cwd"
+    )
+    ex.add_argument("--timeout", type=float, metavar="S", help="seconds (default: the agent's)")
+    ex.add_argument("--image", help="hook runtime image")
+    ex.add_argument("--runtime", help="OCI runtime, e.g. runsc (gVisor); refused if missing")
+    network_opts(ex)
+    ex.add_argument(
+        "--fail-closed",
+        action="store_true",
+        default=None,
+        help="a timeout or sandbox failure blocks, in the agent's terms",
+    )
+    no_serve(ex)
+    ex.add_argument("cmdline", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]")
+
+    lst = sub.add_parser("list", help="show the hooks found and the files skipped, with why")
+    lst.add_argument("hook", nargs="?", metavar="HOOK", help="only this hook name")
+    agent_opts(lst)
+    lst.add_argument("--json", action="store_true", help="machine-readable output")
+
+    from .._install.args import add_commands as install_commands
+
+    install_commands(sub)
+
+    images = sub.add_parser("images", help="manage the hook runtime images")
+    isub = images.add_subparsers(dest="images_command", required=True, metavar="ACTION")
+    build = isub.add_parser("build", help="build the default hook image from images/")
+    build.add_argument(
+        "--offline",
+        action="store_true",
+        help="no registry: build the Debian base with debootstrap (needs root)",
+    )
+    build.add_argument(
+        "--tag", metavar="IMAGE", help="tag to build (default: sandboxrun/hooks:latest)"
+    )
+    build.add_argument(
+        "--ca-cert",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a PEM CA certificate the image's tools must trust (TLS interception); repeatable",
+    )
+
+    state = sub.add_parser("state", help="hook states: the persistent homes of hooks in `state`")
+    ssub = state.add_subparsers(dest="state_command", required=True, metavar="ACTION")
+    slist = ssub.add_parser("list", help="each hook state: key, hook, workspace, size")
+    slist.add_argument("--json", action="store_true", help="machine-readable output")
+    sclean = ssub.add_parser(
+        "clean", help="remove one state (KEY), --all, or by default those of deleted workspaces"
+    )
+    which = sclean.add_mutually_exclusive_group()
+    which.add_argument("--all", action="store_true", help="remove every hook state")
+    which.add_argument("key", nargs="?", metavar="KEY", help="the state to remove (see list)")
+
+    chk = sub.add_parser("check", help=_check.HELP)
+    agent_opts(chk)
+    _check.add_arguments(chk)
+
+    reap_p = sub.add_parser("reap", help="remove containers left behind by killed runs")
+    reap_p.add_argument("--all", action="store_true", help="remove every sandboxrun container")
+
+    sub.add_parser("doctor", help="check the engine, image, runtime and the confinement itself")
+
+    srv = sub.add_parser(
+        "serve", help="answer `run` and `exec` from a long-lived server (unix socket; TCP + token)"
+    )
+    srv.add_argument(
+        "--socket", metavar="PATH", help="unix socket (default: serve_socket, else your runtime"
+        " folder's sandboxrun/serve.sock, else ~/.cache/sandboxrun/serve.sock)",
+    )  # fmt: skip
+    srv.add_argument(
+        "--listen", metavar="HOST:PORT", help="also answer on TCP (platforms): needs a token"
+    )
+    srv.add_argument(
+        "--token-file", metavar="FILE", help="the token TCP clients send (default:"
+        " serve_token_file)",
+    )  # fmt: skip
+    srv.add_argument(
+        "--idle-exit", type=float, metavar="S", help="stop after S seconds without a request"
+    )
+    return p
+
+
+def no_serve(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "--no-serve",
+        action="store_true",
+        help="run here, not through a running `sandboxrun serve` (same answer, slower)",
+    )
+
+
+def network_opts(cmd: argparse.ArgumentParser) -> None:
+    """--network and --allow-domain: the user's command line only, never the workspace."""
+    cmd.add_argument(
+        "--network",
+        choices=["none", "bridge", "allowlist"],
+        help="bridge gives the hook network: only for hooks you trust; allowlist: only the"
+        " --allow-domain hosts, through a proxy",
+    )
+    cmd.add_argument(
+        "--allow-domain",
+        action="append",
+        metavar="D",
+        help="a host an allowlist hook may reach (HTTP, HTTPS); *.D for subdomains; repeatable",
+    )
