@@ -4,7 +4,7 @@ The public surface is what `__all__` lists; everything else is private. Build
 `Settings` once at the edge, pick a backend, and let `HookFactory` do the rest:
 
     settings = Settings.load(agent="cline")
-    factory = HookFactory(settings, DockerBackend(settings))
+    factory = HookFactory(settings, make_backend(settings))  # backend = "docker" | "kubernetes"
     result = factory.run("PreToolUse", event)      # -> CombinedResult
     print(result.to_json())
 """
@@ -23,13 +23,14 @@ from ._log import quiet_library
 
 if TYPE_CHECKING:
     from ._backends.base import Backend, FakeBackend
+    from ._backends.choose import make_backend
     from ._backends.docker.backend import DockerBackend
     from ._backends.docker.reaper import reap
     from ._dialects.base import Dialect
     from ._dialects.claude.dialect import ClaudeDialect
     from ._dialects.cline import ClineDialect, parse_output
     from ._runner import CombinedHookRunner, HookFactory, HookRunner, NoOpHookRunner
-    from ._settings import Settings
+    from ._settings import Settings, WorkspaceVolume
     from ._types import (
         CombinedResult,
         Discovery,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "Backend": "_backends.base", "FakeBackend": "_backends.base",
     "DockerBackend": "_backends.docker.backend", "reap": "_backends.docker.reaper",
+    "make_backend": "_backends.choose", "WorkspaceVolume": "_settings",
     "Dialect": "_dialects.base", "ClaudeDialect": "_dialects.claude.dialect",
     "ClineDialect": "_dialects.cline", "parse_output": "_dialects.cline",
     "CombinedHookRunner": "_runner", "HookFactory": "_runner", "HookRunner": "_runner",
@@ -98,6 +100,8 @@ __all__ = [
     "SandboxrunError",
     "Settings",
     "Skipped",
+    "WorkspaceVolume",
+    "make_backend",
     "parse_output",
     "reap",
 ]

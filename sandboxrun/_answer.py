@@ -70,7 +70,7 @@ def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
     try:
         settings = load(args, caller, agent=args.agent, timeout=args.timeout, image=args.image,
             runtime=args.runtime, fail_closed=args.fail_closed, network=args.network,
-            allow_domains=args.allow_domain or None,
+            allow_domains=args.allow_domain or None, backend=args.backend,
         )  # fmt: skip
     except ConfigError as exc:  # a broken config file blocks too, when asked to
         if not (args.fail_closed or env_fail_closed(caller.environ)):
@@ -104,7 +104,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
 
     settings = load(args, caller, agent=args.agent, timeout=args.timeout, image=args.image,
         network=args.network, runtime=args.runtime, fail_closed=args.fail_closed,
-        allow_domains=args.allow_domain or None,
+        allow_domains=args.allow_domain or None, backend=args.backend,
     )  # fmt: skip
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
     stdin = caller.read_stdin()

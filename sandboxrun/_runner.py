@@ -218,7 +218,6 @@ class CombinedHookRunner:
         answer = self.dialect.combine(outcomes + unrun, self.fail_closed)
         return CombinedResult(answer, outcomes, not_run=self.never_run)
 
-
     def _copy_env(self, outcomes: Sequence[HookOutcome]) -> None:
         """Append what the hooks handed on through CLAUDE_ENV_FILE to the agent's file,
         in configuration order (`HookRunner._env_lines` kept only what may go there)."""

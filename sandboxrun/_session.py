@@ -58,6 +58,7 @@ class HookFactory(Protocol):
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str]
     ) -> tuple[CombinedHookRunner, bytes]: ...
 
+
 PREPARE_BUDGET = 15.0  # seconds for discovery, matching and the engine's preflight
 EXTRA_GRACE = 5.0
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic.dataclasses import dataclass as _dataclass
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -47,6 +48,43 @@ _CONFIG_FILE: ContextVar[tuple[Path, bool]] = ContextVar("sandboxrun_config_file
 def config_path() -> Path:
     """Where the user's own config file lives by default (it need not exist)."""
     return Path(_userconfig.config_path(account_home()))
+
+
+@_dataclass(frozen=True)
+class WorkspaceVolume:
+    """Kubernetes backend: where a folder the hook reads comes from in the cluster, mounted
+    read-only at `path` (the path the request names, as on the agent's host). In the
+    config file: `[[kube_volumes]]` tables with `kind`, `source`, `path`, `sub_path`.
+    Costs of each kind:
+
+    - `pvc`: a PersistentVolumeClaim with access mode ReadOnlyMany (`source` is the claim
+      name, `sub_path` a folder inside it, e.g. one tenant's workspace). Works on any
+      cluster whose storage offers ReadOnlyMany (NFS, CephFS, cloud file stores); the
+      platform keeps the claim's content in step with the agent's workspace, and a hook
+      reads over the network. Allowed by the `restricted` Pod Security Standard.
+    - `hostPath`: a folder of the node (`source`), for single-node clusters where the
+      workspace lives on that node; no copy, no network. The `restricted` (and even the
+      `baseline`) Pod Security Standard refuses hostPath volumes, so the namespace of
+      `deploy/kubernetes/` rejects such pods: there, give the folder to a `local`
+      PersistentVolume and use a `pvc` instead.
+
+    Both are mounted with `recursiveReadOnly: Enabled`: a filesystem mounted below the
+    folder is read-only too, and a node that cannot do that (Linux < 5.12, an older
+    runtime) refuses the pod rather than leave it writable.
+    """
+
+    kind: Literal["pvc", "hostPath"]
+    source: str
+    path: str
+    sub_path: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.path.startswith("/") or self.path.rstrip("/") == "":
+            raise ValueError(
+                f"{self.path!r}: a volume's path must be an absolute folder other than /"
+            )
+        if self.sub_path.startswith("/") or ".." in self.sub_path.split("/"):
+            raise ValueError(f"{self.sub_path!r}: sub_path must be relative, without '..'")
 
 
 class Settings(BaseSettings):
@@ -116,7 +154,10 @@ class Settings(BaseSettings):
         None, description="where hook states live (default ~/.local/share/sandboxrun/state)"
     )
     pool_size: int = Field(
-        2, ge=0, le=64, description="warm path (an API backend with warm=True, serve):"
+        2,
+        ge=0,
+        le=64,
+        description="warm path (an API backend with warm=True, serve):"
         " containers started ahead of time per kind of hook; 0: none",
     )
     pool_total: int = Field(16, ge=1, le=1024, description="pooled containers in all")
@@ -141,6 +182,27 @@ class Settings(BaseSettings):
         description="optional: run hooks on kernels without Landlock (host FIFOs in the"
         " workspace then stay writable)",
     )
+    backend: Literal["docker", "kubernetes"] = Field(
+        "docker",
+        description="where hooks run: the local Docker Engine, or one pod each in a"
+        " Kubernetes cluster (the extra sandboxrun[kubernetes])",
+    )
+    kube_namespace: str = Field(
+        "sandboxrun", description="Kubernetes backend: the hook pods' namespace"
+    )
+    kubeconfig: str | None = Field(
+        None,
+        description='Kubernetes backend: a kubeconfig file (absolute path), or "in-cluster"'
+        " (the pod's service account); None: ~/.kube/config of your account (never KUBECONFIG)",
+    )
+    kube_context: str | None = Field(
+        None, description="Kubernetes backend: the kubeconfig's context"
+    )
+    kube_volumes: tuple[WorkspaceVolume, ...] = Field(
+        (),
+        description="Kubernetes backend: the volumes that hold the workspaces hooks read"
+        " (every folder a hook is given must lie in one)",
+    )
 
     @field_validator("memory", "tmpfs_size", "state_size")
     @classmethod
@@ -162,6 +224,21 @@ class Settings(BaseSettings):
         if self.network == "allowlist" and not self.allow_domains:
             raise ValueError("network allowlist needs allow_domains (--allow-domain D)")
         return self
+
+    @field_validator("kube_namespace")
+    @classmethod
+    def _namespace(cls, value: str) -> str:
+        # A namespace name is a DNS label (RFC 1123).
+        if not (len(value) <= 63 and re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", value)):
+            raise ValueError("must be a namespace name (lower case, digits, '-')")
+        return value
+
+    @field_validator("kubeconfig")
+    @classmethod
+    def _kubeconfig(cls, value: str | None) -> str | None:
+        if value is not None and value != "in-cluster" and not os.path.isabs(value):
+            raise ValueError(f'{value!r}: must be an absolute path or "in-cluster"')
+        return value
 
     @field_validator("runtime_class")
     @classmethod

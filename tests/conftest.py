@@ -73,7 +73,7 @@ def make_hook() -> Callable[..., Path]:
         folder: str | os.PathLike[str],
         name: str = "PreToolUse",
         mode: int = 0o755,
-        body: str = '#!/bin/sh\necho \'{"cancel": false}\'\n',
+        body: str = "#!/bin/sh\necho '{\"cancel\": false}'\n",
     ) -> Path:
         path = Path(folder) / name
         path.parent.mkdir(parents=True, exist_ok=True)

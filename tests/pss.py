@@ -20,7 +20,9 @@ SAFE_SYSCTLS = {
 SELINUX_TYPES = {"", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"}
 
 
-def restricted_violations(spec: dict[str, Any], annotations: dict[str, str] | None = None) -> list[str]:
+def restricted_violations(
+    spec: dict[str, Any], annotations: dict[str, str] | None = None
+) -> list[str]:
     """Every rule of `restricted` that the pod spec breaks (empty: it passes)."""
     bad: list[str] = []
     pod_sc = spec.get("securityContext") or {}
@@ -44,11 +46,21 @@ def restricted_violations(spec: dict[str, Any], annotations: dict[str, str] | No
             value == "runtime/default" or value.startswith("localhost/")
         ):
             bad.append(f"AppArmor annotation {key}={value}")
-    for where, sc in [("pod", pod_sc), *[(c["name"], c.get("securityContext") or {}) for c in containers]]:
-        if (sc.get("appArmorProfile") or {}).get("type", "RuntimeDefault") not in ("RuntimeDefault", "Localhost"):
+    for where, sc in [
+        ("pod", pod_sc),
+        *[(c["name"], c.get("securityContext") or {}) for c in containers],
+    ]:
+        if (sc.get("appArmorProfile") or {}).get("type", "RuntimeDefault") not in (
+            "RuntimeDefault",
+            "Localhost",
+        ):
             bad.append(f"{where}: AppArmor profile")
         selinux = sc.get("seLinuxOptions") or {}
-        if selinux.get("type", "") not in SELINUX_TYPES or selinux.get("user") or selinux.get("role"):
+        if (
+            selinux.get("type", "") not in SELINUX_TYPES
+            or selinux.get("user")
+            or selinux.get("role")
+        ):
             bad.append(f"{where}: SELinux options")
         if sc.get("runAsUser") == 0:
             bad.append(f"{where}: runAsUser 0")

@@ -44,7 +44,7 @@ def engine(monkeypatch: pytest.MonkeyPatch) -> Callable[..., list[ExecRequest]]:
         inner = FakeBackend(handler)
 
         class FakeDocker:
-            def __init__(self, settings: Settings) -> None:
+            def __init__(self, settings: Settings, warm: bool = False) -> None:
                 self.settings = settings
 
             def check(self) -> None:
@@ -86,8 +86,10 @@ def guard(request: ExecRequest) -> ExecResult:
 
 
 def cline_event(command: str, **extra: Any) -> str:
-    event = {"hookName": "PreToolUse",
-             "preToolUse": {"toolName": "execute_command", "parameters": {"command": command}}}
+    event = {
+        "hookName": "PreToolUse",
+        "preToolUse": {"toolName": "execute_command", "parameters": {"command": command}},
+    }
     return json.dumps({**event, **extra})  # fmt: skip
 
 
@@ -124,8 +126,9 @@ def test_all_allowed_passes(home, ws, make_hook, engine, tmp_path, capsys) -> No
     assert err == ""  # not a terminal, and quick: no progress line
 
 
-def test_a_blocked_event_fails_naming_line_event_and_hook(home, ws, make_hook, engine, tmp_path,
-                                                          capsys) -> None:
+def test_a_blocked_event_fails_naming_line_event_and_hook(
+    home, ws, make_hook, engine, tmp_path, capsys
+) -> None:
     """One violating line: exit 1, and the summary names its line, event, hook and reason."""
     hook = make_hook(ws / LOCAL)
     engine(guard)
@@ -139,8 +142,9 @@ def test_a_blocked_event_fails_naming_line_event_and_hook(home, ws, make_hook, e
     assert str(hook) not in out  # names inside the workspace are shown relative to it
 
 
-def test_malformed_lines_are_reported_with_their_numbers(home, ws, make_hook, engine, tmp_path,
-                                                         capsys) -> None:
+def test_malformed_lines_are_reported_with_their_numbers(
+    home, ws, make_hook, engine, tmp_path, capsys
+) -> None:
     """Bad lines fail the gate, each named by number and why; every good line still runs."""
     make_hook(ws / LOCAL)
     requests = engine(guard)
@@ -164,8 +168,9 @@ def test_malformed_lines_are_reported_with_their_numbers(home, ws, make_hook, en
     assert rows[8][1] == "allowed"
 
 
-def test_a_failed_hook_fails_the_gate_unless_fail_open(home, ws, make_hook, engine, tmp_path,
-                                                       capsys) -> None:
+def test_a_failed_hook_fails_the_gate_unless_fail_open(
+    home, ws, make_hook, engine, tmp_path, capsys
+) -> None:
     """Fail-closed by default: a crashed or timed-out hook fails the gate; --fail-open
     reports it and passes."""
     make_hook(ws / LOCAL)
@@ -199,8 +204,11 @@ def test_no_hooks_passes_and_says_so(home, ws, engine, tmp_path, capsys) -> None
 def test_claude_family_deny_and_ask(home, ws, engine, tmp_path, capsys) -> None:
     """Claude family: exit 2 is `denied` (fails), an `ask` passes; events name themselves
     with hook_event_name."""
-    settings = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-        {"type": "command", "command": "guard"}]}]}}
+    settings = {
+        "hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard"}]}]
+        }
+    }
     (ws / ".claude").mkdir()
     (ws / ".claude" / "settings.json").write_text(json.dumps(settings))
 
@@ -214,7 +222,10 @@ def test_claude_family_deny_and_ask(home, ws, engine, tmp_path, capsys) -> None:
     engine(claude_guard)
     lines = [json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash",
                          "tool_input": {"command": c}, "cwd": "/elsewhere"}) for c in ("ls", "rm -rf /")]  # fmt: skip
-    assert cli.main(["check", "--agent", "claude", "--events", str(events_file(tmp_path, *lines))]) == 1
+    assert (
+        cli.main(["check", "--agent", "claude", "--events", str(events_file(tmp_path, *lines))])
+        == 1
+    )
     out = capsys.readouterr().out
     rows = table_rows(out)
     assert (rows[1][1], rows[2][1]) == ("ask", "denied")
@@ -241,8 +252,9 @@ def test_a_handler_sandboxrun_cannot_run_fails_closed(home, ws, engine, tmp_path
     assert "not run:" in out and "https://policy.example/check" in out
 
 
-def test_the_workspace_replaces_the_recorded_roots(home, ws, make_hook, engine, tmp_path,
-                                                   capsys) -> None:
+def test_the_workspace_replaces_the_recorded_roots(
+    home, ws, make_hook, engine, tmp_path, capsys
+) -> None:
     """Events recorded on another machine are checked in this workspace: the hook reads
     the current roots, not the recorded ones."""
     make_hook(ws / LOCAL)
@@ -268,8 +280,9 @@ def test_events_from_stdin(home, ws, make_hook, engine, monkeypatch, capsys) -> 
     ("content", "message"),
     [(None, "cannot read events file"), ("\n\n", "holds no events")],
 )
-def test_unusable_events_file_is_exit_2(home, ws, engine, tmp_path, capsys, content,
-                                        message) -> None:
+def test_unusable_events_file_is_exit_2(
+    home, ws, engine, tmp_path, capsys, content, message
+) -> None:
     """A missing or empty events file: a gate that checked nothing does not pass."""
     engine(guard)
     path = tmp_path / "events.jsonl"
@@ -293,8 +306,9 @@ def test_no_engine_is_exit_2_at_once(home, ws, make_hook, engine, tmp_path, caps
     assert requests == []
 
 
-def test_event_lines_cannot_drive_the_terminal(home, ws, make_hook, engine, tmp_path,
-                                               capsys) -> None:
+def test_event_lines_cannot_drive_the_terminal(
+    home, ws, make_hook, engine, tmp_path, capsys
+) -> None:
     """A hook's reason with escape sequences and line breaks is escaped in the summary."""
     make_hook(ws / LOCAL)
     answer = {"cancel": True, "errorMessage": "\x1b[2Jgone\nFAKE: passed"}
@@ -342,13 +356,20 @@ def test_junit_report_reads_back(home, ws, make_hook, engine, tmp_path, capsys) 
     assert json.loads(cases["line 2: PreToolUse"].system_out or "")["cancel"] is True
 
 
-def test_junit_report_that_cannot_be_written_is_exit_2(home, ws, make_hook, engine, tmp_path,
-                                                      capsys) -> None:
+def test_junit_report_that_cannot_be_written_is_exit_2(
+    home, ws, make_hook, engine, tmp_path, capsys
+) -> None:
     """A report path in a missing folder: the summary is printed, then one line, exit 2."""
     make_hook(ws / LOCAL)
     engine(guard)
     report = tmp_path / "missing" / "report.xml"
-    argv = ["check", "--events", str(events_file(tmp_path, cline_event("ls"))), "--junit", str(report)]
+    argv = [
+        "check",
+        "--events",
+        str(events_file(tmp_path, cline_event("ls"))),
+        "--junit",
+        str(report),
+    ]
     assert cli.main(argv) == 2
     out, err = capsys.readouterr()
     assert out.rstrip().endswith("fail-closed)")
@@ -408,7 +429,9 @@ def test_progress_elsewhere_is_line_oriented_and_quiet() -> None:
 
 # -- the GitHub Actions example ---------------------------------------------------------------
 
-WORKFLOW = Path(__file__).resolve().parents[1] / "examples" / "github-actions" / "sandboxrun-check.yml"
+WORKFLOW = (
+    Path(__file__).resolve().parents[1] / "examples" / "github-actions" / "sandboxrun-check.yml"
+)
 
 
 def test_the_workflow_example_runs_commands_that_exist() -> None:

@@ -308,7 +308,10 @@ def test_duplicate_across_levels_runs_once_per_source(home, claude, ws) -> None:
 
 def test_disable_all_hooks_runs_nothing(home, claude, ws) -> None:
     """disableAllHooks in the user's settings runs no hook of any level."""
-    write(home / ".claude/settings.json", {**hooks_doc("PreToolUse", (None, ["u.sh"])), "disableAllHooks": True})
+    write(
+        home / ".claude/settings.json",
+        {**hooks_doc("PreToolUse", (None, ["u.sh"])), "disableAllHooks": True},
+    )
     write(ws / ".claude/settings.json", hooks_doc("PreToolUse", (None, ["p.sh"])))
     fake = backend()
     assert flow(claude, fake, home, "PreToolUse", bash(ws)).outcomes == ()

@@ -25,8 +25,14 @@ def install(home: Path, plugin: str = "guard@market", version: int = 2, hooks: A
     root = path or home / ".claude" / "plugins" / "cache" / market / name / "1.0.0"
     write(root / "hooks" / "hooks.json", hooks)
     entry: Any = {"installPath": str(root), "version": "1.0.0"}
-    table = {plugin: [{"scope": "project", "installPath": "/elsewhere"}, {"scope": "user", **entry}]}
-    doc = {"version": 2, "plugins": table} if version == 2 else {"version": 1, "plugins": {plugin: entry}}
+    table = {
+        plugin: [{"scope": "project", "installPath": "/elsewhere"}, {"scope": "user", **entry}]
+    }
+    doc = (
+        {"version": 2, "plugins": table}
+        if version == 2
+        else {"version": 1, "plugins": {plugin: entry}}
+    )
     write(home / ".claude" / "plugins" / "installed_plugins.json", doc)
     return root
 

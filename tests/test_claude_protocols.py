@@ -16,8 +16,9 @@ from sandboxrun._types import ExecRequest, ExecResult, HookSpec
 from .conftest import FakeBackend
 
 
-def write(ws: Path, *handlers: dict[str, Any], event: str = "PreToolUse",
-          matcher: str | None = "Bash") -> None:
+def write(
+    ws: Path, *handlers: dict[str, Any], event: str = "PreToolUse", matcher: str | None = "Bash"
+) -> None:
     """The project settings with one entry of `handlers` for `event`."""
     entry: dict[str, Any] = {"hooks": list(handlers)}
     if matcher is not None:
@@ -63,8 +64,12 @@ def test_args_is_an_argv_without_a_shell(ws, home) -> None:
 
 @pytest.mark.parametrize(
     ("args", "why"),
-    [("x", "args must be a list of strings"), ([1], "args must be a list of strings"),
-     (["a\0b"], "no NUL"), (["\ud800"], "no lone surrogate")],
+    [
+        ("x", "args must be a list of strings"),
+        ([1], "args must be a list of strings"),
+        (["a\0b"], "no NUL"),
+        (["\ud800"], "no lone surrogate"),
+    ],
 )
 def test_bad_args_are_skipped_with_the_reason(ws, home, args: Any, why: str) -> None:
     """args that cannot be an argv are reported, never run."""
@@ -112,8 +117,13 @@ def test_run_reports_not_run_handlers_that_match_the_event(ws, home) -> None:
     )
     doc = result.to_json()
     assert [h["name"] for h in doc["hooks"]] == ["g.sh"]
-    assert doc["notRun"] == [{"name": "http: http://127.0.0.1:9/h", "source": "project",
-                              "reason": result.not_run[0].reason}]
+    assert doc["notRun"] == [
+        {
+            "name": "http: http://127.0.0.1:9/h",
+            "source": "project",
+            "reason": result.not_run[0].reason,
+        }
+    ]
     assert [r.argv for r in fake.requests] == [("/bin/sh", "-c", "g.sh")]
 
 
@@ -153,9 +163,13 @@ def test_if_rules_on_bash(rule: str, command: str, expected: bool) -> None:
 
 @pytest.mark.parametrize(
     ("rule", "path", "expected"),
-    [("Edit(*.ts)", "/w/src/a.ts", True), ("Edit(*.ts)", "/w/a.py", False),
-     ("Edit(src/**)", "/w/src/x/y.ts", True), ("Edit(./src/*)", "/w/src/a", True),
-     ("Edit(src/*)", "/w/lib/a", False)],
+    [
+        ("Edit(*.ts)", "/w/src/a.ts", True),
+        ("Edit(*.ts)", "/w/a.py", False),
+        ("Edit(src/**)", "/w/src/x/y.ts", True),
+        ("Edit(./src/*)", "/w/src/a", True),
+        ("Edit(src/*)", "/w/lib/a", False),
+    ],
 )
 def test_if_rules_on_file_tools(rule: str, path: str, expected: bool) -> None:
     """File rules glob the path, the path relative to cwd and the file name."""
@@ -262,8 +276,17 @@ def test_once_runs_every_time(ws, home) -> None:
 # -- events and timeouts -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("event", ["PermissionDenied", "PostToolBatch", "StopFailure",
-                                   "TaskCreated", "WorktreeCreate", "FileChanged"])
+@pytest.mark.parametrize(
+    "event",
+    [
+        "PermissionDenied",
+        "PostToolBatch",
+        "StopFailure",
+        "TaskCreated",
+        "WorktreeCreate",
+        "FileChanged",
+    ],
+)
 def test_current_events_are_known_to_claude_only(ws, home, event: str) -> None:
     """Claude Code's newer events are found for claude; Qoder keeps the classic twelve."""
     write(ws, cmd("e.sh"), event=event, matcher=None)
@@ -274,8 +297,7 @@ def test_current_events_are_known_to_claude_only(ws, home, event: str) -> None:
     assert "unknown event name" in discover(ws, home, QODER).skipped[0].reason
 
 
-def test_claude_default_timeout_is_600_and_the_users_limit_caps_workspace_hooks(ws,
-                                                                                home) -> None:
+def test_claude_default_timeout_is_600_and_the_users_limit_caps_workspace_hooks(ws, home) -> None:
     """Without any timeout a hook gets 600 s; the user's `timeout` caps a workspace one."""
     write(ws, cmd("g.sh", timeout=900))
     fake = FakeBackend(_exit(0))

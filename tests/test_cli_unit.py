@@ -79,7 +79,7 @@ def engine(monkeypatch: pytest.MonkeyPatch, fake: Callable[..., FakeBackend]):  
         seen = Engine()
 
         class FakeDocker:
-            def __init__(self, settings: Settings) -> None:
+            def __init__(self, settings: Settings, warm: bool = False) -> None:
                 self.settings = settings
                 self.client = object()
                 self.inner = fake(answers, default)
@@ -226,8 +226,9 @@ def test_run_with_a_bad_event_is_exit_2(home, ws, engine, monkeypatch, capsys, d
     assert seen.requests == []
 
 
-def test_run_bad_event_with_fail_closed_answers_the_block(home, ws, engine, monkeypatch,
-                                                          capsys) -> None:
+def test_run_bad_event_with_fail_closed_answers_the_block(
+    home, ws, engine, monkeypatch, capsys
+) -> None:
     """Under --fail-closed a malformed event answers the block: the hooks could not see it."""
     seen = engine(default=ExecResult(0, b"{}", b"", 1))
     feed(monkeypatch, "{oops")
@@ -249,8 +250,9 @@ def test_run_invalid_timeout_flag_is_exit_2(home, ws, engine, monkeypatch, capsy
     assert "timeout" in one_stderr_line(err)
 
 
-def test_settings_variables_are_ignored_with_a_warning(home, ws, make_hook, engine,
-                                                       monkeypatch, capsys) -> None:
+def test_settings_variables_are_ignored_with_a_warning(
+    home, ws, make_hook, engine, monkeypatch, capsys
+) -> None:
     """SANDBOXRUN_TIMEOUT (any setting but fail-closed) is not read: a repository can set
     the environment of hook processes; the warning names the variable."""
     w = make_hook(ws / LOCAL)
@@ -263,8 +265,9 @@ def test_settings_variables_are_ignored_with_a_warning(home, ws, make_hook, engi
     assert "SANDBOXRUN_TIMEOUT" in one_stderr_line(err)
 
 
-def test_broken_toml_config_is_exit_2_naming_the_file(home, ws, engine, tmp_path,
-                                                      monkeypatch, capsys) -> None:
+def test_broken_toml_config_is_exit_2_naming_the_file(
+    home, ws, engine, tmp_path, monkeypatch, capsys
+) -> None:
     """A garbage config file is a one-line error that names the file."""
     engine()
     config = tmp_path / "broken.toml"
@@ -287,7 +290,7 @@ def test_broken_toml_config_breaks_list_too(home, ws, tmp_path, monkeypatch, cap
 def test_unknown_config_key_is_exit_2(home, ws, engine, tmp_path, monkeypatch, capsys) -> None:
     """A config file with an unknown setting is rejected, not ignored."""
     engine()
-    user_config(home, 'timeuot = 5\n')
+    user_config(home, "timeuot = 5\n")
     feed(monkeypatch, "{}")
     assert cli.main(["run", "PreToolUse"]) == 2
     assert "timeuot" in one_stderr_line(capsys.readouterr().err)
@@ -300,12 +303,18 @@ def test_run_end_to_end(home, ws, make_hook, engine, monkeypatch, capsys) -> Non
     """stdout is one JSON line: the combined answer and the per-hook report."""
     g = make_hook(home / GLOBAL)
     w = make_hook(ws / LOCAL)
-    seen = engine({
-        g: ExecResult(0, b'log\n{"contextModification": "ctx"}\n', b"", 3),
-        w: ExecResult(0, b'{"cancel": true, "errorMessage": "denied"}', b"why\n", 4),
-    })
-    event = {"hookName": "PreToolUse", "timestamp": "1", "workspaceRoots": [str(ws)],
-             "preToolUse": {"toolName": "execute_command", "parameters": {"command": "rm"}}}
+    seen = engine(
+        {
+            g: ExecResult(0, b'log\n{"contextModification": "ctx"}\n', b"", 3),
+            w: ExecResult(0, b'{"cancel": true, "errorMessage": "denied"}', b"why\n", 4),
+        }
+    )
+    event = {
+        "hookName": "PreToolUse",
+        "timestamp": "1",
+        "workspaceRoots": [str(ws)],
+        "preToolUse": {"toolName": "execute_command", "parameters": {"command": "rm"}},
+    }
     feed(monkeypatch, json.dumps(event))
     assert cli.main(["run", "PreToolUse"]) == 0
     out, err = capsys.readouterr()
@@ -313,10 +322,13 @@ def test_run_end_to_end(home, ws, make_hook, engine, monkeypatch, capsys) -> Non
     assert err == ""
     assert list(doc) == ["cancel", "contextModification", "errorMessage", "hooks"]
     assert (doc["cancel"], doc["contextModification"], doc["errorMessage"]) == (
-        True, "ctx", "denied",
+        True,
+        "ctx",
+        "denied",
     )
     assert [(h["name"], h["source"], h["status"]) for h in doc["hooks"]] == [
-        (str(g), "global", "completed"), (str(w), "workspace", "completed"),
+        (str(g), "global", "completed"),
+        (str(w), "workspace", "completed"),
     ]
     assert doc["hooks"][1]["stderr"] == "why\n"
     expected_stdin = CLINE.prepare_input("PreToolUse", event, [str(ws)])
@@ -330,13 +342,17 @@ def test_run_without_hooks(home, ws, engine, monkeypatch, capsys) -> None:
     feed(monkeypatch, b"")
     assert cli.main(["run", "PreToolUse"]) == 0
     assert one_json_line(capsys.readouterr().out) == {
-        "cancel": False, "contextModification": "", "errorMessage": "", "hooks": [],
+        "cancel": False,
+        "contextModification": "",
+        "errorMessage": "",
+        "hooks": [],
     }
     assert seen.requests == []
 
 
-def test_run_failed_hook_is_exit_0_fail_open(home, ws, make_hook, engine, monkeypatch,
-                                             capsys) -> None:
+def test_run_failed_hook_is_exit_0_fail_open(
+    home, ws, make_hook, engine, monkeypatch, capsys
+) -> None:
     """A hook exiting non-zero is reported, exit 0, and does not cancel."""
     w = make_hook(ws / LOCAL)
     engine({w: ExecResult(1, b'{"cancel": true}', b"crash", 2)})
@@ -346,12 +362,15 @@ def test_run_failed_hook_is_exit_0_fail_open(home, ws, make_hook, engine, monkey
     assert doc["cancel"] is False
     [hook] = doc["hooks"]
     assert (hook["status"], hook["exitCode"], hook["error"]) == (
-        "failed", 1, "PreToolUse hook exited with code 1",
+        "failed",
+        1,
+        "PreToolUse hook exited with code 1",
     )
 
 
-def test_run_fail_closed_flag_cancels_a_failed_hook(home, ws, make_hook, engine, monkeypatch,
-                                                    capsys) -> None:
+def test_run_fail_closed_flag_cancels_a_failed_hook(
+    home, ws, make_hook, engine, monkeypatch, capsys
+) -> None:
     """--fail-closed turns a failed hook into a cancel naming it."""
     w = make_hook(ws / LOCAL)
     engine({w: ExecResult(None, b"", b"", 30_000, timed_out=True)})
@@ -362,8 +381,9 @@ def test_run_fail_closed_flag_cancels_a_failed_hook(home, ws, make_hook, engine,
     assert str(w) in doc["errorMessage"] and "timed_out" in doc["errorMessage"]
 
 
-def test_run_flags_and_config_reach_the_request(home, ws, make_hook, engine, tmp_path,
-                                                monkeypatch, capsys) -> None:
+def test_run_flags_and_config_reach_the_request(
+    home, ws, make_hook, engine, tmp_path, monkeypatch, capsys
+) -> None:
     """The config file sets the timeout; the command line overrides it."""
     w = make_hook(ws / LOCAL)
     user_config(home, "timeout = 9\n")
@@ -376,8 +396,7 @@ def test_run_flags_and_config_reach_the_request(home, ws, make_hook, engine, tmp
     capsys.readouterr()
 
 
-def test_run_workspace_flag(home, ws, tmp_path, make_hook, engine, monkeypatch,
-                            capsys) -> None:
+def test_run_workspace_flag(home, ws, tmp_path, make_hook, engine, monkeypatch, capsys) -> None:
     """--workspace wins over the event's roots for discovery and the hook's input."""
     other = tmp_path / "other"
     other.mkdir()
@@ -405,8 +424,9 @@ def test_no_engine_is_exit_2(home, ws, make_hook, engine, monkeypatch, capsys) -
 
 
 @pytest.mark.parametrize("how", ["flag", "env"])
-def test_no_engine_fail_closed_answers_cancel(home, ws, make_hook, engine, monkeypatch,
-                                              capsys, how) -> None:
+def test_no_engine_fail_closed_answers_cancel(
+    home, ws, make_hook, engine, monkeypatch, capsys, how
+) -> None:
     """With fail-closed, an unavailable engine answers a cancel on stdout and exits 0."""
     make_hook(ws / LOCAL)
     engine(error=EngineUnavailable("no engine at unix:///var/run/docker.sock"))
@@ -426,8 +446,9 @@ def test_no_engine_fail_closed_answers_cancel(home, ws, make_hook, engine, monke
     assert "no engine" in one_stderr_line(err)
 
 
-def test_missing_image_fail_closed_answers_cancel(home, ws, make_hook, engine, monkeypatch,
-                                                  capsys) -> None:
+def test_missing_image_fail_closed_answers_cancel(
+    home, ws, make_hook, engine, monkeypatch, capsys
+) -> None:
     """With --fail-closed, a failing preflight check also answers a cancel."""
     make_hook(ws / LOCAL)
     seen = engine(check_error=ImageMissing("image sandboxrun/hooks:latest is missing"))

@@ -88,8 +88,9 @@ def test_factory_picks_the_dialect_from_settings(home, roots, make_hook, fake) -
     assert [h.name for h in factory.discover("PreToolUse", roots).hooks] == [str(w)]
 
 
-def test_factory_home_argument_locates_the_global_folder(tmp_path, home, roots, make_hook,
-                                                         fake) -> None:
+def test_factory_home_argument_locates_the_global_folder(
+    tmp_path, home, roots, make_hook, fake
+) -> None:
     """The global folder is looked up under the `home` given to HookFactory, not $HOME."""
     other = tmp_path / "other-home"
     g = make_hook(other / GLOBAL)
@@ -107,8 +108,9 @@ def test_any_exec_bit_enables_a_hook(home, roots, make_hook, mode: int) -> None:
 
 
 @pytest.mark.parametrize("mode", [0o644, 0o600, 0o444])
-def test_no_exec_bit_is_a_disabled_hook_reported_as_skipped(home, roots, make_hook,
-                                                            mode: int) -> None:
+def test_no_exec_bit_is_a_disabled_hook_reported_as_skipped(
+    home, roots, make_hook, mode: int
+) -> None:
     """Without the exec bit (Cline's 'disabled' toggle) the hook is skipped with a reason."""
     hook = make_hook(Path(roots[0]) / LOCAL, mode=mode)
     found = CLINE.discover("PreToolUse", roots, str(home))
@@ -218,8 +220,7 @@ def test_unrelated_files_are_ignored_silently(home, roots, make_hook, name: str)
     assert found.skipped == ()
 
 
-def test_workspace_hook_runs_in_its_root_and_global_in_the_first(home, roots,
-                                                                 make_hook) -> None:
+def test_workspace_hook_runs_in_its_root_and_global_in_the_first(home, roots, make_hook) -> None:
     """A workspace hook's workdir is its own root; a global hook's is the first root."""
     make_hook(home / GLOBAL)
     make_hook(Path(roots[1]) / LOCAL)
@@ -249,16 +250,14 @@ def test_argv_quotes_a_path_with_spaces(home, tmp_path, make_hook) -> None:
     assert spec.argv == ("/bin/sh", "-c", f"'{hook}'")
 
 
-def test_mounts_of_a_global_hook_are_the_roots_and_its_folder(home, roots,
-                                                              make_hook) -> None:
+def test_mounts_of_a_global_hook_are_the_roots_and_its_folder(home, roots, make_hook) -> None:
     """A global hook mounts every workspace root plus the global hook folder."""
     make_hook(home / GLOBAL)
     [spec] = CLINE.discover("PreToolUse", roots, str(home)).hooks
     assert spec.mounts == (roots[0], roots[1], str(home / GLOBAL))
 
 
-def test_mounts_are_deduplicated_when_the_folder_is_inside_a_root(home, roots,
-                                                                  make_hook) -> None:
+def test_mounts_are_deduplicated_when_the_folder_is_inside_a_root(home, roots, make_hook) -> None:
     """A workspace hook's folder lies inside its root, so only the roots are mounted."""
     make_hook(Path(roots[1]) / LOCAL)
     [spec] = CLINE.discover("PreToolUse", roots, str(home)).hooks
@@ -315,9 +314,17 @@ def test_discover_none_lists_every_hook_name(home, roots, make_hook) -> None:
 def test_hook_names_are_clines() -> None:
     """The known hook names are Cline's nine, and the SDK's TaskError and SessionShutdown."""
     assert set(HOOK_NAMES) == {
-        "TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "PreToolUse",
-        "PostToolUse", "UserPromptSubmit", "PreCompact", "Notification",
-        "TaskError", "SessionShutdown",
+        "TaskStart",
+        "TaskResume",
+        "TaskCancel",
+        "TaskComplete",
+        "PreToolUse",
+        "PostToolUse",
+        "UserPromptSubmit",
+        "PreCompact",
+        "Notification",
+        "TaskError",
+        "SessionShutdown",
     }
 
 
@@ -354,8 +361,9 @@ def test_unlistable_folder_is_reported(home, roots, monkeypatch) -> None:
     assert "cannot list folder" in skip.reason
 
 
-def test_no_workspaces_means_the_cwd_for_global_hooks(home, tmp_path, make_hook,
-                                                      monkeypatch) -> None:
+def test_no_workspaces_means_the_cwd_for_global_hooks(
+    home, tmp_path, make_hook, monkeypatch
+) -> None:
     """With no roots at all, a global hook runs in the current directory."""
     monkeypatch.chdir(tmp_path)
     make_hook(home / GLOBAL)

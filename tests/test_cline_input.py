@@ -99,8 +99,14 @@ def test_field_order_common_fields_first_then_the_rest() -> None:
     }
     doc = decode(CLINE.prepare_input("PreToolUse", event, ROOTS))
     assert list(doc) == [
-        "clineVersion", "hookName", "timestamp", "taskId", "workspaceRoots", "userId",
-        "model", "preToolUse",
+        "clineVersion",
+        "hookName",
+        "timestamp",
+        "taskId",
+        "workspaceRoots",
+        "userId",
+        "model",
+        "preToolUse",
     ]
 
 
@@ -108,8 +114,7 @@ def test_filled_fields_take_their_place_in_the_order() -> None:
     """Filled-in fields sit in Cline's order, before the event's other fields."""
     event = {"taskId": "t", "model": "unknown", "preToolUse": PAYLOAD}
     doc = decode(CLINE.prepare_input("PreToolUse", event, ROOTS))
-    assert list(doc) == ["hookName", "timestamp", "taskId", "workspaceRoots", "model",
-                         "preToolUse"]
+    assert list(doc) == ["hookName", "timestamp", "taskId", "workspaceRoots", "model", "preToolUse"]
 
 
 def test_model_comes_before_the_payload_whatever_the_event_order() -> None:

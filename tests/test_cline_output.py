@@ -315,8 +315,9 @@ def test_killed_reason_is_failed_with_that_reason() -> None:
     reason = "printed more than 16777216 bytes; killed"
     outcome = CLINE.interpret(
         SPEC,
-        result(exit_code=137, killed_reason=reason, output_truncated=True,
-               stdout=b'{"cancel": true}'),
+        result(
+            exit_code=137, killed_reason=reason, output_truncated=True, stdout=b'{"cancel": true}'
+        ),
         30,
     )
     assert outcome.status == "failed"

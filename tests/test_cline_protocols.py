@@ -45,8 +45,9 @@ def test_a_folder_linked_to_another_is_read_once(home, root, make_hook) -> None:
 
 
 @pytest.mark.parametrize("ext", [".sh", ".py", ".js", ".ts"])
-def test_a_file_with_an_sdk_extension_is_a_hook_without_the_exec_bit(home, root, make_hook,
-                                                                       ext: str) -> None:
+def test_a_file_with_an_sdk_extension_is_a_hook_without_the_exec_bit(
+    home, root, make_hook, ext: str
+) -> None:
     """`PreToolUse.py` (no exec bit needed) is run by its extension's interpreter."""
     hook = make_hook(Path(root) / SDK, f"PreToolUse{ext}", mode=0o644, body="print('{}')\n")
     [spec] = CLINE.discover("PreToolUse", [root], str(home)).hooks
@@ -68,8 +69,7 @@ def test_an_executable_file_with_a_shebang_runs_by_its_shebang(home, root, make_
     assert spec.argv == ("/bin/sh", "-c", shlex.quote(str(hook)))
 
 
-def test_an_executable_file_without_a_shebang_runs_by_its_extension(home, root,
-                                                                    make_hook) -> None:
+def test_an_executable_file_without_a_shebang_runs_by_its_extension(home, root, make_hook) -> None:
     """An executable `PreToolUse.js` without `#!` is run by node, not by the shell."""
     hook = make_hook(Path(root) / SDK, "PreToolUse.js", body="console.log('{}')\n")
     [spec] = CLINE.discover("PreToolUse", [root], str(home)).hooks

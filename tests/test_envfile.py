@@ -25,7 +25,11 @@ from sandboxrun._errors import ConfigError
         ('export A="two words"', "A", "two words"),
         ("export A=", "A", ""),
         ("export A=x'y z'\"w\"v", "A", "xy zwv"),
-        ("export URL=https://example.test:8080/a,b@c+d%20", "URL", "https://example.test:8080/a,b@c+d%20"),
+        (
+            "export URL=https://example.test:8080/a,b@c+d%20",
+            "URL",
+            "https://example.test:8080/a,b@c+d%20",
+        ),
         ("  export   APP_ENV_NAME=dev  ", "APP_ENV_NAME", "dev"),
         ("export A='$HOME `x` \\\\'", "A", "$HOME `x` \\\\"),
     ],
@@ -143,7 +147,6 @@ def test_the_agent_file_must_be_in_its_session_env_folder(tmp_path: Path) -> Non
 # -- the runner: who gets a file, whose lines reach the agent ------------------------
 
 
-
 def _writer(seen: list[ExecRequest]) -> FakeBackend:
     """A backend whose 'hook' appends `export <command's last word>=1` to its env file."""
 
@@ -167,7 +170,9 @@ def _setup(tmp_path: Path) -> tuple[Path, Path, Path]:
     )
     (ws / ".claude").mkdir(parents=True)
     project = {"hooks": [{"type": "command", "command": "echo PROJECT"}]}
-    (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"SessionStart": [project]}}))
+    (ws / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"SessionStart": [project]}})
+    )
     target = home / ".claude" / "session-env" / "s" / "sessionstart-hook-0.sh"
     target.parent.mkdir(parents=True)
     return home, ws, target
@@ -182,7 +187,10 @@ def test_user_hooks_lines_reach_the_agent_in_order(tmp_path: Path) -> None:
     assert target.read_text() == "export FIRST=1\nexport SECOND=1\n"
     reports = {r["name"]: r["envFile"] for r in result["hooks"]}
     assert reports["echo FIRST"]["copied"] == ["FIRST"]
-    assert reports["echo PROJECT"]["copied"] == [] and "workspace" in reports["echo PROJECT"]["notCopied"]
+    assert (
+        reports["echo PROJECT"]["copied"] == []
+        and "workspace" in reports["echo PROJECT"]["notCopied"]
+    )
     assert all(r.env[_envfile.VAR] == _envfile.TARGET for r in seen)
     assert not any(os.path.exists(r.env_file or "") for r in seen)  # removed afterwards
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandboxrun._backends.docker.helper import Helper, command, image_helper
+from sandboxrun._backends.helper import Helper, command, image_helper
 
 V2 = Helper("/usr/local/bin/sandboxrun-seccomp", 2)
 

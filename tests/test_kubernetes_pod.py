@@ -149,7 +149,9 @@ def test_the_checker_sees_what_restricted_refuses() -> None:
         assert restricted_violations(spec), key
 
 
-@pytest.mark.parametrize("volumes", [(PVC,), (HOST,), (PVC, WorkspaceVolume("pvc", "hooks", "/opt/hooks"))])
+@pytest.mark.parametrize(
+    "volumes", [(PVC,), (HOST,), (PVC, WorkspaceVolume("pvc", "hooks", "/opt/hooks"))]
+)
 def test_a_workspace_is_never_writable(volumes: tuple[WorkspaceVolume, ...]) -> None:
     """Every volume that is not an empty scratch folder of the pod's own is read-only,
     also below it (`recursiveReadOnly`), and a claim is attached read-only."""
@@ -174,8 +176,10 @@ def test_what_a_hook_would_not_see_is_refused() -> None:
         pod(request(mounts=(WS, "/elsewhere")))
     with pytest.raises(ConfigError, match="none"):
         pod(volumes=())
-    with pytest.raises(ConfigError, match="absolute"):
-        pod(request(mounts=()), volumes=(WorkspaceVolume("pvc", "c", "relative"),))
+    with pytest.raises(ValueError, match="absolute"):  # refused when the settings are read
+        WorkspaceVolume("pvc", "c", "relative")
+    with pytest.raises(ValueError, match="sub_path"):
+        WorkspaceVolume("pvc", "c", "/w", sub_path="../other-tenant")
     for unsupported in ({"state": "/s"}, {"env_file": "/e"}, {"private_dirs": (("/d", "/h"),)}):
         with pytest.raises(ConfigError, match="not supported on the Kubernetes backend"):
             pod(request(**unsupported))
@@ -203,7 +207,9 @@ def test_labels_are_the_shared_contract_and_valid(monkeypatch: pytest.MonkeyPatc
     found = manifest["metadata"]["labels"]
     assert found[labels.MANAGED] == "1" and found[labels.RUN] == "abc123"
     assert {labels.HOST, labels.BOOT, labels.PIDNS, labels.PID, labels.STARTED} <= set(found)
-    assert manifest["metadata"]["annotations"] == {labels.HOOK: f"{WS}/.clinerules/hooks/PreToolUse"}
+    assert manifest["metadata"]["annotations"] == {
+        labels.HOOK: f"{WS}/.clinerules/hooks/PreToolUse"
+    }
     # A host name no label may hold becomes "" (its owner then is judged by the deadline).
     monkeypatch.setattr(labels, "here", lambda: ("x" * 70, "boot", "1"))
     found = pod()["metadata"]["labels"]
@@ -216,7 +222,9 @@ def test_the_pod_passes_the_strict_schemas(version: str) -> None:
     for manifest in (
         pod(),
         pod(volumes=(HOST,)),
-        pod(request(private_dirs=(("/data", None),)), settings(runtime_class="gvisor", groups=(7,))),
+        pod(
+            request(private_dirs=(("/data", None),)), settings(runtime_class="gvisor", groups=(7,))
+        ),
     ):
         assert validate(manifest, version, strict=True) == version
 

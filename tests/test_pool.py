@@ -1,4 +1,4 @@
-"""The pool's bookkeeping (`_backends.docker.pool.Pool`) on a fake engine: single use, bounds, expiry,
+"""The pool's bookkeeping (`_backends.pool.Pool`) on a fake engine: single use, bounds, expiry,
 close. tests/engine/test_pool.py proves the real containers."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sandboxrun._backends.docker.pool import Pool, pool_key
+from sandboxrun._backends.pool import Pool, pool_key
 
 
 class FakeEngine:

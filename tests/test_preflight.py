@@ -138,9 +138,15 @@ def test_link_out_of_the_mounts(ws: Path, tmp_path: Path) -> None:
     (ws / "hooks" / "out").symlink_to(outside)
     (ws / "hooks" / "py").symlink_to("/usr/bin/python3")  # a venv's python
     (ws / "hooks" / "node").symlink_to("/usr/bin/node")
-    assert check(str(ws / "hooks" / "out"), ws) == f"{ws}/hooks/out is not mounted (it links to {outside})"
+    assert (
+        check(str(ws / "hooks" / "out"), ws)
+        == f"{ws}/hooks/out is not mounted (it links to {outside})"
+    )
     assert check(f"{ws}/hooks/py -V", ws) is None
-    assert check(f"{ws}/hooks/node -v", ws) == f"{ws}/hooks/node is not mounted (it links to /usr/bin/node)"
+    assert (
+        check(f"{ws}/hooks/node -v", ws)
+        == f"{ws}/hooks/node is not mounted (it links to /usr/bin/node)"
+    )
 
 
 def test_runner_reports_error_and_never_runs(tmp_path: Path, home: Path, make_hook) -> None:  # type: ignore[no-untyped-def]
@@ -152,7 +158,10 @@ def test_runner_reports_error_and_never_runs(tmp_path: Path, home: Path, make_ho
     assert backend.requests == []
     [outcome] = result.outcomes
     assert outcome.status == "error"
-    assert outcome.error == f"not run: `nosuchlang` (the interpreter of {hook}) is not in image {IMAGE}"
+    assert (
+        outcome.error
+        == f"not run: `nosuchlang` (the interpreter of {hook}) is not in image {IMAGE}"
+    )
     assert result.answer["cancel"] is True
 
 
@@ -215,7 +224,9 @@ def test_unreadable_mounts_are_named(tmp_path: Path) -> None:
 
 
 def test_runner_never_runs_a_hook_that_cannot_read_its_workspace(
-    tmp_path: Path, home: Path, make_hook  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+    home: Path,
+    make_hook,  # type: ignore[no-untyped-def]
 ) -> None:
     """As root, hooks run as nobody: a root-only workspace would fail every hook (a guard
     that silently allows). It is an `error` naming the folder, and fail-closed cancels."""

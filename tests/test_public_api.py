@@ -32,6 +32,8 @@ PUBLIC = [
     "SandboxrunError",
     "Settings",
     "Skipped",
+    "WorkspaceVolume",
+    "make_backend",
     "parse_output",
     "reap",
 ]
@@ -88,7 +90,10 @@ print(quiet, seen[len(quiet):])
 def test_library_logger_is_disabled_by_default() -> None:
     """In a fresh interpreter, the library's logs are off until the application enables them."""
     out = subprocess.run(
-        [sys.executable, "-c", LOGGER_PROBE], capture_output=True, text=True, check=True,
+        [sys.executable, "-c", LOGGER_PROBE],
+        capture_output=True,
+        text=True,
+        check=True,
         timeout=60,
     ).stdout.strip()
     assert out == "['__main__'] ['sandboxrun._dialects.cline']"

@@ -68,7 +68,7 @@ def served(home: Path, short_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iter
     config.write_text(f'serve_socket = "{path}"\n')
     backend = _Closable(answer)
     # The CLI imports the backend when a command needs it: patch it at its source.
-    monkeypatch.setattr(_docker, "DockerBackend", lambda settings: backend)
+    monkeypatch.setattr(_docker, "DockerBackend", lambda settings, warm=False: backend)
     logger.remove()  # as `serve` sets it up, without its own stderr sink
     logger.configure(patcher=cli._escape_message)
     logger.enable("sandboxrun")
@@ -170,7 +170,9 @@ def test_no_serve_and_serve_off_never_connect(
     listener = Listener(short_dir)
     config = home / "config.toml"
     config.write_text(f'serve_socket = "{listener.path}"\nserve = "off"\n')
-    assert run(["run", "PreToolUse", "--config", str(config)], b"{}", capsysbinary, False)[0] is None
+    assert (
+        run(["run", "PreToolUse", "--config", str(config)], b"{}", capsysbinary, False)[0] is None
+    )
     config.write_text(f'serve_socket = "{listener.path}"\n')
     argv = ["run", "PreToolUse", "--no-serve", "--config", str(config)]
     assert run(argv, b"{}", capsysbinary, False)[0] is None
@@ -332,7 +334,6 @@ def test_client_imports_stay_light(served: Served, ws: Path) -> None:
     assert json.loads(done.stdout)["cancel"] is True
     assert done.stderr.strip().splitlines()[-1] == b"[]"
     assert served.app.answered == 1
-
 
 
 def test_serve_start_starts_a_server_for_the_next_commands(

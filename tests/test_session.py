@@ -61,9 +61,7 @@ def test_engine_failure_raises_without_fail_closed(ws: Path) -> None:
 
 def test_engine_failure_blocks_under_fail_closed(ws: Path) -> None:
     """Under fail-closed an engine that cannot run the hooks answers the block."""
-    factory = HookFactory(
-        Settings.load(fail_closed=True), Refusing(EngineUnavailable("no engine"))
-    )
+    factory = HookFactory(Settings.load(fail_closed=True), Refusing(EngineUnavailable("no engine")))
     assert factory.run("PreToolUse", {}, [str(ws)]).answer["cancel"] is True
 
 

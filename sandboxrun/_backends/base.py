@@ -28,6 +28,9 @@ class Backend(Protocol):
     def image_tools(self) -> ImageTools | None:
         """What the image holds (`_image_tools`), or None: unknown, checks skipped."""
 
+    def abort(self) -> None:
+        """Remove the sandboxes of runs in flight, at once (we are being stopped)."""
+
     def close(self) -> None:
         """Release what the backend keeps between runs (pooled containers)."""
 
@@ -56,6 +59,9 @@ class FakeBackend:
     def run(self, request: ExecRequest) -> ExecResult:
         self.requests.append(request)
         return self._handler(request)
+
+    def abort(self) -> None:
+        return None
 
     def close(self) -> None:
         self.closed = True

@@ -1,4 +1,4 @@
-"""`sandboxrun check`: the CI gate (see `_check/`), on a Docker backend."""
+"""`sandboxrun check`: the CI gate (see `_check/`), on the backend the settings name."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from .common import load, stop_cleanly
 def command(args: argparse.Namespace) -> int:
     settings = load(
         args, agent=args.agent, timeout=args.timeout, image=args.image, runtime=args.runtime,
-        fail_closed=not args.fail_open,
+        fail_closed=not args.fail_open, backend=args.backend,
     )  # fmt: skip
-    from .._backends.docker.backend import DockerBackend
+    from .._backends.choose import make_backend
 
-    with DockerBackend(settings) as backend:  # on leaving: wait for the removals
+    with make_backend(settings) as backend:  # on leaving: wait for the removals
         stop_cleanly(backend)
         return _check.run_check(args, settings, backend)

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     import argparse
 
     from .._answer import Reply
-    from .._backends.docker.backend import DockerBackend
+    from .._backends.base import Backend
     from .._backends.image_tools import ImageTools
     from .._settings import Settings
     from .._types import ExecRequest, ExecResult
@@ -25,7 +25,7 @@ def load(args: argparse.Namespace, **overrides: Any) -> Settings:
     return Settings.load(config=args.config, **overrides)
 
 
-_Backend = TypeVar("_Backend", "DockerBackend", "LazyDocker")
+_Backend = TypeVar("_Backend", "Backend", "LazyBackend")
 
 
 def opened_backend(backend: _Backend, opened: list[_Backend]) -> _Backend:
@@ -43,21 +43,22 @@ def write_reply(reply: Reply) -> int:
     return reply.exit_code
 
 
-class LazyDocker:
-    """The `DockerBackend`, imported and built when a hook is to run: most events an
-    agent sends match no hook, and those never need docker (nor its ~150 ms import)."""
+class LazyBackend:
+    """The backend the settings name, imported and built when a hook is to run: most
+    events an agent sends match no hook, and those never need docker (nor its ~150 ms
+    import) or the Kubernetes client."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._backend: DockerBackend | None = None
+        self._backend: Backend | None = None
         self._lock = threading.Lock()
 
-    def _get(self) -> DockerBackend:
+    def _get(self) -> Backend:
         with self._lock:
             if self._backend is None:
-                from .._backends.docker.backend import DockerBackend
+                from .._backends.choose import make_backend
 
-                self._backend = DockerBackend(self.settings)
+                self._backend = make_backend(self.settings)
             return self._backend
 
     def check(self) -> None:
@@ -77,14 +78,14 @@ class LazyDocker:
         if self._backend is not None:
             self._backend.close()
 
-    def __enter__(self) -> LazyDocker:
+    def __enter__(self) -> LazyBackend:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def stop_cleanly(backend: DockerBackend | LazyDocker) -> None:
+def stop_cleanly(backend: Backend | LazyBackend) -> None:
     """On SIGTERM/SIGINT/SIGHUP (an agent giving up on its hook), remove our containers
     before dying, so no hook outlives the sandboxrun that started it."""
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from .. import _settings
 from .._backends.docker.backend import DockerBackend
 from .._backends.docker.engine import DEFAULT_ADDRESS
-from .._backends.docker.helper import PROTOCOL_LABEL, Helper
+from .._backends.helper import PROTOCOL_LABEL, Helper
 from .._errors import SandboxrunError
 from .._preflight import check_discovered
 from .._settings import Settings, parse_size

@@ -9,17 +9,17 @@ from .._answer import Caller, answer_exec
 from .common import opened_backend, write_reply
 
 if TYPE_CHECKING:
-    from .._backends.docker.backend import DockerBackend
+    from .._backends.base import Backend
     from .._settings import Settings
 
 
 def command(args: argparse.Namespace) -> int:
-    opened: list[DockerBackend] = []
+    opened: list[Backend] = []
 
-    def backend_for(settings: Settings) -> DockerBackend:
-        from .._backends.docker.backend import DockerBackend
+    def backend_for(settings: Settings) -> Backend:
+        from .._backends.choose import make_backend
 
-        return opened_backend(DockerBackend(settings), opened)
+        return opened_backend(make_backend(settings), opened)
 
     code = write_reply(answer_exec(args, Caller.this_process(), backend_for))
     for backend in opened:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def command(args: argparse.Namespace) -> int:
-    from .._backends.docker.backend import DockerBackend
+    from .._backends.choose import make_backend
     from .._dialects.registry import DIALECTS
     from .._preflight import check_discovered
     from .._runner import resolve_workspaces
@@ -24,7 +24,7 @@ def command(args: argparse.Namespace) -> int:
     roots = resolve_workspaces({}, args.workspace, dialect, settings.allowed_roots)
     found = dialect.discover(args.hook, roots, args.home or account_home(), args.hooks_dir)
     # Whether each hook can start in the image: needs the engine, once per image.
-    problems, unchecked = check_discovered(found.hooks, DockerBackend(settings))
+    problems, unchecked = check_discovered(found.hooks, make_backend(settings))
     from .._install.status import notes
 
     unwrapped = notes(settings.agent, roots, args.home or account_home())

@@ -65,6 +65,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, metavar="S", help="seconds per hook (default 30)")
     run.add_argument("--image", help="hook runtime image")
     run.add_argument("--runtime", help="OCI runtime, e.g. runsc (gVisor); refused if missing")
+    backend_opt(run)
     network_opts(run)
     run.add_argument(
         "--fail-closed",
@@ -97,6 +98,7 @@ def parser() -> argparse.ArgumentParser:
     ex.add_argument("--timeout", type=float, metavar="S", help="seconds (default: the agent's)")
     ex.add_argument("--image", help="hook runtime image")
     ex.add_argument("--runtime", help="OCI runtime, e.g. runsc (gVisor); refused if missing")
+    backend_opt(ex)
     network_opts(ex)
     ex.add_argument(
         "--fail-closed",
@@ -149,6 +151,7 @@ def parser() -> argparse.ArgumentParser:
     chk = sub.add_parser("check", help=_check.HELP)
     agent_opts(chk)
     _check.add_arguments(chk)
+    backend_opt(chk)
 
     reap_p = sub.add_parser("reap", help="remove containers left behind by killed runs")
     reap_p.add_argument("--all", action="store_true", help="remove every sandboxrun container")
@@ -196,4 +199,13 @@ def network_opts(cmd: argparse.ArgumentParser) -> None:
         action="append",
         metavar="D",
         help="a host an allowlist hook may reach (HTTP, HTTPS); *.D for subdomains; repeatable",
+    )
+
+
+def backend_opt(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "--backend",
+        choices=["docker", "kubernetes"],
+        help="where hooks run (default: the config file's backend, else docker); kubernetes"
+        " takes kube_namespace, kubeconfig and kube_volumes from the config file",
     )

@@ -7,14 +7,14 @@ import os
 from typing import TYPE_CHECKING
 
 from .._answer import Caller, run_result
-from .common import LazyDocker, emit, opened_backend
+from .common import LazyBackend, emit, opened_backend
 
 if TYPE_CHECKING:
     from .._types import CombinedResult
 
 
 def command(args: argparse.Namespace) -> int:
-    opened: list[LazyDocker] = []
+    opened: list[LazyBackend] = []
     try:
         if args.answer == "agent":  # `run` as the agent's own hook (shims, forwarders)
             from .._install.answer import run_as_hook
@@ -30,5 +30,5 @@ def command(args: argparse.Namespace) -> int:
             backend.close()
 
 
-def _run_result(args: argparse.Namespace, opened: list[LazyDocker]) -> CombinedResult:
-    return run_result(args, Caller.this_process(), lambda s: opened_backend(LazyDocker(s), opened))
+def _run_result(args: argparse.Namespace, opened: list[LazyBackend]) -> CombinedResult:
+    return run_result(args, Caller.this_process(), lambda s: opened_backend(LazyBackend(s), opened))

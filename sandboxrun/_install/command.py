@@ -1,6 +1,5 @@
 """`install` / `uninstall` from parsed arguments to exit code: see the package's docstring."""
 
-
 from __future__ import annotations
 
 import argparse

@@ -80,11 +80,11 @@ def serve(
         raise ConfigError("--listen needs a token: --token-file FILE or serve_token_file")
     token = read_token(token_file) if listen and token_file else None
     if make_backend is None:
-        from .._backends.docker.backend import DockerBackend
+        from .._backends.choose import make_backend as chosen
 
         def make_backend(settings: Settings) -> Backend:
             # The server is the pool's long-lived owner (DESIGN.md §5): warm by default.
-            return DockerBackend(settings, warm=True)
+            return chosen(settings, warm=True)
 
     app = App(make_backend)
     servers = open_servers(app, path, listen, token)

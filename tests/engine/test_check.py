@@ -18,7 +18,13 @@ from .test_policies import PACK, install
 # family: (events file, the violating line, its event, the hook that blocks, its decision)
 SESSIONS = {
     "cline": ("cline-session.jsonl", 6, "PreToolUse", ".cline/hooks/PreToolUse", "blocked"),
-    "claude": ("claude-session.jsonl", 5, "PreToolUse", ".claude/policies/no-js-in-ts.sh", "denied"),
+    "claude": (
+        "claude-session.jsonl",
+        5,
+        "PreToolUse",
+        ".claude/policies/no-js-in-ts.sh",
+        "denied",
+    ),
 }
 
 
@@ -30,14 +36,17 @@ def workspace_with_pack(tmp_path: Path, family: str) -> Path:
     return ws
 
 
-def check(tmp_path: Path, family: str, ws: Path, events: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def check(
+    tmp_path: Path, family: str, ws: Path, events: Path, *extra: str
+) -> subprocess.CompletedProcess[str]:
     argv = cli("check", "--agent", family, "--workspace", str(ws), "--events", str(events), *extra)
     return subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
 
 
 @pytest.mark.parametrize("family", sorted(SESSIONS))
-def test_recorded_session_with_one_violation_fails_the_gate(engine: DockerBackend, tmp_path: Path,
-                                                            family: str) -> None:
+def test_recorded_session_with_one_violation_fails_the_gate(
+    engine: DockerBackend, tmp_path: Path, family: str
+) -> None:
     """Exit 1; the summary names the line, the event and the hook; the JUnit report has one
     case per line, the violating one a failure, and a JUnit parser reads it."""
     name, line, event, hook, verdict = SESSIONS[family]
@@ -67,8 +76,9 @@ def test_recorded_session_with_one_violation_fails_the_gate(engine: DockerBacken
 
 
 @pytest.mark.parametrize("family", sorted(SESSIONS))
-def test_clean_session_passes_and_a_bad_line_fails(engine: DockerBackend, tmp_path: Path,
-                                                   family: str) -> None:
+def test_clean_session_passes_and_a_bad_line_fails(
+    engine: DockerBackend, tmp_path: Path, family: str
+) -> None:
     """Without the violating line the gate passes (exit 0); with a malformed line added it
     fails naming that line, and the other lines still run."""
     name, line, *_ = SESSIONS[family]

@@ -149,7 +149,9 @@ def test_exec_says_when_output_was_cut(engine: DockerBackend, project: Path) -> 
     assert b"output was cut to its last 1048576 bytes" in done.stderr
 
 
-def test_image_entrypoint_cannot_stand_between(engine: DockerBackend, project: Path, tmp_path: Path) -> None:
+def test_image_entrypoint_cannot_stand_between(
+    engine: DockerBackend, project: Path, tmp_path: Path
+) -> None:
     """An image's ENTRYPOINT is reset: the hook itself runs, not a wrapper of the image's."""
     (tmp_path / "img").mkdir()
     (tmp_path / "img" / "Dockerfile").write_text(

@@ -141,9 +141,7 @@ def test_a_write_straight_in_the_home_is_refused_and_named(
     ws = base / "home" / "proj"
     cline_hook(ws, '#!/bin/sh\ntouch "$HOME/marker"\n')
     s = settings(base)
-    result = HookFactory(s, DockerBackend(s, client=engine.client)).run(
-        "PreToolUse", {}, [str(ws)]
-    )
+    result = HookFactory(s, DockerBackend(s, client=engine.client)).run("PreToolUse", {}, [str(ws)])
     [outcome] = result.outcomes
     assert outcome.status == "failed", outcome
     assert "stopped a write straight in $HOME" in (outcome.error or ""), outcome

@@ -246,7 +246,9 @@ def test_memory_bomb_is_oom_killed_at_the_default_limit(
     )
     result, elapsed = timed(run_hooks)
     report = only(result)
-    assert (report["status"], report["exitCode"], report["oomKilled"]) == ("failed", 137, True), report
+    assert (report["status"], report["exitCode"], report["oomKilled"]) == ("failed", 137, True), (
+        report
+    )
     assert report["error"] == "PreToolUse hook was killed: out of memory"
     assert result["cancel"] is False
     assert elapsed < QUICK, elapsed  # killed by the limit, long before the 30 s deadline
@@ -288,7 +290,11 @@ def test_stdout_flood_without_newlines_is_killed_at_the_output_cap(
     hook("cat /dev/zero")
     result, elapsed = timed(run_hooks)
     report = only(result)
-    assert (report["status"], report["exitCode"], report["outputTruncated"]) == ("failed", 137, True), report
+    assert (report["status"], report["exitCode"], report["outputTruncated"]) == (
+        "failed",
+        137,
+        True,
+    ), report
     assert "output_limit" in report["error"]
     assert result["cancel"] is False
     assert elapsed < QUICK, elapsed
@@ -365,7 +371,9 @@ def test_tmpfs_writes_count_against_the_memory_limit(hook: HookWriter, run_hooks
     """Filling /tmp and $HOME (128 MiB) under a 96 MiB memory limit is an OOM kill."""
     hook(FILL, shebang=PY)
     report = only(run_hooks(memory="96m"))
-    assert (report["status"], report["exitCode"], report["oomKilled"]) == ("failed", 137, True), report
+    assert (report["status"], report["exitCode"], report["oomKilled"]) == ("failed", 137, True), (
+        report
+    )
     assert_next_hook_runs(hook, run_hooks)
 
 
@@ -472,7 +480,11 @@ def test_sandboxrun_memory_stays_bounded_under_a_200mb_flood(
     """)
     result, peak_mb, elapsed = cli_run_measured(workspace, env, config)
     report = only(result)
-    assert (report["status"], report["outputTruncated"], result["cancel"]) == ("completed", True, True), result
+    assert (report["status"], report["outputTruncated"], result["cancel"]) == (
+        "completed",
+        True,
+        True,
+    ), result
     print(f"\nsandboxrun peak RSS: {peak_mb:.1f} MB under a 200 MB flood ({elapsed:.2f} s),"
           f" {baseline_mb:.1f} MB for a trivial hook")  # fmt: skip
     assert peak_mb < 200, peak_mb
@@ -732,7 +744,9 @@ def test_hook_file_symlinked_outside_its_folder_never_runs_the_target(
     never read or run."""
     outside = tmp_path / "outside" / "evil.sh"
     outside.parent.mkdir()
-    outside.write_text('#!/bin/sh\necho \'{"cancel": true, "errorMessage": "outside target ran"}\'\n')
+    outside.write_text(
+        '#!/bin/sh\necho \'{"cancel": true, "errorMessage": "outside target ran"}\'\n'
+    )
     outside.chmod(0o755)
     link = workspace / ".clinerules" / "hooks" / "PreToolUse"
     link.symlink_to(outside if target == "absolute" else os.path.relpath(outside, link.parent))
@@ -787,8 +801,12 @@ _FILE_HANDLE = (8).to_bytes(4, "little") + (1).to_bytes(4, "little") + b"\0" * 8
 AT_FDCWD = -100
 SYSCALLS = [
     pytest.param((165, 40), [b"none", b"/tmp", b"tmpfs", 0, 0], id="mount"),
-    pytest.param((272, 97), [0x10000000], id="unshare-user", marks=pytest.mark.runc_only(GVISOR_USERNS)),
-    pytest.param((272, 97), [0x00020000], id="unshare-mount", marks=pytest.mark.runc_only(GVISOR_USERNS)),
+    pytest.param(
+        (272, 97), [0x10000000], id="unshare-user", marks=pytest.mark.runc_only(GVISOR_USERNS)
+    ),
+    pytest.param(
+        (272, 97), [0x00020000], id="unshare-mount", marks=pytest.mark.runc_only(GVISOR_USERNS)
+    ),
     pytest.param((250, 219), [0, -3, 1], id="keyctl"),
     pytest.param((248, 217), [b"user", b"hostile", b"value", 5, -2], id="add_key"),
     pytest.param((321, 280), [0, _BPF_ARRAY_MAP, len(_BPF_ARRAY_MAP)], id="bpf"),
@@ -798,8 +816,14 @@ SYSCALLS = [
     pytest.param((175, 105), [b"\0" * 64, 64, b""], id="init_module"),
     pytest.param((161, 51), [b"/tmp"], id="chroot"),
     pytest.param((105, 146), [0], id="setuid-0"),
-    pytest.param((259, 33), [AT_FDCWD, b"/tmp/mem", 0o020600, (1 << 8) | 1], id="mknod-chardev",
-                 marks=pytest.mark.runc_only("gVisor's tmpfs accepts mknod; the node opens onto gVisor's own emulated devices, never a host one")),
+    pytest.param(
+        (259, 33),
+        [AT_FDCWD, b"/tmp/mem", 0o020600, (1 << 8) | 1],
+        id="mknod-chardev",
+        marks=pytest.mark.runc_only(
+            "gVisor's tmpfs accepts mknod; the node opens onto gVisor's own emulated devices, never a host one"
+        ),
+    ),
     pytest.param((425, 425), [4, _IO_URING_PARAMS], id="io_uring_setup"),
 ]
 IO_URING_KNOWN = (
@@ -844,7 +868,11 @@ def test_ptrace_cannot_reach_any_process_outside_the_sandbox(
     """Only the sandbox's own processes are visible and host pids (pytest, dockerd) cannot be
     signalled or traced (ESRCH); tracing its own PID 1 is allowed (same user, same sandbox),
     which the next test shows cannot outlive the deadline."""
-    host_pids = [os.getpid(), *host_processes_with("dockerd")[:1], *host_processes_with("containerd")[:1]]
+    host_pids = [
+        os.getpid(),
+        *host_processes_with("dockerd")[:1],
+        *host_processes_with("containerd")[:1],
+    ]
     hook(
         """
         import ctypes, errno, json, os, sys
@@ -873,7 +901,9 @@ def test_ptrace_cannot_reach_any_process_outside_the_sandbox(
     assert all(own_process(cmdline) for cmdline in got["procs"].values()), got["procs"]
 
 
-@pytest.mark.runc_only("a ptrace-stopped init does not keep a gVisor sandbox alive: the run completes early")
+@pytest.mark.runc_only(
+    "a ptrace-stopped init does not keep a gVisor sandbox alive: the run completes early"
+)
 def test_ptrace_stopping_pid_1_still_ends_at_the_deadline(
     hook: HookWriter, run_hooks: Runner
 ) -> None:
@@ -953,7 +983,9 @@ def test_host_secrets_reach_no_process_through_the_cli(
         """,
         shebang=PY,
     )
-    env = cli_env(tmp_path, AWS_SECRET_ACCESS_KEY=secret, GITHUB_TOKEN=secret, DOCKER_HOST_SECRET=secret)
+    env = cli_env(
+        tmp_path, AWS_SECRET_ACCESS_KEY=secret, GITHUB_TOKEN=secret, DOCKER_HOST_SECRET=secret
+    )
     done = subprocess.run(
         cli("run", "PreToolUse", "--workspace", str(workspace)),
         input=b"{}", capture_output=True, env=env, timeout=120,
@@ -963,7 +995,9 @@ def test_host_secrets_reach_no_process_through_the_cli(
     assert secret not in done.stdout.decode()
     got = seen(result)
     assert got["found"] == [], got
-    assert set(got["env"]) <= {"HOME", "PATH", "LANG", "TMPDIR", "HOSTNAME", "PWD", "SHLVL", "_"}, got
+    assert set(got["env"]) <= {"HOME", "PATH", "LANG", "TMPDIR", "HOSTNAME", "PWD", "SHLVL", "_"}, (
+        got
+    )
 
 
 def test_kernel_memory_and_firmware_are_unreadable(hook: HookWriter, run_hooks: Runner) -> None:
@@ -1029,8 +1063,12 @@ def test_concurrent_sandboxes_cannot_see_each_other(
     views = {v["me"]: v for v in map(json.loads, result["contextModification"].split("\n\n"))}
     g, w = views["global"], views["workspace"]
     assert max(g["span"][0], w["span"][0]) < min(g["span"][1], w["span"][1]), "did not overlap"
-    assert any("sleep 3131" in p for p in g["procs"]) and not any("sleep 3232" in p for p in g["procs"])
-    assert any("sleep 3232" in p for p in w["procs"]) and not any("sleep 3131" in p for p in w["procs"])
+    assert any("sleep 3131" in p for p in g["procs"]) and not any(
+        "sleep 3232" in p for p in g["procs"]
+    )
+    assert any("sleep 3232" in p for p in w["procs"]) and not any(
+        "sleep 3131" in p for p in w["procs"]
+    )
     for view in (g, w):
         assert all(own_process(p) for p in view["procs"]), view
         assert [t for t in view["tmp"] if t.startswith("marker-")] == [f"marker-{view['me']}"], view
@@ -1131,7 +1169,11 @@ def test_100mb_of_valid_json_under_a_raised_cap_is_tail_parsed_without_crash(
     hook(BIG_JSON, shebang=PY)
     result, elapsed = timed(run_hooks, output_limit=128 * MiB)
     report = only(result)
-    assert (report["status"], report["exitCode"], report["outputTruncated"]) == ("completed", 0, True), report
+    assert (report["status"], report["exitCode"], report["outputTruncated"]) == (
+        "completed",
+        0,
+        True,
+    ), report
     assert "no JSON object" in report["error"]
     assert result["cancel"] is False and result["contextModification"] == ""
     assert elapsed < 30 + SLACK, elapsed
@@ -1263,12 +1305,17 @@ def test_fifty_concurrent_runs_get_exactly_their_own_answers(
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=50) as pool:
         results = list(
-            pool.map(lambda t: factory.run("PreToolUse", {"token": t}, [str(workspace)]).to_json(), tokens)
+            pool.map(
+                lambda t: factory.run("PreToolUse", {"token": t}, [str(workspace)]).to_json(),
+                tokens,
+            )
         )
     elapsed = time.monotonic() - started
     print(f"\n50 concurrent runs took {elapsed:.2f} s")
     statuses = [only(r)["status"] for r in results]
-    assert statuses == ["completed"] * 50, [only(r) for r in results if only(r)["status"] != "completed"][:3]
+    assert statuses == ["completed"] * 50, [
+        only(r) for r in results if only(r)["status"] != "completed"
+    ][:3]
     assert [r["contextModification"] for r in results] == tokens
     engine.close()  # the containers are removed after the answers: wait for that
     assert mine(engine) == []

@@ -67,7 +67,9 @@ def assert_confined(seen: dict[str, str], engine: DockerBackend) -> None:
     assert seen["image"] == "ours", seen
 
 
-def test_exec_takes_nothing_from_a_hostile_environment(engine: DockerBackend, tmp_path: Path) -> None:
+def test_exec_takes_nothing_from_a_hostile_environment(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
     """Item 1: network, user, image, runtime, limits, timeout, config file, home, engine
     address and project dir set in the environment change nothing; the hook runs as the
     user configured it (the defaults here)."""
@@ -82,7 +84,9 @@ def test_exec_takes_nothing_from_a_hostile_environment(engine: DockerBackend, tm
     assert "ignored from the environment" in done.stderr and "SANDBOXRUN_NETWORK" in done.stderr
 
 
-def test_run_takes_nothing_from_a_hostile_environment(engine: DockerBackend, tmp_path: Path) -> None:
+def test_run_takes_nothing_from_a_hostile_environment(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
     """Item 1, for `run --agent claude`: the same environment changes neither the sandbox
     nor where the user's own settings are found ($HOME points into the repository)."""
     repo = tmp_path / "repo"
@@ -140,7 +144,7 @@ def test_an_event_cannot_mount_system_home_or_foreign_folders(
             pytest.skip("needs root to make a folder of another owner")
         os.chown(other, 101, 101)
         root = str(other)
-    hook('echo \'{"cancel": false}\'')
+    hook("echo '{\"cancel\": false}'")
     event = json.dumps({"workspaceRoots": [str(workspace), root]})
     done = subprocess.run(cli("run", "PreToolUse"), input=event, capture_output=True, text=True,
                           timeout=120)  # fmt: skip
@@ -175,13 +179,15 @@ def test_a_hook_never_takes_on_a_roots_owner(engine: DockerBackend, foreign_root
     hooks = foreign_root / ".clinerules" / "hooks"
     hooks.mkdir(parents=True)
     (hooks / "PreToolUse").write_text(
-        "#!/bin/sh\nprintf '{\"contextModification\": \"%s %s %s\"}' \"$(id -u):$(id -G)\""
-        " \"$(cat README)\" \"$(cat private/db 2>&1 | head -c 40 | tr -d '\\n')\"\n"
+        '#!/bin/sh\nprintf \'{"contextModification": "%s %s %s"}\' "$(id -u):$(id -G)"'
+        ' "$(cat README)" "$(cat private/db 2>&1 | head -c 40 | tr -d \'\\n\')"\n'
     )
     (hooks / "PreToolUse").chmod(0o755)
     settings = engine_settings(allowed_roots=(str(foreign_root.parent),))
     backend = DockerBackend(settings, client=engine.client)
-    result = HookFactory(settings, backend).run("PreToolUse", {"workspaceRoots": [str(foreign_root)]})
+    result = HookFactory(settings, backend).run(
+        "PreToolUse", {"workspaceRoots": [str(foreign_root)]}
+    )
     context = result.answer["contextModification"]
     assert context.startswith("65534:65534 public "), result.to_json()
     assert "secret" not in context and "Permission denied" in context
@@ -197,7 +203,7 @@ def test_a_colon_in_a_path_does_not_change_the_mount(
     (ws / "README").write_text("colon\n")
     (hooks / "PreToolUse").write_text(
         "#!/bin/sh\ntouch x 2>/dev/null && w=writable || w=ro\n"
-        "printf '{\"contextModification\": \"%s %s\"}' \"$(cat README)\" $w\n"
+        'printf \'{"contextModification": "%s %s"}\' "$(cat README)" $w\n'
     )
     (hooks / "PreToolUse").chmod(0o755)
     result = HookFactory(engine.settings, engine).run("PreToolUse", {"workspaceRoots": [str(ws)]})
@@ -287,12 +293,16 @@ def test_a_hook_under_the_users_home_is_reachable(engine: DockerBackend, tmp_pat
             shutil.rmtree(folder.parent)
 
 
-def test_forty_project_hooks_are_bounded_and_reported(engine: DockerBackend, tmp_path: Path) -> None:
+def test_forty_project_hooks_are_bounded_and_reported(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
     """Item 7: 40 entries in one project file run at most max_hooks (32) containers, the
     rest reported as not run, and --fail-closed blocks on them."""
     repo = tmp_path / "repo"
     (repo / ".claude").mkdir(parents=True)
-    entries = [{"hooks": [{"type": "command", "command": f"echo {i} >/dev/null"}]} for i in range(40)]
+    entries = [
+        {"hooks": [{"type": "command", "command": f"echo {i} >/dev/null"}]} for i in range(40)
+    ]
     (repo / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": entries}}))
     done = subprocess.run(
         cli("run", "Stop", "--agent", "claude", "--fail-closed", home=tmp_path / "home"),
@@ -309,7 +319,7 @@ def test_hooks_dir_inside_the_workspace_is_a_workspace_source(
 ) -> None:
     """Item 7: a --hooks-dir inside the workspace holds the workspace's hooks, and is
     reported (and trusted) as such."""
-    hook('echo \'{"cancel": false}\'')
+    hook("echo '{\"cancel\": false}'")
     done = subprocess.run(
         cli("run", "PreToolUse", "--workspace", str(workspace),
             "--hooks-dir", str(workspace / ".clinerules" / "hooks")),
@@ -326,7 +336,7 @@ def test_the_api_blocks_on_a_missing_runtime_without_fail_closed(
 ) -> None:
     """Item 9: `HookFactory(Settings.load(runtime="kata"), DockerBackend(s)).run(...)` with a
     guard that cancels, on an engine without that runtime, answers cancel, not a pass."""
-    hook('echo \'{"cancel": true}\'')
+    hook("echo '{\"cancel\": true}'")
     settings = Settings.load(runtime="kata-absent")
     result = HookFactory(settings, DockerBackend(settings, client=engine.client)).run(
         "PreToolUse", {"workspaceRoots": [str(workspace)]}
@@ -364,7 +374,9 @@ def test_exec_with_an_unbalanced_quote_behaves_as_the_shell_does(
     assert (done.returncode, done.stdout) == (bare.returncode, b""), done.stderr
 
 
-def test_exec_in_a_subfolder_mounts_the_whole_project(engine: DockerBackend, tmp_path: Path) -> None:
+def test_exec_in_a_subfolder_mounts_the_whole_project(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
     """Item 4, for exec: started in a subfolder of a project, the hook sees the project root
     (found from the filesystem, not from the variable a repository can set) mounted and
     named by $CLAUDE_PROJECT_DIR, and runs where the agent started it."""

@@ -25,7 +25,7 @@ import docker
 import pytest
 
 from sandboxrun import DockerBackend, HookFactory, Settings
-from sandboxrun._backends.docker.helper import DEADLINE_GRACE
+from sandboxrun._backends.helper import DEADLINE_GRACE
 from sandboxrun._backends.labels import MANAGED as LABEL
 from sandboxrun._dialects.base import sandbox_ending
 from sandboxrun._settings import account_home

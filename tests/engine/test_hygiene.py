@@ -33,7 +33,15 @@ def test_control_characters_in_hook_paths_never_reach_stderr_raw(
     hook("""echo '{"contextModification": "ran"}'""")
     hostile = tmp_path / f"ws{HOSTILE}"
     (tmp_path / "ws").rename(hostile)
-    args = ["-v", "run", "PreToolUse", "--workspace", str(hostile), "--image", engine.settings.image]
+    args = [
+        "-v",
+        "run",
+        "PreToolUse",
+        "--workspace",
+        str(hostile),
+        "--image",
+        engine.settings.image,
+    ]
     if engine.settings.runtime:
         args += ["--runtime", engine.settings.runtime]
     done = subprocess.run(
@@ -168,6 +176,8 @@ def test_runs_creating_the_network_at_once_all_get_a_sound_one(
     assert len(settled) == 1 and settled <= ids | kept, (settled, ids, kept)
     hook("""echo '{"contextModification": "ran"}'""")
     assert run_hooks(network="bridge")["contextModification"] == "ran"
-    print(f"\n{len(ids)} network(s) made by 8 racing runs; duplicates removed:",
-          len(remove_duplicates(engine.api, older_than=0)))
+    print(
+        f"\n{len(ids)} network(s) made by 8 racing runs; duplicates removed:",
+        len(remove_duplicates(engine.api, older_than=0)),
+    )
     assert ours(engine)[:1] == list(settled)  # networks still in use stay behind it

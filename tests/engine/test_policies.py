@@ -53,16 +53,26 @@ def project(tmp_path: Path) -> Callable[..., Path]:
     return make
 
 
-def tool_event(family: str, ws: Path, kind: str, value: str, path: str = "") -> tuple[str, dict[str, Any]]:
+def tool_event(
+    family: str, ws: Path, kind: str, value: str, path: str = ""
+) -> tuple[str, dict[str, Any]]:
     """A PreToolUse event of `family`: a shell command (`kind` "shell") or a file write."""
     if family == "cline":
         params = {"command": value} if kind == "shell" else {"path": path, "content": value}
         tool = "execute_command" if kind == "shell" else "write_to_file"
-        return "PreToolUse", {"hookName": "PreToolUse", "workspaceRoots": [str(ws)],
-                              "preToolUse": {"toolName": tool, "parameters": params}}
+        return "PreToolUse", {
+            "hookName": "PreToolUse",
+            "workspaceRoots": [str(ws)],
+            "preToolUse": {"toolName": tool, "parameters": params},
+        }
     tool_input = {"command": value} if kind == "shell" else {"file_path": path, "content": value}
-    return "PreToolUse", {"hook_event_name": "PreToolUse", "cwd": str(ws), "session_id": "s",
-                          "tool_name": "Bash" if kind == "shell" else "Write", "tool_input": tool_input}
+    return "PreToolUse", {
+        "hook_event_name": "PreToolUse",
+        "cwd": str(ws),
+        "session_id": "s",
+        "tool_name": "Bash" if kind == "shell" else "Write",
+        "tool_input": tool_input,
+    }
 
 
 class HostBackend:
@@ -80,19 +90,34 @@ class HostBackend:
 
     def run(self, request: ExecRequest) -> ExecResult:
         env = {"PATH": os.environ["PATH"], "HOME": str(self.home), "LANG": "C.UTF-8", **request.env}
-        done = subprocess.run(request.argv, input=request.stdin, cwd=request.workdir, env=env,
-                              capture_output=True, timeout=request.timeout, check=False)
+        done = subprocess.run(
+            request.argv,
+            input=request.stdin,
+            cwd=request.workdir,
+            env=env,
+            capture_output=True,
+            timeout=request.timeout,
+            check=False,
+        )
         return ExecResult(done.returncode, done.stdout, done.stderr, 1)
 
 
-def answer(settings: Settings, backend: Any, home: Path, hook: str, event: dict[str, Any],
-           ws: Path) -> dict[str, Any]:
+def answer(
+    settings: Settings, backend: Any, home: Path, hook: str, event: dict[str, Any], ws: Path
+) -> dict[str, Any]:
     result = HookFactory(settings, backend, home=str(home)).run(hook, event, [str(ws)])
     return result.to_json()
 
 
-def sandboxed_and_host(engine: DockerBackend, tmp_path: Path, family: str, hook: str,
-                       event: dict[str, Any], ws: Path, **overrides: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def sandboxed_and_host(
+    engine: DockerBackend,
+    tmp_path: Path,
+    family: str,
+    hook: str,
+    event: dict[str, Any],
+    ws: Path,
+    **overrides: Any,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The answer through the sandbox, and the answer of the same hooks run on the host."""
     settings = engine_settings(agent=family, fail_closed=True, **overrides)
     home = tmp_path / "home"
@@ -135,8 +160,9 @@ GUARD_CASES = [
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_guards_block_and_allow_like_on_the_host(engine: DockerBackend, project: Callable[..., Path],
-                                                 tmp_path: Path, family: str) -> None:
+def test_guards_block_and_allow_like_on_the_host(
+    engine: DockerBackend, project: Callable[..., Path], tmp_path: Path, family: str
+) -> None:
     """Every guard case gives its decision in the sandbox, and the same decision on the host."""
     ws = project(family)
     for kind, value, path, blocked, why in GUARD_CASES:
@@ -150,8 +176,9 @@ def test_guards_block_and_allow_like_on_the_host(engine: DockerBackend, project:
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_js_is_fine_outside_a_typescript_project(engine: DockerBackend, project: Callable[..., Path],
-                                                 tmp_path: Path, family: str) -> None:
+def test_js_is_fine_outside_a_typescript_project(
+    engine: DockerBackend, project: Callable[..., Path], tmp_path: Path, family: str
+) -> None:
     """No tsconfig.json: a .js file may be written."""
     ws = project(family, typescript=False)
     hook, event = tool_event(family, ws, "write", "module.exports = 1;\n", "src/x.js")
@@ -159,15 +186,28 @@ def test_js_is_fine_outside_a_typescript_project(engine: DockerBackend, project:
     assert not is_blocked(boxed) and decision(boxed) == decision(host)
 
 
-@pytest.mark.parametrize(("family", "hook", "field"), [
-    ("cline", "TaskStart", "contextModification"), ("claude", "SessionStart", "additionalContext"),
-])
-def test_project_context_at_task_start(engine: DockerBackend, project: Callable[..., Path],
-                                       tmp_path: Path, family: str, hook: str, field: str) -> None:
+@pytest.mark.parametrize(
+    ("family", "hook", "field"),
+    [
+        ("cline", "TaskStart", "contextModification"),
+        ("claude", "SessionStart", "additionalContext"),
+    ],
+)
+def test_project_context_at_task_start(
+    engine: DockerBackend,
+    project: Callable[..., Path],
+    tmp_path: Path,
+    family: str,
+    hook: str,
+    field: str,
+) -> None:
     """Task start adds the project's name, stack, branch and PROJECT_CONTEXT.md."""
     ws = project(family)
-    event = ({"hookName": hook, "workspaceRoots": [str(ws)], "taskStart": {"taskMetadata": {}}}
-             if family == "cline" else {"hook_event_name": hook, "cwd": str(ws), "source": "startup"})
+    event = (
+        {"hookName": hook, "workspaceRoots": [str(ws)], "taskStart": {"taskMetadata": {}}}
+        if family == "cline"
+        else {"hook_event_name": hook, "cwd": str(ws), "source": "startup"}
+    )
     boxed, host = sandboxed_and_host(engine, tmp_path, family, hook, event, ws)
     context = boxed[field]
     assert f"Project: {ws.name}" in context and "Stack: TypeScript" in context
@@ -175,27 +215,51 @@ def test_project_context_at_task_start(engine: DockerBackend, project: Callable[
     assert decision(boxed) == decision(host)
 
 
-@pytest.mark.parametrize(("family", "glob"), [
-    ("cline", "*/.cline/hooks/PostToolUse"), ("claude", "*log-tool-use.sh*"),
-])
-def test_tool_use_log_persists_in_the_hook_state(engine: DockerBackend, project: Callable[..., Path],
-                                                 tmp_path: Path, family: str, glob: str) -> None:
+@pytest.mark.parametrize(
+    ("family", "glob"),
+    [
+        ("cline", "*/.cline/hooks/PostToolUse"),
+        ("claude", "*log-tool-use.sh*"),
+    ],
+)
+def test_tool_use_log_persists_in_the_hook_state(
+    engine: DockerBackend, project: Callable[..., Path], tmp_path: Path, family: str, glob: str
+) -> None:
     """With the state setting of the pack's README, each tool use adds a line to the
     hook's own persistent log; without it, nothing persists and the hook still passes."""
     ws = project(family)
 
     def post(command: str) -> dict[str, Any]:
         if family == "cline":
-            return {"hookName": "PostToolUse", "workspaceRoots": [str(ws)],
-                    "postToolUse": {"toolName": "execute_command", "parameters": {"command": command},
-                                    "success": True}}
-        return {"hook_event_name": "PostToolUse", "cwd": str(ws), "tool_name": "Bash",
-                "tool_input": {"command": command}, "tool_response": {}}
+            return {
+                "hookName": "PostToolUse",
+                "workspaceRoots": [str(ws)],
+                "postToolUse": {
+                    "toolName": "execute_command",
+                    "parameters": {"command": command},
+                    "success": True,
+                },
+            }
+        return {
+            "hook_event_name": "PostToolUse",
+            "cwd": str(ws),
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+            "tool_response": {},
+        }
 
     state_dir = tmp_path / "state"
     for command in ("npm test", "git status"):
-        boxed, _ = sandboxed_and_host(engine, tmp_path, family, "PostToolUse", post(command), ws,
-                                      state=(glob,), state_dir=str(state_dir))
+        boxed, _ = sandboxed_and_host(
+            engine,
+            tmp_path,
+            family,
+            "PostToolUse",
+            post(command),
+            ws,
+            state=(glob,),
+            state_dir=str(state_dir),
+        )
         assert not is_blocked(boxed) and boxed["hooks"][0]["error"] is None, boxed
     [log] = state_dir.glob("*/tool-use.jsonl")
     entries = [json.loads(line) for line in log.read_text().splitlines()]
@@ -206,6 +270,7 @@ def test_tool_use_log_persists_in_the_hook_state(engine: DockerBackend, project:
     assert all(e["workspace"] == str(ws) for e in entries)
 
     no_state = tmp_path / "no-state"
-    boxed, _ = sandboxed_and_host(engine, tmp_path, family, "PostToolUse", post("ls"), ws,
-                                  state_dir=str(no_state))
+    boxed, _ = sandboxed_and_host(
+        engine, tmp_path, family, "PostToolUse", post("ls"), ws, state_dir=str(no_state)
+    )
     assert not is_blocked(boxed) and not no_state.exists()

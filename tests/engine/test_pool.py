@@ -72,14 +72,12 @@ def warm_run(backend: DockerBackend, req: ExecRequest) -> ExecResult:
     return result
 
 
-def test_the_hook_starts_only_when_its_event_is_delivered(
-    warm: DockerBackend, ws: Path
-) -> None:
+def test_the_hook_starts_only_when_its_event_is_delivered(warm: DockerBackend, ws: Path) -> None:
     """A hook that looks at the workspace and the clock before reading stdin sees the
     workspace as it is at delivery and a time after it, however long its container
     waited; its deadline counts from delivery too."""
     (ws / "state").write_text("at pool start")
-    req = request(ws, 'date +%s.%N; cat state; echo; cat')
+    req = request(ws, "date +%s.%N; cat state; echo; cat")
     assert warm.prewarm(req, wait=WAIT)
     time.sleep(2)  # the container waits at its gate meanwhile
     (ws / "state").write_text("at delivery")
@@ -91,9 +89,7 @@ def test_the_hook_starts_only_when_its_event_is_delivered(
     assert (state, event) == ("at delivery", "the event")
 
 
-def test_a_hook_that_ignores_stdin_runs_only_after_delivery(
-    warm: DockerBackend, ws: Path
-) -> None:
+def test_a_hook_that_ignores_stdin_runs_only_after_delivery(warm: DockerBackend, ws: Path) -> None:
     req = request(ws, "date +%s.%N")
     assert warm.prewarm(req, wait=WAIT)
     time.sleep(2)

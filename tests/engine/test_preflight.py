@@ -40,7 +40,7 @@ def run_claude(project: Path, home: Path, *flags: str) -> dict[str, Any]:
 
 def test_cline_hook_with_missing_interpreter(hook: HookWriter, run_hooks: Runner) -> None:
     """`#!/usr/bin/env nosuchlang`: an error naming it, not a failed run; fail-closed cancels."""
-    path = hook('echo \'{"cancel": true}\'', shebang="#!/usr/bin/env nosuchlang")
+    path = hook("echo '{\"cancel\": true}'", shebang="#!/usr/bin/env nosuchlang")
     result = run_hooks()
     [report] = result["hooks"]
     assert report["status"] == "error"

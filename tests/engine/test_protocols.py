@@ -69,8 +69,9 @@ def test_claude_args_hook_blocks_without_a_shell(engine: DockerBackend, tmp_path
     assert "argv ['a b', '$HOME']" in answer["reason"]
 
 
-def test_http_handler_is_listed_and_reported_as_not_run(engine: DockerBackend,
-                                                        tmp_path: Path) -> None:
+def test_http_handler_is_listed_and_reported_as_not_run(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
     """An `http` entry is in `list --json`'s skipped (not run, with why) and in `run`'s
     notRun, while the sibling command hook still runs and blocks."""
     ws, home = tmp_path / "ws", tmp_path / "home"

@@ -87,7 +87,7 @@ def test_a_logger_writing_into_the_workspace_says_what_stopped_it(
 # Claude Code's documented logging example (hooks guide): a PreToolUse logger appending
 # to a file in ~/.claude.
 LOGGER = (
-    "jq -r '\"\\(.tool_input.command) - \\(.tool_input.description // \"No description\")\"'"
+    'jq -r \'"\\(.tool_input.command) - \\(.tool_input.description // "No description")"\''
     " >> ~/.claude/bash-command-log.txt"
 )
 

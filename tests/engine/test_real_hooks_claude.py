@@ -32,7 +32,7 @@ def session_start(marker: Path) -> str:
     """A SessionStart hook as people write them: one benign export, and two that would run
     code in the agent's next Bash command on the host (the second touches `marker`)."""
     return (
-        "echo 'export GREETING=\"hello world\"' >> \"$CLAUDE_ENV_FILE\"; "
+        'echo \'export GREETING="hello world"\' >> "$CLAUDE_ENV_FILE"; '
         "echo 'export PATH=/repo/bin:$PATH' >> \"$CLAUDE_ENV_FILE\"; "
         f"echo 'export X=$(touch {marker})' >> \"$CLAUDE_ENV_FILE\"; "
         "echo session ready"
@@ -130,8 +130,12 @@ def test_exec_hands_on_only_literal_exports(
                           cwd=tmp_path, env={**env, "CLAUDE_ENV_FILE": str(tmp_path / "b")})  # fmt: skip
     boxed = subprocess.run(cli("exec", "--", command), capture_output=True, text=True,
                            cwd=tmp_path, env=env, timeout=120)  # fmt: skip
-    assert (boxed.returncode, boxed.stdout) == (bare.returncode, bare.stdout) == (0, "session ready\n")
-    refused = [ln for ln in boxed.stderr.splitlines() if ln.startswith("sandboxrun: CLAUDE_ENV_FILE")]
+    assert (
+        (boxed.returncode, boxed.stdout) == (bare.returncode, bare.stdout) == (0, "session ready\n")
+    )
+    refused = [
+        ln for ln in boxed.stderr.splitlines() if ln.startswith("sandboxrun: CLAUDE_ENV_FILE")
+    ]
     assert len(refused) == 2, boxed.stderr
     assert sourced(session_env, "GREETING", "PATH") == ["hello world", "/usr/bin:/bin"]
     assert not marker.exists()
@@ -246,8 +250,8 @@ def registry(engine: DockerBackend) -> Iterator[dict[str, str]]:
     tag = uuid.uuid4().hex[:8]
     now = datetime.now(UTC).isoformat()
     serve = (
-        f"mkdir -p /tmp/r && cd /tmp/r && echo '{{\"created\": \"{now}\"}}' > fresh-pkg && "
-        "echo '{\"created\": \"2020-01-01T00:00:00+00:00\"}' > old-pkg && "
+        f'mkdir -p /tmp/r && cd /tmp/r && echo \'{{"created": "{now}"}}\' > fresh-pkg && '
+        'echo \'{"created": "2020-01-01T00:00:00+00:00"}\' > old-pkg && '
         "exec python3 -m http.server 80"
     )
     net = api.create_network(f"sandboxrun-test-registry-{tag}", labels={"sandboxrun.test": tag})

@@ -28,7 +28,7 @@ from sandboxrun._client import exchange
 
 from .conftest import HookWriter, engine_runtime
 
-CANCEL = "cat > /dev/null; echo '{\"cancel\": true, \"errorMessage\": \"no rm\"}'"
+CANCEL = 'cat > /dev/null; echo \'{"cancel": true, "errorMessage": "no rm"}\''
 GUARD = """#!/bin/sh
 case "$(cat)" in *"rm -rf"*) echo "rm -rf is not allowed" >&2; exit 2 ;; esac
 """
@@ -139,7 +139,9 @@ def test_claude_deny_is_the_same(server: Server, tmp_path: Path) -> None:
     (project / "guard.sh").write_text(GUARD)
     (project / "guard.sh").chmod(0o755)
     entry = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}
-    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [entry]}}))
+    (project / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"PreToolUse": [entry]}})
+    )
     event = json.dumps(CLAUDE_EVENT | {"cwd": str(project)}).encode()
     args = ("run", "PreToolUse", "--agent", "claude", "--home", str(tmp_path))
     cold, warm = both(server, *args, stdin=event, cwd=project)
@@ -151,7 +153,11 @@ def test_claude_deny_is_the_same(server: Server, tmp_path: Path) -> None:
 def test_exec_passes_the_same_bytes_through(server: Server, tmp_path: Path, code: int) -> None:
     command = f"cat; printf 'a\\000b\\377'; printf 'e\\001' >&2; exit {code}"
     cold, warm = both(server, "exec", "--", command, stdin=b"in\xfe", cwd=tmp_path)
-    assert (warm.returncode, warm.stdout, warm.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+    assert (warm.returncode, warm.stdout, warm.stderr) == (
+        cold.returncode,
+        cold.stdout,
+        cold.stderr,
+    )
     assert (warm.returncode, warm.stdout, warm.stderr) == (code, b"in\xfea\0b\xff", b"e\x01")
 
 

@@ -19,7 +19,7 @@ Kills run on timer threads, never on the reading thread: the engine drains the
 attach stream before a container can exit, so a reader that stopped to kill
 would wait behind its own unread output.
 
-The warm path (`warm=True`, `pool.py`) runs the same config with a gate: the container
+The warm path (`warm=True`, `.._backends/pool.py`) runs the same config with a gate: the container
 is started ahead of time, and a run attaches to it and delivers the event instead of
 starting it; the reading, limits and reporting are this same `_Run`.
 """
@@ -51,14 +51,14 @@ from ..._settings import Settings, parse_size
 from ..._state import hook_ids
 from ..._types import ExecRequest, ExecResult
 from ..environment import hook_environment as _environment
+from ..helper import Helper, deadline_reached, image_helper, start_error
+from ..helper import command as helper_command
 from ..image_tools import ImageTools, image_tools
 from ..labels import DEADLINE, MANAGED, container_labels, owner_labels
+from ..pool import Pool, pool_key
 from .allowlist import HookNet, attach, detach, ensure_proxy, refused_hosts
 from .engine import connect, engine_errors, retry_engine
-from .helper import Helper, deadline_reached, image_helper, start_error
-from .helper import command as helper_command
 from .network import ensure_network
-from .pool import Pool, pool_key
 from .reaper import reap
 
 # What an allowlist hook's /etc/resolv.conf says (shipped with the package).
@@ -170,7 +170,7 @@ class DockerBackend:
         )
 
     def helper(self) -> Helper | None:
-        """The image's init helper (`helper.py`), or None: hooks run under docker-init."""
+        """The image's init helper (`_backends/helper.py`), or None: hooks run under docker-init."""
         return self._seccomp_helper()
 
     def _sweep(self) -> None:
@@ -347,7 +347,7 @@ class DockerBackend:
             return cid
 
     def _seccomp_helper(self) -> Helper | None:
-        """The image's helper (see `helper.py`), looked up once; images without it run
+        """The image's helper (see `_backends/helper.py`), looked up once; images without it run
         hooks directly under docker-init (`doctor` warns)."""
         if self._helper is False:
             with engine_errors(self.settings.docker_host, self.settings.image):
@@ -444,9 +444,9 @@ class DockerBackend:
             mounts=mounts,
             # "none" unless the user's own settings say bridge (our own bridge) or
             # allowlist (an internal network of its own whose only way out is the proxy).
-            network_mode=net.network_id if net else (
-                self._network() if s.network == "bridge" else "none"
-            ),
+            network_mode=net.network_id
+            if net
+            else (self._network() if s.network == "bridge" else "none"),
             read_only=True,
             tmpfs={
                 "/tmp": f"{tmpfs},mode=1777",
@@ -714,4 +714,3 @@ def _write_hosts(cache_dir: str) -> str:
     except OSError as exc:
         logger.warning("could not write {}: {} (hooks start ~100 ms slower)", path, exc)
         return ""
-

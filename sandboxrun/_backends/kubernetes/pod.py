@@ -30,12 +30,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from ..._errors import ConfigError
 from ..._mounts import home_layout, under
-from ..._settings import Settings, parse_size
+from ..._settings import Settings, WorkspaceVolume, parse_size
 from ..._state import NOBODY, hook_ids
 from ..._types import ExecRequest
 from ..environment import hook_environment
@@ -50,33 +49,6 @@ CONTAINER = "hook"
 # it is killed (`output_limit`, stdout and stderr alike), plus room for the runtime.
 EPHEMERAL_SLACK = 16 << 20
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
-
-
-@dataclass(frozen=True, slots=True)
-class WorkspaceVolume:
-    """Where a folder the hook reads comes from in the cluster, mounted read-only at `path`
-    (the path the request names, as on the agent's host). Costs of each kind:
-
-    - `pvc`: a PersistentVolumeClaim with access mode ReadOnlyMany (`source` is the claim
-      name, `sub_path` a folder inside it, e.g. one tenant's workspace). Works on any
-      cluster whose storage offers ReadOnlyMany (NFS, CephFS, cloud file stores); the
-      platform keeps the claim's content in step with the agent's workspace, and a hook
-      reads over the network. Allowed by the `restricted` Pod Security Standard.
-    - `hostPath`: a folder of the node (`source`), for single-node clusters where the
-      workspace lives on that node; no copy, no network. The `restricted` (and even the
-      `baseline`) Pod Security Standard refuses hostPath volumes, so the namespace of
-      `deploy/kubernetes/` rejects such pods: there, give the folder to a `local`
-      PersistentVolume and use a `pvc` instead.
-
-    Both are mounted with `recursiveReadOnly: Enabled`: a filesystem mounted below the
-    folder is read-only too, and a node that cannot do that (Linux < 5.12, an older
-    runtime) refuses the pod rather than leave it writable.
-    """
-
-    kind: Literal["pvc", "hostPath"]
-    source: str
-    path: str
-    sub_path: str = ""
 
 
 def pod_manifest(
@@ -211,9 +183,3 @@ def _refuse_unsupported(request: ExecRequest, volumes: Sequence[WorkspaceVolume]
                 f"{path!r}: no workspace volume of the Kubernetes backend holds it"
                 f" (volumes at: {', '.join(roots) or 'none'})"
             )
-    if not all(_absolute(ws.path) for ws in volumes):
-        raise ConfigError(f"workspace volume paths must be absolute: {list(roots)}")
-
-
-def _absolute(path: str) -> bool:
-    return path.startswith("/") and path.rstrip("/") != ""

@@ -38,6 +38,7 @@ class ClaudeDialect(Protocol):
     @property
     def hook_names(self) -> Sequence[str]: ...
 
+
 # Levels the user controls; project and local files come with the workspace.
 _TRUSTED = frozenset({"user", "explicit", "plugin"})
 MAX_SETTINGS_BYTES = 1 << 20  # a real settings file is a few kilobytes

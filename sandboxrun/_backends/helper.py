@@ -7,7 +7,7 @@ a Landlock write allowlist (host FIFOs in mounted folders cannot be opened for w
 no AF_UNIX sockets (host sockets there cannot be connected to), and a deadline of its
 own, so a container ends on time even when the sandboxrun that started it is gone.
 The label `sandboxrun.helper-gate=1` says a protocol-2 helper also takes `--gate IDLE`:
-the hook starts only once stdin is readable (the warm path's pool, `pool.py`). A flag
+the hook starts only once stdin is readable (the warm paths' pool, `pool.py`). A flag
 rather than a protocol 3, so that an older sandboxrun still speaks protocol 2 to it.
 """
 
