@@ -27,6 +27,7 @@ MANAGED = "sandboxrun.managed"  # on every container sandboxrun starts
 DEADLINE = "sandboxrun.deadline"
 RUN = "sandboxrun.run"  # the backend instance that made it
 HOOK = "sandboxrun.hook"  # what the logs call it
+CLAIMED = "sandboxrun.claimed"  # a pooled pod taken for a run: the run's id (Kubernetes)
 HOST, BOOT, PIDNS, PID, STARTED = (
     "sandboxrun.host", "sandboxrun.boot", "sandboxrun.pidns", "sandboxrun.pid", "sandboxrun.started"
 )  # fmt: skip

@@ -21,8 +21,11 @@ What a pod spec cannot say, and where it is held instead:
 - the container log: the runtime writes a pod's stdout to the node's disk even while we
   are attached, so the pod's ephemeral storage is bounded (`EPHEMERAL`).
 
-The hook's command runs as given, without the image's init helper (Landlock, the warm
-path's gate): the backend that runs these pods adds it.
+The container's command is the hook's own unless the caller gives `command`: the
+backend gives the image's init helper's command line (Landlock, its own deadline, the
+gate that holds the hook until its event arrives), and `wait`, the seconds the pod may
+spend before that gate opens (starting, or idle in a pool), which the cluster's own
+deadline then allows for too.
 """
 
 from __future__ import annotations
@@ -60,6 +63,8 @@ def pod_manifest(
     namespace: str | None = None,
     run: str = "",
     now: float,
+    command: Sequence[str] | None = None,
+    wait: float = 0.0,
 ) -> dict[str, Any]:
     """The Pod that runs `request` once. Every host path the request mounts must lie
     in one of `volumes` (a hook must see what the agent gave it, or not run: a
@@ -70,7 +75,7 @@ def pod_manifest(
     layout = home_layout(request.mounts)
     tmpfs = parse_size(s.tmpfs_size)
     memory = parse_size(s.memory)
-    timeout = math.ceil(request.timeout)
+    life = math.ceil(request.timeout + wait)  # the hook's deadline, counted from the pod's start
     scratch = {"/tmp": "tmp"}
     scratch |= {path: f"home-{i}" for i, path in enumerate(layout.tmpfs)}
     scratch |= {path: f"private-{i}" for i, (path, _) in enumerate(request.private_dirs)}
@@ -91,7 +96,7 @@ def pod_manifest(
         "memory": str(memory),
         "ephemeral-storage": str(s.output_limit + EPHEMERAL_SLACK),
     }
-    labels = {MANAGED: "1", **owner_labels(), DEADLINE: str(int(now) + timeout + GRACE)}
+    labels = {MANAGED: "1", **owner_labels(), DEADLINE: str(int(now) + life + GRACE)}
     if run:
         labels[RUN] = run
     metadata: dict[str, Any] = {
@@ -111,7 +116,7 @@ def pod_manifest(
     }
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
-        "activeDeadlineSeconds": timeout + GRACE,
+        "activeDeadlineSeconds": life + GRACE,
         "terminationGracePeriodSeconds": 0,
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
@@ -135,7 +140,7 @@ def pod_manifest(
                 "image": s.image,
                 "imagePullPolicy": "IfNotPresent",
                 # `command`, not `args`: the image's ENTRYPOINT must not stand between.
-                "command": [_literal(a) for a in request.argv],
+                "command": [_literal(a) for a in (request.argv if command is None else command)],
                 "workingDir": request.workdir,
                 "env": [
                     {"name": k, "value": _literal(v)}

@@ -1,0 +1,342 @@
+"""The real KubernetesBackend against a real HTTP API (tests/kubefake: the official
+client's requests, watches and the v5.channel.k8s.io attach websocket, each pod a real
+container of the local engine). What these prove and what only a live cluster can is
+said in tests/kube/README.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandboxrun._backends.kubernetes.backend import KubernetesBackend
+from sandboxrun._backends.kubernetes.lifecycle import claim, claimed_by_other
+from sandboxrun._backends.labels import CLAIMED, DEADLINE
+from sandboxrun._errors import ImageMissing
+from sandboxrun._settings import Settings, WorkspaceVolume
+from sandboxrun._types import ExecRequest
+
+from .conftest import KubeCluster
+
+BOUND = 120  # seconds: generous bounds for a loaded machine, never a speed claim
+CLAUDE_GUARD = """#!/bin/sh
+input=$(cat)
+case "$input" in *"rm -rf"*) echo "rm -rf is not allowed" >&2; exit 2;; esac
+echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "seen"}}'
+"""
+CLINE_HOOK = """#!/bin/sh
+input=$(cat)
+case "$input" in
+  *"rm -rf"*) echo '{"cancel": true, "errorMessage": "no rm -rf"}';;
+  *) echo '{"cancel": false, "contextModification": "workspace: '"$(cat README.md)"'"}';;
+esac
+"""
+
+
+@pytest.fixture
+def cluster(kube_cluster: KubeCluster) -> Iterator[KubeCluster]:
+    """The fake cluster; afterwards no pod of ours may be left (every test deletes what
+    it made)."""
+    yield kube_cluster
+    end = time.monotonic() + 30
+    while kube_cluster.pods() and time.monotonic() < end:
+        time.sleep(0.2)
+    assert [p["metadata"]["name"] for p in kube_cluster.pods()] == []
+
+
+@pytest.fixture
+def ws(tmp_path: Path, cluster: KubeCluster) -> Path:
+    """A workspace, given to the cluster as the ReadOnlyMany claim `workspace`."""
+    tmp_path.chmod(0o755)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "README.md").write_text("hello from the workspace\n")
+    cluster.claims["workspace"] = str(ws)
+    return ws
+
+
+def settings(cluster: KubeCluster, ws: Path, **overrides: Any) -> Settings:
+    return Settings(
+        backend="kubernetes", kubeconfig=str(cluster.kubeconfig),
+        kube_namespace=cluster.namespace,
+        kube_volumes=(WorkspaceVolume(kind="pvc", source="workspace", path=str(ws)),),
+        **overrides,
+    )  # fmt: skip
+
+
+def request(ws: Path, script: str, stdin: bytes = b"{}", timeout: float = 30) -> ExecRequest:
+    return ExecRequest(argv=("sh", "-c", script), stdin=stdin, workdir=str(ws),
+                       mounts=(str(ws),), timeout=timeout, label="test")  # fmt: skip
+
+
+def config_file(tmp_path: Path, cluster: KubeCluster | None, ws: Path, extra: str = "") -> Path:
+    """A config file for the command line: the cluster's (or, None, the Docker default)."""
+    path = tmp_path / ("kube.toml" if cluster else "docker.toml")
+    text = extra
+    if cluster is not None:
+        text += (
+            f'backend = "kubernetes"\nkubeconfig = "{cluster.kubeconfig}"\n'
+            f'kube_namespace = "{cluster.namespace}"\n'
+            f'[[kube_volumes]]\nkind = "pvc"\nsource = "workspace"\npath = "{ws}"\n'
+        )
+    path.write_text(text)
+    return path
+
+
+def cli(
+    config: Path, home: Path, *args: str, stdin: str, cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    home.mkdir(exist_ok=True)
+    return subprocess.run(
+        [sys.executable, "-m", "sandboxrun", args[0], "--config", str(config), "--home",
+         str(home), "--no-serve", *args[1:]],
+        input=stdin, capture_output=True, text=True, timeout=BOUND, cwd=cwd,
+    )  # fmt: skip
+
+
+def answer(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    """The CLI's JSON without what differs between two runs of the same hook."""
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    for h in result["hooks"]:
+        h.pop("durationMs", None)
+    return dict(result)
+
+
+def backend_of(s: Settings, warm: bool = False) -> KubernetesBackend:
+    return KubernetesBackend(s, warm=warm)
+
+
+# -- the same answers as Docker ------------------------------------------------------
+
+
+@pytest.mark.parametrize("event", ["rm -rf /", "ls"])
+def test_a_cline_hook_answers_as_on_docker(
+    cluster: KubeCluster, ws: Path, tmp_path: Path, event: str
+) -> None:
+    """`sandboxrun run` with backend = "kubernetes" runs a Cline hook in a pod (reading
+    the workspace through the claim) and answers exactly as the Docker backend does."""
+    hooks = ws / ".clinerules" / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "PreToolUse").write_text(CLINE_HOOK)
+    (hooks / "PreToolUse").chmod(0o755)
+    stdin = json.dumps({"preToolUse": {"toolName": "execute_command",
+                                       "parameters": {"command": event}}})  # fmt: skip
+    args = ("run", "PreToolUse", "--workspace", str(ws))
+    kube = cli(config_file(tmp_path, cluster, ws), tmp_path / "home", *args, stdin=stdin, cwd=ws)
+    docker = cli(config_file(tmp_path, None, ws), tmp_path / "home", *args, stdin=stdin, cwd=ws)
+    assert answer(kube) == answer(docker)
+    assert answer(kube)["cancel"] is (event == "rm -rf /")
+    if event == "ls":
+        assert "hello from the workspace" in answer(kube)["contextModification"]
+
+
+@pytest.mark.parametrize("command", ["rm -rf /", "ls"])
+def test_a_claude_hook_answers_as_on_docker(
+    cluster: KubeCluster, ws: Path, tmp_path: Path, command: str
+) -> None:
+    """A Claude project hook: exit 2 blocks with its stderr as the reason, JSON output is
+    read, on Kubernetes as on Docker."""
+    (ws / ".claude" / "hooks").mkdir(parents=True)
+    (ws / ".claude" / "hooks" / "guard.sh").write_text(CLAUDE_GUARD)
+    (ws / ".claude" / "hooks" / "guard.sh").chmod(0o755)
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "./.claude/hooks/guard.sh"}]}
+    ]}}))  # fmt: skip
+    stdin = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": str(ws),
+                        "tool_input": {"command": command}})  # fmt: skip
+    args = ("run", "PreToolUse", "--agent", "claude")
+    kube = cli(config_file(tmp_path, cluster, ws), tmp_path / "home", *args, stdin=stdin, cwd=ws)
+    docker = cli(config_file(tmp_path, None, ws), tmp_path / "home", *args, stdin=stdin, cwd=ws)
+    assert answer(kube) == answer(docker)
+    blocked = answer(kube)
+    assert blocked["blocked"] is (command == "rm -rf /")
+    if command == "rm -rf /":
+        assert blocked["reason"] == "rm -rf is not allowed"
+        assert [h["exitCode"] for h in blocked["hooks"]] == [2]
+
+
+# -- what a hook does is data ---------------------------------------------------------
+
+
+def test_exit_code_stdout_stderr_and_the_read_only_workspace(
+    cluster: KubeCluster, ws: Path
+) -> None:
+    """The event arrives on stdin (then EOF), stdout and stderr come back apart, the exit
+    code is the hook's, the workspace is read-only, the hook is not root."""
+    script = "cat; echo; id -u; echo oops >&2; touch x 2>/dev/null || echo ro >&2; exit 3"
+    with backend_of(settings(cluster, ws)) as b:
+        r = b.run(request(ws, script, stdin=b'{"event": 1}'))
+    assert (r.exit_code, r.timed_out, r.start_error, r.warm) == (3, False, None, False)
+    out = r.stdout.decode().split("\n")
+    assert out[0] == '{"event": 1}' and out[1] != "0"
+    assert r.stderr == b"oops\nro\n"
+
+
+def test_a_timeout_is_data_and_the_pod_is_gone(cluster: KubeCluster, ws: Path) -> None:
+    """A hook past its deadline: `timed_out`, and its pod deleted."""
+    with backend_of(settings(cluster, ws)) as b:
+        started = time.monotonic()
+        r = b.run(request(ws, "echo started; sleep 60", timeout=2))
+        assert time.monotonic() - started < BOUND / 2
+    assert r.timed_out and r.stdout == b"started\n"
+    assert cluster.pods() == []
+
+
+def test_an_output_flood_is_killed_and_bounded(cluster: KubeCluster, ws: Path) -> None:
+    """Past `output_limit` the pod is deleted (`killed_reason`); what is kept is the tail."""
+    s = settings(cluster, ws, output_limit=4 << 20, stdout_tail=64 << 10)
+    with backend_of(s) as b:
+        r = b.run(request(ws, "yes flood", timeout=60))
+    assert r.killed_reason and "output_limit" in r.killed_reason
+    assert r.output_truncated and not r.timed_out
+    assert len(r.stdout) <= 64 << 10 and r.stdout.endswith(b"flood\n")
+
+
+def test_a_missing_image_is_a_clear_error_and_blocks_fail_closed(
+    cluster: KubeCluster, ws: Path, tmp_path: Path
+) -> None:
+    """An image the nodes cannot pull: `ImageMissing` naming it; through the command line
+    with --fail-closed a block, never an allow."""
+    b = backend_of(settings(cluster, ws, image="nope/absent:0"))
+    with b, pytest.raises(ImageMissing, match="nope/absent:0"):
+        b.run(request(ws, "true"))
+    hooks = ws / ".clinerules" / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "PreToolUse").write_text("#!/bin/sh\necho '{\"cancel\": false}'\n")
+    (hooks / "PreToolUse").chmod(0o755)
+    config = config_file(tmp_path, cluster, ws, extra='image = "nope/absent:0"\n')
+    done = cli(config, tmp_path / "home", "run", "PreToolUse", "--workspace", str(ws),
+               "--fail-closed", stdin="{}", cwd=ws)  # fmt: skip
+    result = answer(done)
+    assert result["cancel"] is True, result
+    assert "nope/absent:0" in result["hooks"][0]["error"]
+
+
+def test_an_image_without_the_helper_is_a_start_error(cluster: KubeCluster, ws: Path) -> None:
+    """The pod's command is the image's helper: an image without it cannot start the
+    container, and the run says so as a start error (a block under fail-closed)."""
+    with backend_of(settings(cluster, ws, image="sandboxrun/base:bookworm")) as b:
+        r = b.run(request(ws, "echo hi"))
+    assert r.start_error and r.exit_code != 0 and r.stdout == b""
+
+
+def test_a_killed_sandboxrun_leaves_a_pod_that_ends_and_is_swept(
+    cluster: KubeCluster, ws: Path, tmp_path: Path
+) -> None:
+    """SIGKILL the CLI mid-hook: the pod carries `activeDeadlineSeconds` (the cluster ends
+    it by itself) and the next sandboxrun's check sweeps it."""
+    hooks = ws / ".clinerules" / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "PreToolUse").write_text("#!/bin/sh\nsleep 600\n")
+    (hooks / "PreToolUse").chmod(0o755)
+    config = config_file(tmp_path, cluster, ws, extra="timeout = 5\n")
+    (tmp_path / "home").mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sandboxrun", "run", "--config", str(config), "--home",
+         str(tmp_path / "home"), "--no-serve", "PreToolUse", "--workspace", str(ws)],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ws,
+    )  # fmt: skip
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(b"{}")
+        proc.stdin.close()
+        pod = wait_for(lambda: next((p for p in cluster.pods() if _running(p)), None))
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait(timeout=BOUND)
+    assert pod["spec"]["activeDeadlineSeconds"] <= 5 + 120 + 20 + 1
+    assert int(pod["metadata"]["labels"][DEADLINE]) <= time.time() + 5 + 120 + 20 + 1
+    with backend_of(settings(cluster, ws)) as b:
+        b.check()  # its owner is gone: the sweep deletes it (in the background)
+    assert cluster.pods() == []
+
+
+# -- the warm path --------------------------------------------------------------------
+
+
+def test_the_warm_path_claims_a_pooled_pod_and_close_deletes_the_pool(
+    cluster: KubeCluster, ws: Path
+) -> None:
+    """warm=True: a run after the pool filled runs `warm` in a pod started ahead of time
+    (labelled claimed by the run), a replacement is started, and close() deletes the
+    idle pods."""
+    b = backend_of(settings(cluster, ws, pool_size=1), warm=True)
+    b.claim_wait = BOUND
+    try:
+        req = request(ws, "cat; echo; cat README.md")
+        assert b.prewarm(req, wait=BOUND)
+        [pooled] = [p["metadata"]["name"] for p in cluster.pods()]
+        r = b.run(req)
+        assert r.warm and r.exit_code == 0
+        assert r.stdout == b"{}\nhello from the workspace\n"
+        assert b._pool is not None and b._pool.settle(BOUND)
+        assert pooled not in [p["metadata"]["name"] for p in cluster.pods()]
+        assert b.prewarm(req, wait=BOUND)  # the replacement
+        assert len(cluster.pods()) == 1
+    finally:
+        b.close()
+    assert cluster.pods() == []
+
+
+def test_two_claimers_race_for_one_pod_and_exactly_one_wins(cluster: KubeCluster, ws: Path) -> None:
+    """Two sandboxruns (each its own client) saw the same pooled pod at the same
+    resourceVersion and claim it at once: the API server's precondition lets one win."""
+    s = settings(cluster, ws)
+    owner, a, b = backend_of(s, warm=True), backend_of(s), backend_of(s)
+    req = request(ws, "cat")
+    try:
+        name = owner._launch(owner._manifest(req, owner._name(), 60))
+        seen = owner._seen[name]
+        results: dict[str, bool] = {}
+        barrier = threading.Barrier(2)
+
+        def race(claimer: KubernetesBackend) -> None:
+            barrier.wait()
+            c = claimer.cluster
+            results[claimer.run_id] = claim(c.core, c.namespace, name, seen, claimer.run_id)
+
+        threads = [threading.Thread(target=race, args=(x,)) for x in (a, b)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(BOUND)
+        assert sorted(results.values()) == [False, True]
+        [winner] = [run for run, won in results.items() if won]
+        [pod] = cluster.pods()
+        assert pod["metadata"]["labels"][CLAIMED] == winner
+        loser = a if winner == b.run_id else b
+        assert claimed_by_other(loser.cluster.core, cluster.namespace, name, loser.run_id)
+        # A stale view loses too, even with no one else about.
+        assert not claim(a.cluster.core, cluster.namespace, name, seen, a.run_id + "x")
+    finally:
+        owner._delete(name)
+        for x in (owner, a, b):
+            x.close()
+
+
+# -- helpers --------------------------------------------------------------------------
+
+
+def _running(pod: dict[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") == "Running"
+
+
+def wait_for(found: Callable[[], Any], limit: float = BOUND) -> Any:
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        value = found()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError("not within the bound")
