@@ -100,12 +100,11 @@ class Streams:
         writer.join(timeout=STREAM_GRACE)
 
     def exit_code(self) -> int | None:
-        """The exit code channel 3 reported, if it did (exec does; attach may not)."""
+        """The exit code channel 3 reported, if it did (exec does; attach does not: its
+        "Success" says the stream ended well, not how the hook exited)."""
         st = self.status
         if not st:
             return None
-        if st.get("status") == "Success":
-            return 0
         for cause in (st.get("details") or {}).get("causes") or []:
             if cause.get("reason") == "ExitCode":
                 with contextlib.suppress(TypeError, ValueError):
