@@ -92,6 +92,10 @@ class Streams:
             watchdog.cancel()
             self._hang_up()
             self.ws.close()
+            # After the server's close frame the websocket counts itself closed and its
+            # close() leaves the socket open: close that too.
+            with contextlib.suppress(AttributeError):
+                self.ws.sock.shutdown()
         # The stream can end (the kill worked) before the kill's answer reaches its
         # thread: wait for it, or `timed_out` is read before it is set.
         timer.join(timeout=STREAM_GRACE)

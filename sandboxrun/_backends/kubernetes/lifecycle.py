@@ -13,7 +13,9 @@ changed since, so of two sandboxruns that saw the same version exactly one wins.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,13 +47,9 @@ class Ended:
 def wait_running(core: Any, namespace: str, name: str, image: str, limit: float) -> Any:
     """The pod once it runs, or once it ended without running (check `ended`). Raises
     when it cannot run (image, configuration), vanishes, or is not running in `limit`."""
-    w: Any = watch.Watch()  # type: ignore[no-untyped-call]
     last = "no status yet"
-    try:
-        for event in w.stream(
-            core.list_namespaced_pod, namespace, field_selector=f"metadata.name={name}",
-            timeout_seconds=max(1, int(limit)), _request_timeout=limit + 10,
-        ):  # fmt: skip
+    with _watch(core, namespace, name, limit) as events:
+        for event in events:
             pod = event["object"]
             if event["type"] == "DELETED":
                 raise EngineError(f"pod {name} was deleted before its hook ran")
@@ -71,8 +69,6 @@ def wait_running(core: Any, namespace: str, name: str, image: str, limit: float)
                     raise ConfigError(f"pod {name} cannot start its container: {last[:240]}")
             else:
                 last = f"phase {phase}" + (f" ({pod.status.reason})" if pod.status.reason else "")
-    finally:
-        w.stop()
     raise EngineError(f"pod {name} was not running after {limit:g}s ({last[:200]})")
 
 
@@ -89,21 +85,26 @@ def ended(pod: Any) -> Ended | None:
 
 
 def wait_ended(core: Any, namespace: str, name: str, limit: float) -> Ended | None:
-    """How the pod ended, waiting up to `limit` seconds for its status to say so. None:
-    it is gone (we deleted it) or still says nothing."""
-    w: Any = watch.Watch()  # type: ignore[no-untyped-call]
+    """How the pod ended, waiting up to `limit` seconds for its status to say so (the
+    kubelet reports an exit a moment after the streams end). None: it is gone (we
+    deleted it) or still says nothing."""
     try:
-        for event in w.stream(
-            core.list_namespaced_pod, namespace, field_selector=f"metadata.name={name}",
-            timeout_seconds=max(1, int(limit)), _request_timeout=limit + 10,
-        ):  # fmt: skip
-            found = ended(event["object"])
-            if found is not None or event["type"] == "DELETED":
-                return found
+        pod = retry_api(core.read_namespaced_pod)(name, namespace)
     except ApiException as exc:
+        if exc.status != 404:
+            logger.debug("read {}: {}", name, exc)
+        return None
+    found = ended(pod)
+    if found is not None:
+        return found
+    try:
+        with _watch(core, namespace, name, limit, pod.metadata.resource_version) as events:
+            for event in events:
+                found = ended(event["object"])
+                if found is not None or event["type"] == "DELETED":
+                    return found
+    except ApiException as exc:  # e.g. 410 Gone: the version is too old; say nothing
         logger.debug("watch {}: {}", name, exc)
-    finally:
-        w.stop()
     return None
 
 
@@ -154,6 +155,25 @@ def sweep(core: Any, namespace: str) -> list[str]:
     if removed:
         logger.info("swept {} stale pod(s)", len(removed))
     return removed
+
+
+@contextlib.contextmanager
+def _watch(
+    core: Any, namespace: str, name: str, limit: float, version: str | None = None
+) -> Iterator[Iterator[dict[str, Any]]]:
+    """The events of one pod for `limit` seconds (from `version`, else from its state
+    now); the watch's connection is closed on leaving, however that happens."""
+    w: Any = watch.Watch()  # type: ignore[no-untyped-call]
+    events = w.stream(
+        core.list_namespaced_pod, namespace, field_selector=f"metadata.name={name}",
+        timeout_seconds=max(1, int(limit)), _request_timeout=limit + 10,
+        **({"resource_version": version} if version else {}),
+    )  # fmt: skip
+    try:
+        yield events
+    finally:
+        w.stop()
+        events.close()  # runs the generator's own cleanup: closes the response
 
 
 def _state(pod: Any, which: str) -> Any:
