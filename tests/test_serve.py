@@ -11,6 +11,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,10 +20,11 @@ import pytest
 from loguru import logger
 
 import sandboxrun._cli as cli
-from sandboxrun import ConfigError, ExecRequest, ExecResult, FakeBackend
+from sandboxrun import ConfigError, EngineUnavailable, ExecRequest, ExecResult, FakeBackend
 from sandboxrun import _client as client
 from sandboxrun._backends.docker import backend as _docker
 from sandboxrun._server import App, close_servers, open_servers, prepare_socket
+from sandboxrun._server import app as _app
 from tests.test_cli_unit import _restore_library_logging  # noqa: F401 - autouse, shared
 
 ROOT_ONLY = pytest.mark.skipif(os.getuid() != 0, reason="needs root to chown to another uid")
@@ -290,31 +292,164 @@ def test_protocol_health_and_errors(served: Served) -> None:
     assert request(served.path, head + body)[0] == 400
 
 
-def tcp_request(port: int, headers: str = "") -> int:
-    with socket.create_connection(("127.0.0.1", port)) as sock:
-        sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: x\r\n{headers}\r\n".encode())
+def fetch(
+    where: str | int, target: str, headers: str = "", method: str = "GET", body: bytes = b""
+) -> tuple[int, bytes]:
+    """(status, body) of one request on the unix socket (a path) or TCP (a port)."""
+    if isinstance(where, int):
+        sock = socket.create_connection(("127.0.0.1", where))
+    else:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(where)
+    with sock:
+        sock.sendall(f"{method} {target} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}"
+                     f"\r\n{headers}\r\n".encode() + body)  # fmt: skip
         data = b""
         while chunk := sock.recv(65536):
             data += chunk
-    return client.parse_response(data)[0]
+    head, _, payload = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), payload
 
 
-def test_tcp_needs_a_token_and_checks_it(home: Path, short_dir: Path) -> None:
+TOKEN = "s3cret-token-0123456789"
+BEARER = f"Authorization: Bearer {TOKEN}\r\n"
+
+
+@pytest.fixture
+def tcp(home: Path, short_dir: Path) -> Iterator[tuple[App, int, str]]:
+    """A server on a unix socket and on loopback TCP with a token: (app, port, socket)."""
+    path = str(short_dir / "t" / "serve.sock")
+    app = App(lambda settings: FakeBackend(answer))
+    servers = open_servers(app, path, ("127.0.0.1", 0), TOKEN.encode())
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield app, servers[1].server_address[1], path
+    close_servers(app, servers, path)
+
+
+def test_tcp_needs_a_token(home: Path, short_dir: Path) -> None:
     path = str(short_dir / "t" / "serve.sock")
     app = App(lambda settings: FakeBackend(answer))
     with pytest.raises(ConfigError, match="token"):
         open_servers(app, path, ("127.0.0.1", 0), None)
     assert not os.path.exists(path)
-    servers = open_servers(app, path, ("127.0.0.1", 0), b"s3cret-token-0123456789")
+
+
+def test_tcp_checks_the_token_but_for_the_probes(tcp: tuple[App, int, str]) -> None:
+    """Probes answer without the token and say only yes or no; /metrics and the API
+    want the right one."""
+    _app, port, _path = tcp
+    assert fetch(port, "/healthz") == (200, b'{"ok": true}')
+    assert fetch(port, "/readyz") == (200, b'{"ready": true}')
+    for target, method in (("/metrics", "GET"), ("/v1/run", "POST")):
+        assert fetch(port, target, method=method)[0] == 401
+        assert fetch(port, target, "Authorization: Bearer wrong-token-0123456789\r\n",
+                     method=method)[0] == 401  # fmt: skip
+    status, body = fetch(port, "/metrics", BEARER)
+    assert status == 200 and b"sandboxrun_runs_total" in body
+    status, body = fetch(port, "/healthz", BEARER)  # the token adds nothing there
+    assert (status, body) == (200, b'{"ok": true}')
+
+
+class Unready(FakeBackend):
+    """A backend whose engine is down: `check` raises, and counts its calls."""
+
+    def __init__(self) -> None:
+        super().__init__(answer)
+        self.checks = 0
+
+    def check(self) -> None:
+        self.checks += 1
+        raise EngineUnavailable("no Docker Engine answers at unix:///secret/docker.sock")
+
+
+def test_readyz_says_why_on_the_socket_and_only_no_on_tcp(
+    home: Path, short_dir: Path
+) -> None:
+    path = str(short_dir / "r" / "serve.sock")
+    backend = Unready()
+    app = App(lambda settings: backend)
+    servers = open_servers(app, path, ("127.0.0.1", 0), TOKEN.encode())
     for server in servers:
         threading.Thread(target=server.serve_forever, daemon=True).start()
     port = servers[1].server_address[1]
     try:
-        assert tcp_request(port) == 401
-        assert tcp_request(port, "Authorization: Bearer wrong-token-0123456789\r\n") == 401
-        assert tcp_request(port, "Authorization: Bearer s3cret-token-0123456789\r\n") == 200
+        status, body = fetch(path, "/readyz")
+        assert status == 503
+        assert json.loads(body) == {"ready": False, "reason": (
+            "no Docker Engine answers at unix:///secret/docker.sock")}  # fmt: skip
+        status, body = fetch(port, "/readyz")
+        assert status == 503 and b"secret" not in body and json.loads(body)["ready"] is False
+        assert backend.checks == 1  # the probes within READY_TTL read the first check
+        assert fetch(path, "/healthz")[0] == 200  # alive all the same
     finally:
         close_servers(app, servers, path)
+
+
+def test_readyz_checks_the_engine_again_after_a_while(
+    home: Path, short_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = Unready()
+    app = App(lambda settings: backend)
+    assert app.ready() and app.ready() and backend.checks == 1
+    monkeypatch.setattr(_app, "READY_TTL", 0.0)
+    assert app.ready() and backend.checks == 2
+    app.stop()
+    assert app.ready() == "the server is stopping"
+
+
+class Gated(FakeBackend):
+    """A FakeBackend whose hooks wait for `release` (a hook in flight at SIGTERM)."""
+
+    def __init__(self) -> None:
+        super().__init__(self._slow)
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def _slow(self, request: ExecRequest) -> ExecResult:
+        self.started.set()
+        assert self.release.wait(60)
+        return answer(request)
+
+
+def test_stopping_drains_what_is_in_flight_and_declines_the_rest(
+    home: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    """While a request is in flight, closing keeps the listeners up: /readyz says 503,
+    a new request 503 (the client runs it cold); the request in flight gets its
+    answer; then the backends are closed."""
+    path = str(short_dir / "g" / "serve.sock")
+    backend = Gated()
+    app = App(lambda settings: backend)
+    servers = open_servers(app, path, ("127.0.0.1", 0), TOKEN.encode())
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = servers[1].server_address[1]
+    (tmp_path / "w").mkdir()  # not the folder of the home: no workspace may hold it
+    body = json.dumps({"args": ["--", "binary"], "cwd": str(tmp_path / "w"), "stdin": ""})
+    answers: list[tuple[int, bytes]] = []
+    slow = threading.Thread(
+        target=lambda: answers.append(fetch(port, "/v1/exec", BEARER, "POST", body.encode()))
+    )
+    slow.start()
+    assert backend.started.wait(5), answers
+    closing = threading.Thread(target=close_servers, args=(app, servers, path))
+    closing.start()
+    deadline = time.monotonic() + 60
+    while os.path.exists(path):  # new local clients go cold without connecting
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    status, ready = fetch(port, "/readyz")
+    assert (status, json.loads(ready)["reason"]) == (503, "the server is stopping")
+    status, declined = fetch(port, "/v1/exec", BEARER, "POST", body.encode())
+    assert (status, json.loads(declined)) == (503, {"fallback": "the server is stopping"})
+    assert closing.is_alive() and not backend.closed
+    backend.release.set()
+    slow.join(60)
+    closing.join(60)
+    assert not closing.is_alive()
+    [(status, reply)] = answers
+    assert status == 200 and json.loads(reply)["exitCode"] == 3
+    assert backend.closed
 
 
 def test_client_imports_stay_light(served: Served, ws: Path) -> None:
