@@ -83,11 +83,12 @@ def json_lines(level: str) -> None:
         serialized = True
 
 
-def announce(line: str, prefix: str) -> None:
+def announce(line: str, prefix: str, depth: int = 0) -> None:
     """A process's lifecycle line ("serving on ...", "stopped"), shown whatever the log
-    level: `prefix: line` on stderr, or a JSON record after `json_lines`."""
+    level: `prefix: line` on stderr, or a JSON record after `json_lines` (naming the
+    function `depth` frames above the caller)."""
     if serialized:
-        logger.bind(always=True).info(line)
+        logger.opt(depth=depth + 1).bind(always=True).info(line)
     else:
         print(f"{prefix}: {line}", file=sys.stderr, flush=True)
 

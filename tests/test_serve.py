@@ -452,13 +452,129 @@ def test_stopping_drains_what_is_in_flight_and_declines_the_rest(
     assert backend.closed
 
 
+class Pooled(FakeBackend):
+    """Fake hooks by their last argument; a pool that `stats` describes."""
+
+    def __init__(self) -> None:
+        super().__init__(self._answer)
+
+    @staticmethod
+    def _answer(request: ExecRequest) -> ExecResult:
+        last = request.argv[-1]
+        if last == "allow":
+            return ExecResult(0, b"", b"", 5, warm=True)
+        if last == "deny":
+            return ExecResult(2, b"", b"no\n", 5)
+        if last == "slow":
+            return ExecResult(None, b"", b"", 5, timed_out=True)
+        return ExecResult(0, CANCEL, b"", 5)  # Cline's hook: a cancel
+
+    def stats(self) -> dict[str, int]:
+        return {"idle": 2, "starting": 1, "claims_waited": 4}
+
+
+def scrape(where: str | int, headers: str = "") -> dict[tuple[str, frozenset[Any]], float]:
+    """/metrics, parsed by prometheus_client's own parser: {(sample, labels): value}."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    status, body = fetch(where, "/metrics", headers)
+    assert status == 200
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(body.decode())
+        for sample in family.samples
+    }
+
+
+def test_metrics_count_runs_by_agent_status_and_path(
+    home: Path, short_dir: Path, ws: Path
+) -> None:
+    path = str(short_dir / "m" / "serve.sock")
+    app = App(lambda settings: Pooled())
+    [server] = open_servers(app, path)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for command, args in [
+            ("exec", ["--agent", "claude", "--", "allow"]),
+            ("exec", ["--agent", "claude", "--", "deny"]),
+            ("exec", ["--agent", "claude", "--", "slow"]),
+            ("run", ["PreToolUse"]),
+            ("run", ["PreToolUse", "--timeout", "soon"]),  # the parser refuses: cold
+        ]:
+            body = json.dumps({"args": args, "cwd": str(ws), "stdin": ""}).encode()
+            fetch(path, f"/v1/{command}", method="POST", body=body)
+        got, kept = scrape(path), app.backends
+    finally:
+        close_servers(app, servers=[server], path=path)
+
+    def runs(agent: str, status: str, where: str) -> float:
+        labels = frozenset({"agent": agent, "status": status, "path": where}.items())
+        return got.get(("sandboxrun_runs_total", labels), 0.0)
+
+    assert runs("claude", "ok", "warm") == 1
+    assert runs("claude", "blocked", "cold") == 1
+    assert runs("claude", "timeout", "cold") == 1
+    assert runs("cline", "blocked", "cold") == 1
+    assert sum(v for (name, _), v in got.items() if name == "sandboxrun_runs_total") == 4
+    count = "sandboxrun_request_duration_seconds_count"
+    assert got[(count, frozenset({"command": "exec"}.items()))] == 3
+    assert got[(count, frozenset({"command": "run"}.items()))] == 1
+    assert got[("sandboxrun_requests_declined_total", frozenset())] == 1
+    assert got[("sandboxrun_requests_in_flight", frozenset())] == 0
+    # Summed over the kept backends: one for claude's settings, one for cline's.
+    assert kept == 2
+    assert got[("sandboxrun_pool_containers", frozenset({"state": "idle"}.items()))] == 4
+    assert got[("sandboxrun_pool_containers", frozenset({"state": "starting"}.items()))] == 2
+    assert got[("sandboxrun_pool_claims_waited_total", frozenset())] == 8
+    # Bounded labels: never a hook's name or a path.
+    assert not any(str(ws) in value for _, labels in got for _, value in labels)
+
+
+def test_log_format_json_writes_one_object_a_line_on_stderr(
+    short_dir: Path, tmp_path: Path
+) -> None:
+    """`serve --log-format json`: every stderr line is a JSON object (the lifecycle's
+    lines, whatever the level, and the log's at its level); stdout stays empty."""
+    import subprocess
+
+    path = str(short_dir / "j" / "serve.sock")
+    env = {**os.environ, "HOME": str(tmp_path)}
+    env = {k: v for k, v in env.items() if not k.startswith("SANDBOXRUN_")}
+    argv = [sys.executable, "-m", "sandboxrun", "-vv", "serve", "--socket", path,
+            "--log-format", "json", "--idle-exit", "1"]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while (sock := client.connect(path)) is None:
+            assert time.monotonic() < deadline and proc.poll() is None, "serve did not start"
+            time.sleep(0.1)
+        assert client.exchange(sock, "GET", "/healthz")[0] == 200
+        sock.close()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert out == b""
+    records = [json.loads(line)["record"] for line in err.decode().splitlines()]
+    messages = [r["message"] for r in records]
+    assert messages[0] == f"serving on {path} (pid {proc.pid})"
+    assert (records[0]["name"], records[0]["function"]) == ("sandboxrun._server.lifecycle", "serve")
+    assert messages[-1] == "stopped"
+    assert any("GET /healthz" in m and r["level"]["name"] == "DEBUG"
+               for m, r in zip(messages, records, strict=True))  # fmt: skip
+
+
 def test_client_imports_stay_light(served: Served, ws: Path) -> None:
-    """With a server answering, `run` imports neither docker, pydantic nor loguru."""
+    """With a server answering, `run` imports neither docker, pydantic, loguru nor
+    prometheus_client."""
     import subprocess
 
     probe = (
         "import sys, json; from sandboxrun._client import main; code = main(sys.argv[1:]);"
-        " heavy = [m for m in ('docker', 'pydantic', 'loguru') if m in sys.modules];"
+        " heavy = [m for m in ('docker', 'pydantic', 'loguru', 'prometheus_client')"
+        " if m in sys.modules];"
         " print(json.dumps(heavy), file=sys.stderr); sys.exit(code)"
     )
     argv = ["run", "PreToolUse", "--config", str(served.config)]

@@ -120,7 +120,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def log_message(self, format: str, *args: Any) -> None:
-        logger.debug("serve: " + format, *args)
+        logger.debug("serve: {}", format % args)  # http.server's %-style line
 
     def address_string(self) -> str:
         return "unix" if isinstance(self.client_address, str) else str(self.client_address[0])

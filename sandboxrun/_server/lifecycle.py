@@ -162,7 +162,7 @@ def _where(server: UnixServer | TCPServer) -> str:
 
 def _say(line: str) -> None:
     """The server's own lifecycle lines, whatever the log level."""
-    _log.announce(line, "sandboxrun serve")
+    _log.announce(line, "sandboxrun serve", depth=1)
 
 
 def _address(text: str) -> tuple[str, int]:
