@@ -140,8 +140,13 @@ def test_serve_runs_hardened_with_probes_and_resources() -> None:
     assert argv[:2] == ["sandboxrun", "serve"]
     assert argv[argv.index("--listen") + 1] == "0.0.0.0:8765"
     assert argv[argv.index("--token-file") + 1] == "/run/sandboxrun/token"
-    for probe in ("readinessProbe", "livenessProbe"):
-        assert "/healthz" in serve[probe]["exec"]["command"][-1]
+    # Plain HTTP probes: they need no token (test_serve.py proves the server's side).
+    assert serve["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+    assert serve["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    assert argv[argv.index("--log-format") + 1] == "json"
+    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["prometheus.io/path"] == "/metrics"
+    assert annotations["prometheus.io/port"] == str(serve["ports"][0]["containerPort"])
     assert spec["securityContext"]["runAsUser"] != 0
     [secret] = [v for v in spec["volumes"] if "secret" in v]
     assert secret["secret"]["secretName"] == "sandboxrun-serve-token"
