@@ -55,12 +55,9 @@ class App:
         self._ready_lock = threading.Lock()
         self.metrics = Metrics(lambda: self.inflight, self._pool_stats)
 
-    def backend_for(self, settings: Settings) -> Backend:
-        """The kept backend for these settings (made on first use), shared by every
-        request with the same settings."""
-        return _Shared(self._kept(settings))
-
     def _kept(self, settings: Settings) -> Backend:
+        """The kept backend for these settings (made on first use), shared by every
+        request with the same settings (each sees it through a `_Shared`)."""
         with self._lock:
             backend = self._backends.get(settings)
             if backend is None:
@@ -205,9 +202,8 @@ class _Shared:
     backend's), and labelled for `reap` should anything outlive them.
     """
 
-    def __init__(self, backend: Backend, tally: _Tally | None = None) -> None:
-        self.backend = backend
-        self.tally = tally or _Tally()
+    def __init__(self, backend: Backend, tally: _Tally) -> None:
+        self.backend, self.tally = backend, tally
 
     def check(self) -> None:
         self.backend.check()
