@@ -650,3 +650,18 @@ def test_the_config_named_on_the_command_line_is_found(
     assert client._config_of(["H", "--conf=/a.toml"]) == ("/a.toml", True)
     assert client._config_of(["--", "--config", "x"]) == (None, False)
     assert client._config_of(["--config"]) == (None, True)  # the cold path says what is wrong
+
+
+def test_a_request_without_config_reads_the_servers_own(tmp_path: Path) -> None:
+    """`serve --config FILE`: a platform's clients send only the command's arguments, and
+    the hooks' settings come from the server's one file; a request's own --config wins."""
+    server_config = tmp_path / "server.toml"
+    server_config.write_text("timeout = 7\n")
+    own = tmp_path / "own.toml"
+    own.write_text("timeout = 3\n")
+    backend = _Closable(lambda request: ExecResult(0, b"", b"", 1))
+    app = App(lambda settings: backend, config=str(server_config))
+    for args, timeout in ((["--", "true"], 7.0), (["--config", str(own), "--", "true"], 3.0)):
+        request = {"args": args, "env": {}, "verbose": 0, "stdin": "", "cwd": str(tmp_path)}
+        assert app.answer("exec", request).exit_code == 0
+        assert backend.requests[-1].timeout == timeout

@@ -39,12 +39,19 @@ class App:
     """What the server does, apart from HTTP: answer commands with kept backends."""
 
     def __init__(
-        self, make_backend: Callable[[Settings], Backend], settings: Settings | None = None
+        self,
+        make_backend: Callable[[Settings], Backend],
+        settings: Settings | None = None,
+        config: str | None = None,
     ) -> None:
         from .metrics import Metrics
 
         self.make_backend = make_backend
         self.settings = settings  # the server's own: what /readyz checks (None: the defaults)
+        # The server's own `--config`: the config file of a request that names none (a
+        # platform's server, whose clients send only the command's arguments, keeps its
+        # hooks' settings in one file: backend, cluster, limits). None: the account's.
+        self.config = config
         self._backends: dict[Settings, Backend] = {}
         self._lock = threading.Condition()
         self.inflight = 0
@@ -146,6 +153,8 @@ class App:
 
     def _answer(self, command: str, request: dict[str, Any]) -> tuple[Reply, _Tally]:
         args = _parse(command, request)
+        if args.config is None:
+            args.config = self.config
         if args.no_serve:
             raise Decline("--no-serve")
         if getattr(args, "answer", None) == "agent":  # the agent's own hook answer: cold

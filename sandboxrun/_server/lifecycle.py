@@ -89,7 +89,7 @@ def serve(
         from .._cli import log_level
 
         _log.json_lines(log_level(args.verbose))
-    app = App(make_backend, settings)
+    app = App(make_backend, settings, config=args.config)
     servers = open_servers(app, path, listen, token)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
