@@ -173,3 +173,23 @@ def test_the_strict_schemas_are_not_blind() -> None:
     with pytest.raises(SchemaNotFoundError):
         validate({"apiVersion": "example.com/v1", "kind": "Nope", "metadata": {}}, "1.34",
                  strict=True)  # fmt: skip
+
+
+def test_the_shipped_config_is_valid_settings_for_the_kubernetes_backend(tmp_path: Path) -> None:
+    """The ConfigMap's config.toml is what serve reads for every request: it must load,
+    choose the Kubernetes backend in-cluster, and name the claim serve itself mounts."""
+    from sandboxrun import Settings
+
+    config = tmp_path / "config.toml"
+    config.write_text(by_name("ConfigMap", "sandboxrun-config")["data"]["config.toml"])
+    s = Settings.load(config=config)
+    assert (s.backend, s.kubeconfig, s.kube_namespace) == ("kubernetes", "in-cluster", "sandboxrun")
+    assert s.fail_closed
+    [volume] = s.kube_volumes
+    spec = by_name("Deployment", "sandboxrun-serve")["spec"]["template"]["spec"]
+    claims = {v["name"]: v["persistentVolumeClaim"]["claimName"]
+              for v in spec["volumes"] if "persistentVolumeClaim" in v}  # fmt: skip
+    [serve] = [c for c in spec["containers"] if c["name"] == "serve"]
+    mounted = {m["mountPath"]: claims.get(m["name"]) for m in serve["volumeMounts"]}
+    assert mounted[volume.path] == volume.source
+    assert all(m.get("readOnly") for m in serve["volumeMounts"] if m["name"] in claims)
