@@ -1,0 +1,292 @@
+"""The fake cluster (tests/kubefake) behaves like a real API server and kubelet for the
+calls the Kubernetes backend makes: every test drives it through the official client
+only, with the hardened hook pod of `_backends/kubernetes/pod.py`."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client, watch
+from kubernetes.client.rest import ApiException
+from kubernetes.stream import stream
+
+from sandboxrun._backends.kubernetes.pod import WorkspaceVolume, pod_manifest
+from sandboxrun._settings import Settings
+from sandboxrun._types import ExecRequest
+from tests.kubefake.fixtures import KubeCluster, docker_client
+from tests.kubefake.runtime import CLUSTER
+
+EMPTY_CONFIG = Path(tempfile.mkdtemp(prefix="kubefake-")) / "config.toml"
+EMPTY_CONFIG.write_text("")
+WAIT = 120  # seconds: generous bounds, never speed assertions
+
+
+def core(cluster: KubeCluster, token: str | None = None) -> client.CoreV1Api:
+    return client.CoreV1Api(cluster.client(token))
+
+
+def manifest(
+    cluster: KubeCluster, *argv: str, name: str = "hook-1", **values: Any
+) -> dict[str, Any]:
+    settings = Settings.load(config=EMPTY_CONFIG, **values.pop("settings", {}))
+    request = ExecRequest(argv=argv, stdin=b"", workdir="/", timeout=30, **values)
+    return pod_manifest(request, settings, name=name, namespace=cluster.namespace, now=time.time())
+
+
+def wait_for(api: client.CoreV1Api, cluster: KubeCluster, name: str, done: Any) -> Any:
+    """Watch the pod until `done(pod)`; the pod (a V1Pod)."""
+    w = watch.Watch()
+    for event in w.stream(api.list_namespaced_pod, cluster.namespace,
+                          field_selector=f"metadata.name={name}", timeout_seconds=WAIT):  # fmt: skip
+        if done(event["object"]):
+            w.stop()
+            return event["object"]
+    raise AssertionError(f"{name}: not done within {WAIT}s: {cluster.pods()}")
+
+
+def phase(*phases: str) -> Any:
+    return lambda pod: pod.status.phase in phases
+
+
+def attached(api: client.CoreV1Api, cluster: KubeCluster, name: str) -> Any:
+    return stream(api.connect_get_namespaced_pod_attach, name, cluster.namespace, container="hook",
+                  stdin=True, stdout=True, stderr=True, tty=False, binary=True,
+                  _preload_content=False)  # fmt: skip
+
+
+def hang_up(ws: Any) -> None:
+    """Close the attach socket. After the server closed first, `WSClient.close()` alone
+    leaves the TCP socket open (websocket-client's close returns early once it answered
+    the server's close frame): shut it down too."""
+    ws.close()
+    ws.sock.shutdown()
+
+
+def test_a_hook_pod_runs_attached_and_reports_its_exit(kube_cluster: KubeCluster) -> None:
+    """Create the hardened pod, watch it to Running, attach (v5), write stdin, close it
+    through the close channel, read stdout and stderr, find the exit code in the status."""
+    api = core(kube_cluster)
+    body = manifest(
+        kube_cluster,
+        "sh",
+        "-c",
+        "cat > /tmp/in; cat /tmp/in; printf %s '$(HOME) $$ $'; echo oops >&2; exit 3",
+    )
+    api.create_namespaced_pod(kube_cluster.namespace, body)
+    wait_for(api, kube_cluster, "hook-1", phase("Running"))
+    ws = attached(api, kube_cluster, "hook-1")
+    assert ws.subprotocol == "v5.channel.k8s.io"
+    ws.write_stdin(b'{"hook": "PreToolUse"}\n')
+    ws.close_channel(0)
+    ws.run_forever(timeout=WAIT)
+    assert not ws.is_open()
+    hang_up(ws)
+    assert ws.read_stdout() == b'{"hook": "PreToolUse"}\n$(HOME) $$ $'
+    assert ws.read_stderr() == b"oops\n"
+    assert json.loads(ws.read_channel(3)) == {
+        "metadata": {},
+        "status": "Success",
+    }  # attach: no exit code
+    pod = wait_for(api, kube_cluster, "hook-1", phase("Succeeded", "Failed"))
+    [status] = pod.status.container_statuses
+    assert pod.status.phase == "Failed"
+    assert status.state.terminated.exit_code == 3 and status.state.terminated.reason == "Error"
+    [c] = kube_cluster.containers()
+    host = c.attrs["HostConfig"]
+    assert host["NetworkMode"] == "none" and host["ReadonlyRootfs"] is True
+    assert host["CapDrop"] == ["ALL"] and host["SecurityOpt"] == ["no-new-privileges"]
+    assert host["Init"] is False and c.attrs["Config"]["User"] == "65534:65534"
+    assert host["Memory"] == host["MemorySwap"] == 512 << 20 and host["NanoCpus"] == 10**9
+    assert host["Tmpfs"]["/tmp"] == "rw,exec,nosuid,nodev,mode=1777,size=67108864"
+
+
+def test_a_workspace_claim_is_read_only(kube_cluster: KubeCluster, tmp_path: Path) -> None:
+    """A ReadOnlyMany claim (with subPath) reads, and refuses writes; exit 0 is
+    Succeeded with reason Completed."""
+    (tmp_path / "tenant-a").mkdir()
+    (tmp_path / "tenant-a" / "README.md").write_text("hello\n")
+    tmp_path.chmod(0o755)
+    kube_cluster.claims["workspaces"] = str(tmp_path)
+    ws = WorkspaceVolume("pvc", "workspaces", "/srv/ws", sub_path="tenant-a")
+    api = core(kube_cluster)
+    script = (
+        "cat >/dev/null; cat /srv/ws/README.md; touch /srv/ws/x 2>/dev/null && echo writable; pwd"
+    )
+    body = pod_manifest(ExecRequest(argv=("sh", "-c", script), stdin=b"", workdir="/srv/ws",
+                                    mounts=("/srv/ws",)), Settings.load(config=EMPTY_CONFIG),
+                        name="ws", volumes=(ws,), namespace=kube_cluster.namespace, now=time.time())  # fmt: skip
+    api.create_namespaced_pod(kube_cluster.namespace, body)
+    wait_for(api, kube_cluster, "ws", phase("Running"))
+    ws_client = attached(api, kube_cluster, "ws")
+    ws_client.close_channel(0)
+    ws_client.run_forever(timeout=WAIT)
+    hang_up(ws_client)
+    assert ws_client.read_stdout() == b"hello\n/srv/ws\n"
+    pod = wait_for(api, kube_cluster, "ws", phase("Succeeded", "Failed"))
+    assert pod.status.phase == "Succeeded"
+    assert pod.status.container_statuses[0].state.terminated.reason == "Completed"
+
+
+def test_two_claims_of_one_pod_with_one_resource_version_one_wins(
+    kube_cluster: KubeCluster,
+) -> None:
+    """Two relabels racing with the same resourceVersion: exactly one gets 409 Conflict."""
+    api = core(kube_cluster)
+    created = api.create_namespaced_pod(
+        kube_cluster.namespace, manifest(kube_cluster, "sleep", "60")
+    )
+    pod = wait_for(api, kube_cluster, "hook-1", phase("Running"))
+    rv = pod.metadata.resource_version
+    assert int(rv) > int(created.metadata.resource_version)
+    results: dict[str, Any] = {}
+    start = threading.Barrier(2)
+
+    def claim(who: str) -> None:
+        start.wait()
+        try:
+            body = {"metadata": {"resourceVersion": rv, "labels": {"claimed-by": who}}}
+            results[who] = core(kube_cluster).patch_namespaced_pod(
+                "hook-1", kube_cluster.namespace, body
+            )
+        except ApiException as exc:
+            results[who] = exc
+
+    threads = [threading.Thread(target=claim, args=(who,)) for who in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT)
+    lost = [r for r in results.values() if isinstance(r, ApiException)]
+    won = [r for r in results.values() if not isinstance(r, ApiException)]
+    assert len(lost) == 1 and len(won) == 1, results
+    assert lost[0].status == 409 and json.loads(lost[0].body)["reason"] == "Conflict"
+    now = api.read_namespaced_pod("hook-1", kube_cluster.namespace)
+    assert now.metadata.labels["claimed-by"] == won[0].metadata.labels["claimed-by"]
+    # A merge patch without a precondition always applies; a JSON patch `test` guards too.
+    api.patch_namespaced_pod("hook-1", kube_cluster.namespace, {"metadata": {"labels": {"x": None}}},
+                             _content_type="application/merge-patch+json")  # fmt: skip
+    with pytest.raises(ApiException) as err:
+        api.patch_namespaced_pod("hook-1", kube_cluster.namespace,
+                                 [{"op": "test", "path": "/metadata/labels/claimed-by", "value": "nobody"}])  # fmt: skip
+    assert err.value.status == 422
+
+
+def test_selectors_and_watch_from_a_resource_version(kube_cluster: KubeCluster) -> None:
+    """labelSelector (=, !=, in, notin, key, !key) and fieldSelector on list; a watch
+    from a resourceVersion replays only what came after it, and sees DELETED."""
+    api = core(kube_cluster)
+    ns = kube_cluster.namespace
+    for name, tier in (("p-a", "a"), ("p-b", "b")):
+        body = manifest(kube_cluster, "sleep", "60", name=name)
+        body["metadata"]["labels"]["tier"] = tier
+        api.create_namespaced_pod(ns, body)
+    listed = api.list_namespaced_pod(ns)
+
+    def names(selector: str) -> list[str]:
+        return sorted(
+            p.metadata.name for p in api.list_namespaced_pod(ns, label_selector=selector).items
+        )
+
+    assert names("tier=a") == ["p-a"] and names("tier!=a") == ["p-b"]
+    assert names("tier in (a, b)") == ["p-a", "p-b"] and names("tier notin (a)") == ["p-b"]
+    assert names("tier,sandboxrun.managed=1") == ["p-a", "p-b"] and names("!tier") == []
+    assert [
+        p.metadata.name
+        for p in api.list_namespaced_pod(ns, field_selector="metadata.name=p-b").items
+    ] == ["p-b"]
+    since = listed.metadata.resource_version
+    api.delete_namespaced_pod("p-a", ns, grace_period_seconds=0)
+    seen = []
+    w = watch.Watch()
+    for event in w.stream(api.list_namespaced_pod, ns, label_selector="tier=a",
+                          resource_version=since, timeout_seconds=WAIT):  # fmt: skip
+        seen.append(event["type"])
+        if event["type"] == "DELETED":
+            w.stop()
+    assert seen[-1] == "DELETED" and "ADDED" not in seen
+    with pytest.raises(ApiException) as err:
+        api.read_namespaced_pod("p-a", ns)
+    assert err.value.status == 404 and json.loads(err.value.body)["reason"] == "NotFound"
+    with pytest.raises(ApiException) as err:
+        api.delete_namespaced_pod("p-b", ns, body=client.V1DeleteOptions(
+            grace_period_seconds=0, preconditions=client.V1Preconditions(uid="not-its-uid")))  # fmt: skip
+    assert err.value.status == 409
+    with pytest.raises(ApiException) as err:
+        api.create_namespaced_pod(ns, manifest(kube_cluster, "true", name="p-b"))
+    assert err.value.status == 409 and json.loads(err.value.body)["reason"] == "AlreadyExists"
+    with pytest.raises(ApiException) as err:
+        api.create_namespaced_pod(ns, manifest(kube_cluster, "true", name="Not_A_Name"))
+    assert err.value.status == 422 and json.loads(err.value.body)["reason"] == "Invalid"
+
+
+def test_the_deadline_kills_the_pod(kube_cluster: KubeCluster) -> None:
+    api = core(kube_cluster)
+    body = manifest(kube_cluster, "sleep", "600")
+    body["spec"]["activeDeadlineSeconds"] = 2
+    api.create_namespaced_pod(kube_cluster.namespace, body)
+    pod = wait_for(api, kube_cluster, "hook-1", phase("Failed"))
+    assert pod.status.reason == "DeadlineExceeded"
+    assert pod.status.container_statuses[0].state.terminated.exit_code == 137
+
+
+def test_an_image_the_node_lacks_leaves_the_pod_pending(kube_cluster: KubeCluster) -> None:
+    api = core(kube_cluster)
+    body = manifest(kube_cluster, "true", settings={"image": "sandboxrun/absent:kubefake"})
+    api.create_namespaced_pod(kube_cluster.namespace, body)
+
+    def waiting(pod: Any) -> bool:
+        statuses = pod.status.container_statuses or []
+        return bool(
+            statuses
+            and statuses[0].state.waiting
+            and statuses[0].state.waiting.reason == "ErrImagePull"
+        )
+
+    pod = wait_for(api, kube_cluster, "hook-1", waiting)
+    assert pod.status.phase == "Pending" and not kube_cluster.containers()
+    with pytest.raises(ApiException) as err:  # nothing to attach to yet
+        attached(api, kube_cluster, "hook-1")
+    assert "400" in str(err.value)
+
+
+def test_who_may_do_what(kube_cluster: KubeCluster) -> None:
+    """A token the server does not know: 401; the Role's token outside its namespace,
+    or on what the Role does not grant (the namespace object): 403."""
+    version = client.VersionApi(kube_cluster.client()).get_code()
+    assert version.major == "1"
+    with pytest.raises(ApiException) as err:
+        core(kube_cluster, token="wrong").list_namespaced_pod(kube_cluster.namespace)
+    assert err.value.status == 401
+    kube_cluster.add_namespace("elsewhere")
+    for call in (lambda api: api.list_namespaced_pod("elsewhere"),
+                 lambda api: api.read_namespace(kube_cluster.namespace)):  # fmt: skip
+        with pytest.raises(ApiException) as err:
+            call(core(kube_cluster))
+        assert err.value.status == 403 and json.loads(err.value.body)["reason"] == "Forbidden"
+    assert (
+        core(kube_cluster, kube_cluster.admin_token)
+        .read_namespace(kube_cluster.namespace)
+        .status.phase
+        == "Active"
+    )
+
+
+def test_teardown_leaves_no_container(tmp_path: Path) -> None:
+    engine = docker_client()
+    cluster = KubeCluster(engine, tmp_path)
+    cluster.start()
+    try:
+        api = core(cluster)
+        api.create_namespaced_pod(cluster.namespace, manifest(cluster, "sleep", "600"))
+        wait_for(api, cluster, "hook-1", phase("Running"))
+        assert len(cluster.containers()) == 1
+    finally:
+        cluster.stop()
+    assert not engine.containers.list(all=True, filters={"label": f"{CLUSTER}={cluster.id}"})
+    engine.close()
