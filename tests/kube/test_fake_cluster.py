@@ -20,7 +20,7 @@ from sandboxrun._backends.kubernetes.pod import WorkspaceVolume, pod_manifest
 from sandboxrun._settings import Settings
 from sandboxrun._types import ExecRequest
 from tests.kubefake.fixtures import KubeCluster, docker_client
-from tests.kubefake.runtime import CLUSTER
+from tests.kubefake.runtime import CLUSTER, expand
 
 EMPTY_CONFIG = Path(tempfile.mkdtemp(prefix="kubefake-")) / "config.toml"
 EMPTY_CONFIG.write_text("")
@@ -290,3 +290,126 @@ def test_teardown_leaves_no_container(tmp_path: Path) -> None:
         cluster.stop()
     assert not engine.containers.list(all=True, filters={"label": f"{CLUSTER}={cluster.id}"})
     engine.close()
+
+
+def test_output_streams_both_ways_and_a_flood_arrives_whole(kube_cluster: KubeCluster) -> None:
+    """A line the hook writes reaches the client while its stdin is still open; then
+    8 MiB after stdin closed, all of it, in order. (What a container prints before the
+    attach is lost, as on a cluster: the hook reads its event first.)"""
+    api = core(kube_cluster)
+    script = (
+        'read a; echo "got $a"; read b; echo "then $b"; head -c 8388608 /dev/zero; echo end >&2'
+    )
+    api.create_namespaced_pod(kube_cluster.namespace, manifest(kube_cluster, "sh", "-c", script))
+    wait_for(api, kube_cluster, "hook-1", phase("Running"))
+    ws = attached(api, kube_cluster, "hook-1")
+    try:
+        ws.write_stdin(b"one\n")
+        assert ws.readline_stdout(timeout=WAIT) == b"got one"
+        ws.write_stdin(b"two\n")
+        ws.close_channel(0)
+        out = bytearray()
+        deadline = time.monotonic() + WAIT
+        while ws.is_open() and time.monotonic() < deadline:
+            ws.update(timeout=1)
+            out += ws.read_stdout(timeout=0)
+        out += ws.read_stdout(timeout=0)
+        assert bytes(out) == b"then two\n" + bytes(8 << 20)
+        assert ws.read_stderr() == b"end\n"
+    finally:
+        hang_up(ws)
+
+
+def test_the_hook_image_gate_runs_as_the_command(kube_cluster: KubeCluster) -> None:
+    """The image's init helper with `--gate` as the pod's command (no docker-init, the
+    pod's user): the hook starts on its event, as on the warm path."""
+    engine = docker_client()
+    helper = engine.api.inspect_image("sandboxrun/hooks:latest")["Config"]["Labels"]
+    engine.close()
+    path = helper["sandboxrun.seccomp-helper"]
+    options = ["--gate", "60", "--deadline", "60", "--write", "/tmp", "--write", "/dev",
+               "--write", "/proc", "--landlock-optional"]  # fmt: skip
+    api = core(kube_cluster)
+    body = manifest(kube_cluster, path, *options, "--", "sh", "-c", "cat; id -u")
+    api.create_namespaced_pod(kube_cluster.namespace, body)
+    wait_for(api, kube_cluster, "hook-1", phase("Running"))
+    ws = attached(api, kube_cluster, "hook-1")
+    try:
+        ws.write_stdin(b"{}\n")
+        ws.close_channel(0)
+        ws.run_forever(timeout=WAIT)
+        assert ws.read_stdout() == b"{}\n65534\n", ws.read_stderr()
+    finally:
+        hang_up(ws)
+    pod = wait_for(api, kube_cluster, "hook-1", phase("Succeeded", "Failed"))
+    assert pod.status.phase == "Succeeded"
+
+
+def test_a_hook_over_its_memory_is_oom_killed(kube_cluster: KubeCluster) -> None:
+    api = core(kube_cluster)
+    body = manifest(
+        kube_cluster, "sh", "-c", "head -c 400m /dev/zero | tail", settings={"memory": "64m"}
+    )
+    api.create_namespaced_pod(kube_cluster.namespace, body)
+    pod = wait_for(api, kube_cluster, "hook-1", phase("Succeeded", "Failed"))
+    terminated = pod.status.container_statuses[0].state.terminated
+    assert pod.status.phase == "Failed" and terminated.reason == "OOMKilled", terminated
+
+
+def test_a_graceful_delete_marks_then_removes(kube_cluster: KubeCluster) -> None:
+    """grace > 0: the pod gets a deletionTimestamp, the container is stopped (SIGKILL
+    after the grace: `sleep` as pid 1 ignores SIGTERM), then the pod is DELETED."""
+    api = core(kube_cluster)
+    api.create_namespaced_pod(kube_cluster.namespace, manifest(kube_cluster, "sleep", "600"))
+    pod = wait_for(api, kube_cluster, "hook-1", phase("Running"))
+    marked = api.delete_namespaced_pod("hook-1", kube_cluster.namespace, grace_period_seconds=1)
+    assert marked.metadata.deletion_timestamp is not None
+    seen = []
+    w = watch.Watch()
+    for event in w.stream(api.list_namespaced_pod, kube_cluster.namespace,
+                          resource_version=pod.metadata.resource_version, timeout_seconds=WAIT):  # fmt: skip
+        seen.append(event["type"])
+        if event["type"] == "DELETED":
+            w.stop()
+    assert seen[0] == "MODIFIED" and seen[-1] == "DELETED"
+    assert not kube_cluster.containers() and not kube_cluster.pods()
+
+
+def test_what_the_server_refuses(kube_cluster: KubeCluster) -> None:
+    """A pod's spec is immutable (422); a watch from a resourceVersion older than the
+    history is 410 Expired; a claim nobody made leaves the pod unschedulable."""
+    api = core(kube_cluster)
+    api.create_namespaced_pod(kube_cluster.namespace, manifest(kube_cluster, "sleep", "600"))
+    with pytest.raises(ApiException) as err:
+        api.patch_namespaced_pod("hook-1", kube_cluster.namespace, {"spec": {"hostNetwork": True}})
+    assert (
+        err.value.status == 422 and "may not change fields" in json.loads(err.value.body)["message"]
+    )
+    kube_cluster.store.history.clear()
+    with pytest.raises(ApiException) as err:
+        for _ in watch.Watch().stream(api.list_namespaced_pod, kube_cluster.namespace,
+                                      resource_version="1", timeout_seconds=5):  # fmt: skip
+            pass
+    assert err.value.status == 410
+    ws = WorkspaceVolume("pvc", "nobody-made-me", "/srv/ws")
+    body = pod_manifest(ExecRequest(argv=("true",), stdin=b"", workdir="/"),
+                        Settings.load(config=EMPTY_CONFIG), name="orphan", volumes=(ws,),
+                        namespace=kube_cluster.namespace, now=time.time())  # fmt: skip
+    api.create_namespaced_pod(kube_cluster.namespace, body)
+
+    def unschedulable(pod: Any) -> bool:
+        return any(c.reason == "Unschedulable" for c in pod.status.conditions or [])
+
+    pod = wait_for(api, kube_cluster, "orphan", unschedulable)
+    assert pod.status.phase == "Pending" and pod.spec.node_name is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expanded"),
+    [
+        ("$(A)", "a"), ("$$(A)", "$(A)"), ("$(MISSING)", "$(MISSING)"), ("$$", "$"),
+        ("$", "$"), ("a$b", "a$b"), ("$(A", "$(A"), ("$$$$(A)", "$$(A)"), ("x$(A)$(A)y", "xaay"),
+    ],
+)  # fmt: skip
+def test_the_kubelet_expansion(text: str, expanded: str) -> None:
+    assert expand(text, {"A": "a"}.get) == expanded

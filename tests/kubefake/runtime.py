@@ -316,6 +316,7 @@ class PodRun:
         if self.cid is not None:
             with contextlib.suppress(docker.errors.APIError):
                 self.rt.client.api.stop(self.cid, timeout=grace)
+            self.remove()
         self.rt.store.remove(self.ns, self.name, self.uid)
 
     def remove(self) -> None:
