@@ -413,3 +413,64 @@ def test_what_the_server_refuses(kube_cluster: KubeCluster) -> None:
 )  # fmt: skip
 def test_the_kubelet_expansion(text: str, expanded: str) -> None:
     assert expand(text, {"A": "a"}.get) == expanded
+
+
+def test_v4_is_served_to_a_client_that_offers_only_v4(kube_cluster: KubeCluster) -> None:
+    """An older client (v4: no close channel) gets v4; its stdin ends with the socket,
+    so the hook here reads one line only; the status comes on channel 3 all the same."""
+    from websocket import ABNF, create_connection
+
+    api = core(kube_cluster)
+    api.create_namespaced_pod(kube_cluster.namespace, manifest(kube_cluster, "head", "-n1"))
+    wait_for(api, kube_cluster, "hook-1", phase("Running"))
+    url = kube_cluster.host.replace("http://", "ws://") + (
+        f"/api/v1/namespaces/{kube_cluster.namespace}/pods/hook-1/attach"
+        "?container=hook&stdin=true&stdout=true&stderr=true"
+    )
+    sock = create_connection(url, header=[f"Authorization: Bearer {kube_cluster.token}"],
+                             subprotocols=["v4.channel.k8s.io"], timeout=WAIT)  # fmt: skip
+    try:
+        assert sock.getsubprotocol() == "v4.channel.k8s.io"
+        sock.send(b"\x00line\n", opcode=ABNF.OPCODE_BINARY)
+        frames = []
+        while (frame := sock.recv_data(control_frame=True))[0] != ABNF.OPCODE_CLOSE:
+            frames.append(frame[1])
+    finally:
+        sock.shutdown()
+    assert b"".join(f[1:] for f in frames if f[:1] == b"\x01") == b"line\n"
+    assert json.loads(frames[-1][1:]) == {"metadata": {}, "status": "Success"}
+
+
+def test_stdin_once_closes_stdin_when_the_first_attach_ends(kube_cluster: KubeCluster) -> None:
+    """A client that goes away without closing stdin (a killed sandboxrun): the hook
+    sees EOF all the same (`stdinOnce`), ends, and no later attach is possible."""
+    api = core(kube_cluster)
+    api.create_namespaced_pod(kube_cluster.namespace, manifest(kube_cluster, "cat"))
+    wait_for(api, kube_cluster, "hook-1", phase("Running"))
+    ws = attached(api, kube_cluster, "hook-1")
+    ws.write_stdin(b"partial")
+    hang_up(ws)
+    pod = wait_for(api, kube_cluster, "hook-1", phase("Succeeded", "Failed"))
+    assert pod.status.phase == "Succeeded"
+    with pytest.raises(ApiException) as err:
+        attached(api, kube_cluster, "hook-1")
+    assert "400" in str(err.value)
+
+
+def test_generate_name_and_image_never_pull(kube_cluster: KubeCluster) -> None:
+    """`generateName` gets a suffix; `imagePullPolicy: Never` for an absent image waits
+    with ErrImageNeverPull."""
+    api = core(kube_cluster)
+    body = manifest(kube_cluster, "true", settings={"image": "sandboxrun/absent:kubefake"})
+    del body["metadata"]["name"]
+    body["metadata"]["generateName"] = "hook-"
+    body["spec"]["containers"][0]["imagePullPolicy"] = "Never"
+    name = api.create_namespaced_pod(kube_cluster.namespace, body).metadata.name
+    assert name.startswith("hook-") and len(name) == len("hook-") + 5
+
+    def never(pod: Any) -> bool:
+        statuses = pod.status.container_statuses or []
+        return bool(statuses and statuses[0].state.waiting
+                    and statuses[0].state.waiting.reason == "ErrImageNeverPull")  # fmt: skip
+
+    assert wait_for(api, kube_cluster, name, never).status.phase == "Pending"

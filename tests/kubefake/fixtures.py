@@ -8,7 +8,8 @@
   the Role's token, `namespace` as the context's namespace);
 - `claims`: claim name → host folder, for persistentVolumeClaim volumes (set entries
   before creating pods that name them); `runtime_classes`: RuntimeClass name → engine
-  runtime (e.g. {"gvisor": "runsc"});
+  runtime (e.g. {"gvisor": "runsc"}; a pod without one runs in the engine's default, or
+  in `SANDBOX_TEST_RUNTIME` when set, as a node whose default handler is runsc);
 - `pods()` (the stored Pod objects, dicts in the API's JSON shape), `containers()` (the
   engine containers of this cluster, docker SDK objects), `requests` ((method,
   path?query) the server got, in order), `client()` (a `kubernetes.client.ApiClient` on
@@ -136,12 +137,13 @@ class KubeCluster:
         """Stop serving, then remove every container (never raises)."""
         for api in self._clients:
             api.close()
+        self.runtime.close()  # first: an attach still relaying ends with its container
         if self._runner is not None:
             self.store.close_watches()
             self._loop.call_soon_threadsafe(self._loop.stop)
             if self._thread is not None:
                 self._thread.join(timeout=30)
-        self.runtime.close()
+        self.runtime.close()  # what a request in flight may have started meanwhile
 
 
 def docker_client() -> docker.DockerClient:
@@ -163,6 +165,8 @@ def kube_cluster() -> Iterator[KubeCluster]:
     with tempfile.TemporaryDirectory(prefix="kubefake-") as root:
         os.chmod(root, 0o755)
         cluster = KubeCluster(client, Path(root))
+        # scripts/test's gVisor pass: a node whose container runtime runs pods in runsc.
+        cluster.runtime.node_runtime = os.environ.get("SANDBOX_TEST_RUNTIME") or None
         cluster.start()
         try:
             yield cluster

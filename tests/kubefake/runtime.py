@@ -102,6 +102,7 @@ class Runtime:
     scratch: Path  # host folders of disk emptyDirs
     claims: dict[str, str] = field(default_factory=dict)
     runtime_classes: dict[str, str] = field(default_factory=dict)  # name → engine runtime
+    node_runtime: str | None = None  # the node's default handler (e.g. runsc), if not runc
     api_host: str = "127.0.0.1"
     api_port: int = 0
     failures: list[str] = field(default_factory=list)  # tracebacks of the fake's own bugs
@@ -372,7 +373,7 @@ def container_config(pod: Pod, image: Mapping[str, Any], rt: Runtime) -> dict[st
         nano_cpus=int(parse_quantity(limits["cpu"]) * 10**9) if "cpu" in limits else None,
         tmpfs=tmpfs or None, mounts=mounts or None,
         log_config={"Type": "none", "Config": {}},
-        runtime=rt.runtime_classes[runtime] if runtime else None,
+        runtime=rt.runtime_classes[runtime] if runtime else rt.node_runtime,
     )  # fmt: skip
     return {
         "image": c["image"], "entrypoint": command, "command": args,
