@@ -226,10 +226,21 @@ def test_selectors_and_watch_from_a_resource_version(kube_cluster: KubeCluster) 
 
 
 def test_the_deadline_kills_the_pod(kube_cluster: KubeCluster) -> None:
+    """`activeDeadlineSeconds` may be shortened on a running pod (a claimed warm pod),
+    never lengthened (422); when it passes, the pod is Failed, DeadlineExceeded."""
     api = core(kube_cluster)
     body = manifest(kube_cluster, "sleep", "600")
-    body["spec"]["activeDeadlineSeconds"] = 2
+    body["spec"]["activeDeadlineSeconds"] = 600
     api.create_namespaced_pod(kube_cluster.namespace, body)
+    wait_for(api, kube_cluster, "hook-1", phase("Running"))
+    with pytest.raises(ApiException) as err:
+        api.patch_namespaced_pod(
+            "hook-1", kube_cluster.namespace, {"spec": {"activeDeadlineSeconds": 601}}
+        )
+    assert err.value.status == 422
+    api.patch_namespaced_pod(
+        "hook-1", kube_cluster.namespace, {"spec": {"activeDeadlineSeconds": 2}}
+    )
     pod = wait_for(api, kube_cluster, "hook-1", phase("Failed"))
     assert pod.status.reason == "DeadlineExceeded"
     assert pod.status.container_statuses[0].state.terminated.exit_code == 137
@@ -474,3 +485,14 @@ def test_generate_name_and_image_never_pull(kube_cluster: KubeCluster) -> None:
                     and statuses[0].state.waiting.reason == "ErrImageNeverPull")  # fmt: skip
 
     assert wait_for(api, kube_cluster, name, never).status.phase == "Pending"
+
+
+def test_a_command_that_cannot_start_fails_the_pod(kube_cluster: KubeCluster) -> None:
+    """No such executable: terminated with StartError and exit code 128, as containerd's
+    kubelet reports it; the pod Failed (restartPolicy Never)."""
+    api = core(kube_cluster)
+    api.create_namespaced_pod(kube_cluster.namespace, manifest(kube_cluster, "/no/such/hook"))
+    pod = wait_for(api, kube_cluster, "hook-1", phase("Failed"))
+    terminated = pod.status.container_statuses[0].state.terminated
+    assert terminated.reason == "StartError" and terminated.exit_code == 128
+    assert "/no/such/hook" in terminated.message

@@ -47,7 +47,7 @@ _LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 USER = web.RequestKey("user", object)  # the authenticated `User` of a request
 # What an update may change in a pod's spec (the rest is immutable).
-_MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")
+_MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations")
 
 
 @dataclass(frozen=True)
@@ -410,7 +410,19 @@ def _updated(old: Pod, new: Pod) -> Pod:
                               "Forbidden: pod updates may not change fields other than"
                               " `spec.containers[*].image`, `spec.activeDeadlineSeconds`,"
                               " `spec.tolerations` (only additions to existing tolerations),"
-                              " `spec.terminationGracePeriodSeconds`")])  # fmt: skip
+                              " `spec.terminationGracePeriodSeconds` (allow it to be set to 1"
+                              " if it was previously negative)")])  # fmt: skip
+    before, after = old["spec"].get("activeDeadlineSeconds"), spec.get("activeDeadlineSeconds")
+    if before is not None and (after is None or int(after) > int(before)):
+        # The kubelet's deadline may come sooner, never later: a pod started with a
+        # long one (a warm pod) can only have it shortened.
+        raise invalid(name, [("spec.activeDeadlineSeconds", "FieldValueInvalid",
+                              f"Invalid value: {after}: must be less than or equal to"
+                              " previous value")])  # fmt: skip
+    if after is not None and not int(after) > 0:
+        raise invalid(name, [("spec.activeDeadlineSeconds", "FieldValueInvalid",
+                              f"Invalid value: {after}: must be between 1 and 2147483647,"
+                              " inclusive")])  # fmt: skip
     if spec != old["spec"]:
         meta["generation"] = old_meta.get("generation", 1) + 1
     new["status"] = copy.deepcopy(old.get("status", {}))

@@ -174,7 +174,6 @@ class PodRun:
         self.cid: str | None = None
         self.deleted = threading.Event()
         self.started_at = 0.0
-        self.deadline: float | None = None
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -202,8 +201,6 @@ class PodRun:
             self._status(lambda p: p["status"].update(conditions=[condition]))
             return
         self.started_at = time.time()
-        if "activeDeadlineSeconds" in self.spec:
-            self.deadline = self.started_at + int(self.spec["activeDeadlineSeconds"])
         self._status(self._kubelet_saw)
         while True:
             try:
@@ -236,10 +233,19 @@ class PodRun:
         )  # fmt: skip
         _set_container(pod, self.container, {"waiting": {"reason": "ContainerCreating"}})
 
+    def deadline(self) -> float | None:
+        """When `activeDeadlineSeconds` ends the pod, counted from its startTime; read
+        from the stored pod each time, as an update may shorten it (a claimed warm pod)."""
+        with self.rt.store.lock:
+            pod = self.rt.store.pods.get((self.ns, self.name))
+            seconds = pod["spec"].get("activeDeadlineSeconds") if pod else None
+        return None if seconds is None else self.started_at + int(seconds)
+
     def _sleep(self, seconds: float) -> bool:
         """Wait; True when the pod is gone or its deadline passed (then it is Failed)."""
-        if self.deadline is not None and time.time() + seconds >= self.deadline:
-            self.deleted.wait(max(0.0, self.deadline - time.time()))
+        deadline = self.deadline()
+        if deadline is not None and time.time() + seconds >= deadline:
+            self.deleted.wait(max(0.0, deadline - time.time()))
             if not self.deleted.is_set():
                 self._status(_deadline_exceeded)
             return True
@@ -278,7 +284,8 @@ class PodRun:
         state = api.inspect_container(self.cid)["State"]
         self._status(lambda p: _running(p, self.container, self.cid, state["StartedAt"]))
         while not self.deleted.is_set():
-            left = None if self.deadline is None else self.deadline - time.time()
+            deadline = self.deadline()
+            left = None if deadline is None else deadline - time.time()
             if left is not None and left <= 0:
                 with contextlib.suppress(docker.errors.APIError):
                     api.kill(self.cid)
@@ -289,7 +296,7 @@ class PodRun:
                 self._status(_both(_deadline_exceeded, self._terminated()))
                 return
             try:
-                api.wait(self.cid, timeout=min(left or 5.0, 5.0))
+                api.wait(self.cid, timeout=min(left or 1.0, 1.0))  # 1 s: a deadline may move
                 break
             except requests.exceptions.RequestException:
                 continue  # not yet: look at the deadline again
