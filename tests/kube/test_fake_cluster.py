@@ -496,3 +496,33 @@ def test_a_command_that_cannot_start_fails_the_pod(kube_cluster: KubeCluster) ->
     terminated = pod.status.container_statuses[0].state.terminated
     assert terminated.reason == "StartError" and terminated.exit_code == 128
     assert "/no/such/hook" in terminated.message
+
+
+def test_hooks_that_never_read_stdin_do_not_hang_the_relay(kube_cluster: KubeCluster) -> None:
+    """Eight hooks at once ignore a 1 MiB event (more than a pipe holds): each still
+    prints, ends, and its attach closes."""
+    api = core(kube_cluster)
+    names = [f"deaf-{i}" for i in range(8)]
+    for name in names:
+        body = manifest(kube_cluster, "sh", "-c", "sleep 1; echo done", name=name)
+        api.create_namespaced_pod(kube_cluster.namespace, body)
+    for name in names:
+        wait_for(api, kube_cluster, name, phase("Running"))
+    outputs: dict[str, bytes] = {}
+
+    def run(name: str) -> None:
+        ws = attached(api, kube_cluster, name)
+        try:
+            ws.write_stdin(bytes(1 << 20))
+            ws.close_channel(0)
+            ws.run_forever(timeout=WAIT)
+            outputs[name] = ws.read_stdout()
+        finally:
+            hang_up(ws)
+
+    threads = [threading.Thread(target=run, args=(name,)) for name in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT)
+    assert outputs == dict.fromkeys(names, b"done\n")

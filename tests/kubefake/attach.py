@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import queue
 import socket
 import threading
 from typing import Any
@@ -84,7 +85,10 @@ async def attach(rt: Runtime, request: web.Request, pod: Pod) -> web.StreamRespo
     ended = asyncio.Event()
     reader = threading.Thread(target=_pump_out, args=(sock, ws, loop, ended), daemon=True)
     reader.start()
-    inbound = asyncio.create_task(_pump_in(ws, sock, stdin, ws.ws_protocol == V5))
+    inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    writer = threading.Thread(target=_write_stdin, args=(sock, inbox), daemon=True)
+    writer.start()
+    inbound = asyncio.create_task(_pump_in(ws, inbox, stdin, ws.ws_protocol == V5))
     await asyncio.wait([inbound, asyncio.create_task(ended.wait())],
                        return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
     if ended.is_set() and not ws.closed:
@@ -93,32 +97,39 @@ async def attach(rt: Runtime, request: web.Request, pod: Pod) -> web.StreamRespo
         await ws.close()
     inbound.cancel()
     with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)
+        sock.shutdown(socket.SHUT_RDWR)  # unblocks both threads; stdin ends (stdinOnce)
+    inbox.put(None)
     await loop.run_in_executor(None, reader.join, 30)
+    await loop.run_in_executor(None, writer.join, 30)
     sock.close()
     attached.close()
     return ws
 
 
-async def _pump_in(ws: web.WebSocketResponse, sock: socket.socket, stdin: bool, v5: bool) -> None:
-    """Client → container: stdin frames written through; v5's close of channel 0 is a
-    half-close. Ends when the client closes the socket."""
-    loop = asyncio.get_running_loop()
+async def _pump_in(ws: web.WebSocketResponse, inbox: queue.SimpleQueue[bytes | None],
+                   stdin: bool, v5: bool) -> None:  # fmt: skip
+    """Client → container: stdin frames to the writer; v5's close of channel 0 ends
+    its input (a half-close). Ends when the client closes the socket."""
     async for msg in ws:
         if msg.type not in (WSMsgType.BINARY, WSMsgType.TEXT):
             continue
         data = msg.data if isinstance(msg.data, bytes) else msg.data.encode()
-        if not data:
-            continue
-        if data[0] == STDIN and stdin and len(data) > 1:
-            try:
-                await loop.run_in_executor(None, sock.sendall, data[1:])
-            except OSError:
-                stdin = False  # the container closed its stdin: drop the rest, as the kubelet does
-        elif data[0] == CLOSE and v5 and data[1:2] == bytes([STDIN]) and stdin:
+        if data[:1] == bytes([STDIN]) and stdin and len(data) > 1:
+            inbox.put(data[1:])
+        elif data[:1] == bytes([CLOSE]) and v5 and data[1:2] == bytes([STDIN]) and stdin:
             stdin = False
-            with contextlib.suppress(OSError):
-                await loop.run_in_executor(None, sock.shutdown, socket.SHUT_WR)
+            inbox.put(None)
+
+
+def _write_stdin(sock: socket.socket, inbox: queue.SimpleQueue[bytes | None]) -> None:
+    """The container's stdin, in a thread of its own: a hook that never reads blocks
+    only this writer (never the server's loop or its shared executor)."""
+    try:
+        while (data := inbox.get()) is not None:
+            sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass  # the container closed its stdin, or the relay is over: the rest is dropped
 
 
 def _pump_out(sock: socket.socket, ws: web.WebSocketResponse, loop: asyncio.AbstractEventLoop,
