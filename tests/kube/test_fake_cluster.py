@@ -106,14 +106,18 @@ def test_a_hook_pod_runs_attached_and_reports_its_exit(kube_cluster: KubeCluster
     assert host["Tmpfs"]["/tmp"] == "rw,exec,nosuid,nodev,mode=1777,size=67108864"
 
 
-def test_a_workspace_claim_is_read_only(kube_cluster: KubeCluster, tmp_path: Path) -> None:
-    """A ReadOnlyMany claim (with subPath) reads, and refuses writes; exit 0 is
-    Succeeded with reason Completed."""
+@pytest.mark.parametrize("kind", ["pvc", "hostPath"])
+def test_a_workspace_volume_is_read_only(
+    kube_cluster: KubeCluster, tmp_path: Path, kind: str
+) -> None:
+    """A ReadOnlyMany claim (with subPath) or a hostPath folder reads, and refuses
+    writes; exit 0 is Succeeded with reason Completed."""
     (tmp_path / "tenant-a").mkdir()
     (tmp_path / "tenant-a" / "README.md").write_text("hello\n")
     tmp_path.chmod(0o755)
     kube_cluster.claims["workspaces"] = str(tmp_path)
-    ws = WorkspaceVolume("pvc", "workspaces", "/srv/ws", sub_path="tenant-a")
+    ws = (WorkspaceVolume("pvc", "workspaces", "/srv/ws", sub_path="tenant-a") if kind == "pvc"
+          else WorkspaceVolume("hostPath", str(tmp_path / "tenant-a"), "/srv/ws"))  # fmt: skip
     api = core(kube_cluster)
     script = (
         "cat >/dev/null; cat /srv/ws/README.md; touch /srv/ws/x 2>/dev/null && echo writable; pwd"
