@@ -4,6 +4,7 @@ only, with the hardened hook pod of `_backends/kubernetes/pod.py`."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 import threading
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import docker.errors
 import pytest
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
@@ -530,3 +532,29 @@ def test_hooks_that_never_read_stdin_do_not_hang_the_relay(kube_cluster: KubeClu
     for t in threads:
         t.join(WAIT)
     assert outputs == dict.fromkeys(names, b"done\n")
+
+
+def test_a_cluster_sweeps_what_a_killed_test_run_left(tmp_path: Path) -> None:
+    """A container of a fake cluster whose test process is gone is removed when the
+    next cluster starts; one of a live process stays."""
+    from sandboxrun._backends.labels import PID, STARTED, owner_labels
+    from tests.kubefake.runtime import LABEL
+
+    engine = docker_client()
+    mine = {LABEL: "1", CLUSTER: "gone", **owner_labels()}
+    dead = {**mine, PID: "999999999", STARTED: "1"}  # no such process
+    made = [engine.api.create_container("sandboxrun/hooks:latest", ["true"], labels=labels)["Id"]
+            for labels in (dead, mine)]  # fmt: skip
+    cluster = KubeCluster(engine, tmp_path)
+    try:
+        cluster.start()
+        left = {
+            c["Id"] for c in engine.api.containers(all=True, filters={"label": f"{CLUSTER}=gone"})
+        }
+        assert left == {made[1]}
+    finally:
+        cluster.stop()
+        for ident in made:
+            with contextlib.suppress(docker.errors.NotFound):
+                engine.api.remove_container(ident, force=True)
+        engine.close()

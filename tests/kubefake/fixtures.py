@@ -15,8 +15,10 @@
   path?query) the server got, in order), `client()` (a `kubernetes.client.ApiClient` on
   the kubeconfig), `add_namespace(name)`, `add_token(token, user, namespaces=...)`.
 
-Every container is labelled `sandboxrun.kubefake=1` and `sandboxrun.kubefake.cluster=ID`;
-the fixture removes them all at teardown. Without an engine it skips, except in CI
+Every container is labelled `sandboxrun.kubefake=1`, `sandboxrun.kubefake.cluster=ID`
+and its test process (sandboxrun's owner labels, never `sandboxrun.managed`: sandboxrun's
+own reaper leaves them alone); the fixture removes them all at teardown, and a cluster's
+start removes those of a test process that is gone. Without an engine it skips, except in CI
 (`CI=true`), where that is a failure.
 """
 
@@ -105,6 +107,7 @@ class KubeCluster:
     # -- lifecycle --------------------------------------------------------------------
 
     def start(self) -> None:
+        self.runtime.sweep()
         ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, args=(ready,), name="kubefake-api",
                                         daemon=True)  # fmt: skip

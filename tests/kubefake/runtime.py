@@ -46,6 +46,8 @@ import docker.errors
 import requests.exceptions
 from kubernetes.utils.quantity import parse_quantity
 
+from sandboxrun._backends.labels import owner_gone, owner_labels
+
 from .store import Pod, Store, now_rfc3339
 
 LABEL = "sandboxrun.kubefake"  # on every container of every fake cluster
@@ -149,6 +151,14 @@ class Runtime:
     def _container_ids(self) -> list[str]:
         mine = {"label": f"{CLUSTER}={self.cluster_id}"}
         return [c["Id"] for c in self.client.api.containers(all=True, filters=mine)]
+
+    def sweep(self) -> None:
+        """Remove the containers of fake clusters whose test process is gone (a killed
+        run never reached its teardown); another live run's stay."""
+        for c in self.client.api.containers(all=True, filters={"label": f"{LABEL}=1"}):
+            if owner_gone(c.get("Labels") or {}):
+                with contextlib.suppress(docker.errors.APIError):
+                    self.client.api.remove_container(c["Id"], force=True)
 
     def close(self) -> None:
         """Remove every container of this cluster (never raises)."""
@@ -390,7 +400,7 @@ def container_config(pod: Pod, image: Mapping[str, Any], rt: Runtime) -> dict[st
         "tty": bool(c.get("tty")), "detach": True, "host_config": host_config,
         "name": f"k8s_{c['name']}_{meta['name']}_{meta['namespace']}_{meta['uid']}_0",
         "labels": {
-            LABEL: "1", CLUSTER: rt.cluster_id, "io.kubernetes.pod.name": meta["name"],
+            LABEL: "1", CLUSTER: rt.cluster_id, **owner_labels(), "io.kubernetes.pod.name": meta["name"],
             "io.kubernetes.pod.namespace": meta["namespace"], "io.kubernetes.pod.uid": meta["uid"],
             "io.kubernetes.container.name": c["name"],
         },
