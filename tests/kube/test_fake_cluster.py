@@ -22,7 +22,7 @@ from sandboxrun._backends.kubernetes.pod import WorkspaceVolume, pod_manifest
 from sandboxrun._settings import Settings
 from sandboxrun._types import ExecRequest
 from tests.kubefake.fixtures import KubeCluster, docker_client
-from tests.kubefake.runtime import CLUSTER, expand
+from tests.kubefake.podspec import CLUSTER, LABEL, expand
 
 EMPTY_CONFIG = Path(tempfile.mkdtemp(prefix="kubefake-")) / "config.toml"
 EMPTY_CONFIG.write_text("")
@@ -538,7 +538,6 @@ def test_a_cluster_sweeps_what_a_killed_test_run_left(tmp_path: Path) -> None:
     """A container of a fake cluster whose test process is gone is removed when the
     next cluster starts; one of a live process stays."""
     from sandboxrun._backends.labels import PID, STARTED, owner_labels
-    from tests.kubefake.runtime import LABEL
 
     engine = docker_client()
     mine = {LABEL: "1", CLUSTER: "gone", **owner_labels()}
