@@ -24,7 +24,7 @@ from ._text import printable
 if TYPE_CHECKING:
     from ._backends.base import Backend
     from ._settings import Settings
-    from ._types import CombinedResult
+    from ._types import CombinedResult, HookOutcome
 
 # Heavy modules (settings, dialects, the runner) are imported by each function when it
 # runs: the CLI imports this module for every command.
@@ -52,12 +52,14 @@ class Caller:
 @dataclass(frozen=True)
 class Reply:
     """What the command writes: stdout, then stderr, then it exits with `exit_code`.
-    `abandoned`: stuck work was left behind at the event's deadline (`_session`)."""
+    `abandoned`: stuck work was left behind at the event's deadline (`_session`).
+    `outcomes`: `run`'s hooks as the dialect read them (what `serve` counts)."""
 
     stdout: bytes
     stderr: bytes
     exit_code: int
     abandoned: bool = False
+    outcomes: tuple[HookOutcome, ...] = ()
 
 
 def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> CombinedResult:
@@ -94,7 +96,9 @@ def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
 def answer_run(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
     """`sandboxrun run HOOK`: one JSON answer on stdout, exit 0 when the hooks ran."""
     result = run_result(args, caller, backend_for)
-    return Reply(dumps(result.to_json()), b"", 0, abandoned=result.abandoned)
+    return Reply(
+        dumps(result.to_json()), b"", 0, abandoned=result.abandoned, outcomes=result.outcomes
+    )
 
 
 def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:

@@ -29,6 +29,7 @@ LEVELS = {"trace": 5, "debug": 10, "info": 20, "success": 25, "warning": 30, "er
 _pending: Callable[[Any], None] | None = None  # the CLI's setup, until loguru is imported
 _threshold = 0  # lines below this level are dropped while loguru is not imported
 _quieted = False  # "sandboxrun" disabled in loguru (once: the application decides after)
+serialized = False  # `json_lines` was called: the log is JSON lines
 _lock = threading.RLock()
 
 
@@ -61,6 +62,35 @@ def configure(setup: Callable[[Any], None], level: str) -> None:
         setup(_ready())
     else:
         _pending, _threshold = setup, LEVELS[level.lower()]
+
+
+def json_lines(level: str) -> None:
+    """From now on, log on stderr one JSON object a line (loguru's `serialize`: the
+    message, level, time, module and the record's `extra`), for a platform's log
+    collector; stdout stays the protocol's. Records bound with `always=True` pass
+    whatever the level (`announce`). Replaces the application's sinks: call it at start."""
+    global serialized
+    real = _ready()
+    threshold = LEVELS[level.lower()]
+    with _lock:
+        real.remove()
+        real.add(
+            sys.stderr,
+            level=0,
+            serialize=True,
+            filter=lambda r: r["level"].no >= threshold or bool(r["extra"].get("always")),
+        )
+        serialized = True
+
+
+def announce(line: str, prefix: str, depth: int = 0) -> None:
+    """A process's lifecycle line ("serving on ...", "stopped"), shown whatever the log
+    level: `prefix: line` on stderr, or a JSON record after `json_lines` (naming the
+    function `depth` frames above the caller)."""
+    if serialized:
+        logger.opt(depth=depth + 1).bind(always=True).info(line)
+    else:
+        print(f"{prefix}: {line}", file=sys.stderr, flush=True)
 
 
 def _drop(*args: Any, **kwargs: Any) -> None:

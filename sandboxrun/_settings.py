@@ -177,6 +177,9 @@ class Settings(BaseSettings):
     serve_token_file: str | None = Field(
         None, description="the token a TCP client of `serve --listen` must send (required on TCP)"
     )
+    log_format: Literal["text", "json"] = Field(
+        "text", description="how `serve` logs on stderr: text lines, or one JSON object a line"
+    )
     landlock: Literal["required", "optional"] = Field(
         "required",
         description="optional: run hooks on kernels without Landlock (host FIFOs in the"

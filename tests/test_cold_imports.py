@@ -11,7 +11,7 @@ from pathlib import Path
 from sandboxrun._dialects import AGENTS
 from sandboxrun._dialects.registry import DIALECTS
 
-HEAVY = ("docker", "requests", "loguru", "pydantic", "pydantic_settings")
+HEAVY = ("docker", "requests", "loguru", "pydantic", "pydantic_settings", "prometheus_client")
 
 PROBE = """
 import json, sys

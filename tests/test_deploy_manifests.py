@@ -140,8 +140,13 @@ def test_serve_runs_hardened_with_probes_and_resources() -> None:
     assert argv[:2] == ["sandboxrun", "serve"]
     assert argv[argv.index("--listen") + 1] == "0.0.0.0:8765"
     assert argv[argv.index("--token-file") + 1] == "/run/sandboxrun/token"
-    for probe in ("readinessProbe", "livenessProbe"):
-        assert "/healthz" in serve[probe]["exec"]["command"][-1]
+    # Plain HTTP probes: they need no token (test_serve.py proves the server's side).
+    assert serve["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+    assert serve["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    assert argv[argv.index("--log-format") + 1] == "json"
+    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["prometheus.io/path"] == "/metrics"
+    assert annotations["prometheus.io/port"] == str(serve["ports"][0]["containerPort"])
     assert spec["securityContext"]["runAsUser"] != 0
     [secret] = [v for v in spec["volumes"] if "secret" in v]
     assert secret["secret"]["secretName"] == "sandboxrun-serve-token"
@@ -168,3 +173,23 @@ def test_the_strict_schemas_are_not_blind() -> None:
     with pytest.raises(SchemaNotFoundError):
         validate({"apiVersion": "example.com/v1", "kind": "Nope", "metadata": {}}, "1.34",
                  strict=True)  # fmt: skip
+
+
+def test_the_shipped_config_is_valid_settings_for_the_kubernetes_backend(tmp_path: Path) -> None:
+    """The ConfigMap's config.toml is what serve reads for every request: it must load,
+    choose the Kubernetes backend in-cluster, and name the claim serve itself mounts."""
+    from sandboxrun import Settings
+
+    config = tmp_path / "config.toml"
+    config.write_text(by_name("ConfigMap", "sandboxrun-config")["data"]["config.toml"])
+    s = Settings.load(config=config)
+    assert (s.backend, s.kubeconfig, s.kube_namespace) == ("kubernetes", "in-cluster", "sandboxrun")
+    assert s.fail_closed
+    [volume] = s.kube_volumes
+    spec = by_name("Deployment", "sandboxrun-serve")["spec"]["template"]["spec"]
+    claims = {v["name"]: v["persistentVolumeClaim"]["claimName"]
+              for v in spec["volumes"] if "persistentVolumeClaim" in v}  # fmt: skip
+    [serve] = [c for c in spec["containers"] if c["name"] == "serve"]
+    mounted = {m["mountPath"]: claims.get(m["name"]) for m in serve["volumeMounts"]}
+    assert mounted[volume.path] == volume.source
+    assert all(m.get("readOnly") for m in serve["volumeMounts"] if m["name"] in claims)

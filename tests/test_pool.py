@@ -70,9 +70,15 @@ def test_take_waits_for_a_starting_container(engine: FakeEngine) -> None:
 
     pool = Pool(slow, engine.remove, size=1)
     pool.want("k", make("k"))
+    assert pool.sizes() == (0, 1)  # (idle, starting): what `serve`'s metrics show
     assert pool.take("k") is None  # no wait: nothing idle yet
+    assert pool.waited == 0
     threading.Timer(0.2, gate.set).start()
     assert pool.take("k", wait=5) is not None
+    assert pool.waited == 1  # counted once, however often it woke
+    assert pool.settle(5) and pool.sizes() == (0, 0)  # taken, not replaced (no `want`)
+    pool.want("k", make("k"))
+    assert pool.settle(5) and pool.sizes() == (1, 0)
     pool.close()
 
 

@@ -11,6 +11,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,10 +20,11 @@ import pytest
 from loguru import logger
 
 import sandboxrun._cli as cli
-from sandboxrun import ConfigError, ExecRequest, ExecResult, FakeBackend
+from sandboxrun import ConfigError, EngineUnavailable, ExecRequest, ExecResult, FakeBackend
 from sandboxrun import _client as client
 from sandboxrun._backends.docker import backend as _docker
 from sandboxrun._server import App, close_servers, open_servers, prepare_socket
+from sandboxrun._server import app as _app
 from tests.test_cli_unit import _restore_library_logging  # noqa: F401 - autouse, shared
 
 ROOT_ONLY = pytest.mark.skipif(os.getuid() != 0, reason="needs root to chown to another uid")
@@ -290,40 +292,289 @@ def test_protocol_health_and_errors(served: Served) -> None:
     assert request(served.path, head + body)[0] == 400
 
 
-def tcp_request(port: int, headers: str = "") -> int:
-    with socket.create_connection(("127.0.0.1", port)) as sock:
-        sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: x\r\n{headers}\r\n".encode())
+def fetch(
+    where: str | int, target: str, headers: str = "", method: str = "GET", body: bytes = b""
+) -> tuple[int, bytes]:
+    """(status, body) of one request on the unix socket (a path) or TCP (a port)."""
+    if isinstance(where, int):
+        sock = socket.create_connection(("127.0.0.1", where))
+    else:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(where)
+    with sock:
+        sock.sendall(f"{method} {target} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}"
+                     f"\r\n{headers}\r\n".encode() + body)  # fmt: skip
         data = b""
         while chunk := sock.recv(65536):
             data += chunk
-    return client.parse_response(data)[0]
+    head, _, payload = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), payload
 
 
-def test_tcp_needs_a_token_and_checks_it(home: Path, short_dir: Path) -> None:
+TOKEN = "s3cret-token-0123456789"
+BEARER = f"Authorization: Bearer {TOKEN}\r\n"
+
+
+@pytest.fixture
+def tcp(home: Path, short_dir: Path) -> Iterator[tuple[App, int, str]]:
+    """A server on a unix socket and on loopback TCP with a token: (app, port, socket)."""
+    path = str(short_dir / "t" / "serve.sock")
+    app = App(lambda settings: FakeBackend(answer))
+    servers = open_servers(app, path, ("127.0.0.1", 0), TOKEN.encode())
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield app, servers[1].server_address[1], path
+    close_servers(app, servers, path)
+
+
+def test_tcp_needs_a_token(home: Path, short_dir: Path) -> None:
     path = str(short_dir / "t" / "serve.sock")
     app = App(lambda settings: FakeBackend(answer))
     with pytest.raises(ConfigError, match="token"):
         open_servers(app, path, ("127.0.0.1", 0), None)
     assert not os.path.exists(path)
-    servers = open_servers(app, path, ("127.0.0.1", 0), b"s3cret-token-0123456789")
+
+
+def test_tcp_checks_the_token_but_for_the_probes(tcp: tuple[App, int, str]) -> None:
+    """Probes answer without the token and say only yes or no; /metrics and the API
+    want the right one."""
+    _app, port, _path = tcp
+    assert fetch(port, "/healthz") == (200, b'{"ok": true}')
+    assert fetch(port, "/readyz") == (200, b'{"ready": true}')
+    for target, method in (("/metrics", "GET"), ("/v1/run", "POST")):
+        assert fetch(port, target, method=method)[0] == 401
+        assert fetch(port, target, "Authorization: Bearer wrong-token-0123456789\r\n",
+                     method=method)[0] == 401  # fmt: skip
+    status, body = fetch(port, "/metrics", BEARER)
+    assert status == 200 and b"sandboxrun_runs_total" in body
+    status, body = fetch(port, "/healthz", BEARER)  # the token adds nothing there
+    assert (status, body) == (200, b'{"ok": true}')
+
+
+class Unready(FakeBackend):
+    """A backend whose engine is down: `check` raises, and counts its calls."""
+
+    def __init__(self) -> None:
+        super().__init__(answer)
+        self.checks = 0
+
+    def check(self) -> None:
+        self.checks += 1
+        raise EngineUnavailable("no Docker Engine answers at unix:///secret/docker.sock")
+
+
+def test_readyz_says_why_on_the_socket_and_only_no_on_tcp(
+    home: Path, short_dir: Path
+) -> None:
+    path = str(short_dir / "r" / "serve.sock")
+    backend = Unready()
+    app = App(lambda settings: backend)
+    servers = open_servers(app, path, ("127.0.0.1", 0), TOKEN.encode())
     for server in servers:
         threading.Thread(target=server.serve_forever, daemon=True).start()
     port = servers[1].server_address[1]
     try:
-        assert tcp_request(port) == 401
-        assert tcp_request(port, "Authorization: Bearer wrong-token-0123456789\r\n") == 401
-        assert tcp_request(port, "Authorization: Bearer s3cret-token-0123456789\r\n") == 200
+        status, body = fetch(path, "/readyz")
+        assert status == 503
+        assert json.loads(body) == {"ready": False, "reason": (
+            "no Docker Engine answers at unix:///secret/docker.sock")}  # fmt: skip
+        status, body = fetch(port, "/readyz")
+        assert status == 503 and b"secret" not in body and json.loads(body)["ready"] is False
+        assert backend.checks == 1  # the probes within READY_TTL read the first check
+        assert fetch(path, "/healthz")[0] == 200  # alive all the same
     finally:
         close_servers(app, servers, path)
 
 
+def test_readyz_checks_the_engine_again_after_a_while(
+    home: Path, short_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = Unready()
+    app = App(lambda settings: backend)
+    assert app.ready() and app.ready() and backend.checks == 1
+    monkeypatch.setattr(_app, "READY_TTL", 0.0)
+    assert app.ready() and backend.checks == 2
+    app.stop()
+    assert app.ready() == "the server is stopping"
+
+
+class Gated(FakeBackend):
+    """A FakeBackend whose hooks wait for `release` (a hook in flight at SIGTERM)."""
+
+    def __init__(self) -> None:
+        super().__init__(self._slow)
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def _slow(self, request: ExecRequest) -> ExecResult:
+        self.started.set()
+        assert self.release.wait(60)
+        return answer(request)
+
+
+def test_stopping_drains_what_is_in_flight_and_declines_the_rest(
+    home: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    """While a request is in flight, closing keeps the listeners up: /readyz says 503,
+    a new request 503 (the client runs it cold); the request in flight gets its
+    answer; then the backends are closed."""
+    path = str(short_dir / "g" / "serve.sock")
+    backend = Gated()
+    app = App(lambda settings: backend)
+    servers = open_servers(app, path, ("127.0.0.1", 0), TOKEN.encode())
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = servers[1].server_address[1]
+    (tmp_path / "w").mkdir()  # not the folder of the home: no workspace may hold it
+    body = json.dumps({"args": ["--", "binary"], "cwd": str(tmp_path / "w"), "stdin": ""})
+    answers: list[tuple[int, bytes]] = []
+    slow = threading.Thread(
+        target=lambda: answers.append(fetch(port, "/v1/exec", BEARER, "POST", body.encode()))
+    )
+    slow.start()
+    assert backend.started.wait(5), answers
+    closing = threading.Thread(target=close_servers, args=(app, servers, path))
+    closing.start()
+    deadline = time.monotonic() + 60
+    while os.path.exists(path):  # new local clients go cold without connecting
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    status, ready = fetch(port, "/readyz")
+    assert (status, json.loads(ready)["reason"]) == (503, "the server is stopping")
+    status, declined = fetch(port, "/v1/exec", BEARER, "POST", body.encode())
+    assert (status, json.loads(declined)) == (503, {"fallback": "the server is stopping"})
+    assert closing.is_alive() and not backend.closed
+    backend.release.set()
+    slow.join(60)
+    closing.join(60)
+    assert not closing.is_alive()
+    [(status, reply)] = answers
+    assert status == 200 and json.loads(reply)["exitCode"] == 3
+    assert backend.closed
+
+
+class Pooled(FakeBackend):
+    """Fake hooks by their last argument; a pool that `stats` describes."""
+
+    def __init__(self) -> None:
+        super().__init__(self._answer)
+
+    @staticmethod
+    def _answer(request: ExecRequest) -> ExecResult:
+        last = request.argv[-1]
+        if last == "allow":
+            return ExecResult(0, b"", b"", 5, warm=True)
+        if last == "deny":
+            return ExecResult(2, b"", b"no\n", 5)
+        if last == "slow":
+            return ExecResult(None, b"", b"", 5, timed_out=True)
+        return ExecResult(0, CANCEL, b"", 5)  # Cline's hook: a cancel
+
+    def stats(self) -> dict[str, int]:
+        return {"idle": 2, "starting": 1, "claims_waited": 4}
+
+
+def scrape(where: str | int, headers: str = "") -> dict[tuple[str, frozenset[Any]], float]:
+    """/metrics, parsed by prometheus_client's own parser: {(sample, labels): value}."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    status, body = fetch(where, "/metrics", headers)
+    assert status == 200
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(body.decode())
+        for sample in family.samples
+    }
+
+
+def test_metrics_count_runs_by_agent_status_and_path(
+    home: Path, short_dir: Path, ws: Path
+) -> None:
+    path = str(short_dir / "m" / "serve.sock")
+    app = App(lambda settings: Pooled())
+    [server] = open_servers(app, path)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for command, args in [
+            ("exec", ["--agent", "claude", "--", "allow"]),
+            ("exec", ["--agent", "claude", "--", "deny"]),
+            ("exec", ["--agent", "claude", "--", "slow"]),
+            ("run", ["PreToolUse"]),
+            ("run", ["PreToolUse", "--timeout", "soon"]),  # the parser refuses: cold
+        ]:
+            body = json.dumps({"args": args, "cwd": str(ws), "stdin": ""}).encode()
+            fetch(path, f"/v1/{command}", method="POST", body=body)
+        got, kept = scrape(path), app.backends
+    finally:
+        close_servers(app, servers=[server], path=path)
+
+    def runs(agent: str, status: str, where: str) -> float:
+        labels = frozenset({"agent": agent, "status": status, "path": where}.items())
+        return got.get(("sandboxrun_runs_total", labels), 0.0)
+
+    assert runs("claude", "ok", "warm") == 1
+    assert runs("claude", "blocked", "cold") == 1
+    assert runs("claude", "timeout", "cold") == 1
+    assert runs("cline", "blocked", "cold") == 1
+    assert sum(v for (name, _), v in got.items() if name == "sandboxrun_runs_total") == 4
+    count = "sandboxrun_request_duration_seconds_count"
+    assert got[(count, frozenset({"command": "exec"}.items()))] == 3
+    assert got[(count, frozenset({"command": "run"}.items()))] == 1
+    assert got[("sandboxrun_requests_declined_total", frozenset())] == 1
+    assert got[("sandboxrun_requests_in_flight", frozenset())] == 0
+    # Summed over the kept backends: one for claude's settings, one for cline's.
+    assert kept == 2
+    assert got[("sandboxrun_pool_containers", frozenset({"state": "idle"}.items()))] == 4
+    assert got[("sandboxrun_pool_containers", frozenset({"state": "starting"}.items()))] == 2
+    assert got[("sandboxrun_pool_claims_waited_total", frozenset())] == 8
+    # Bounded labels: never a hook's name or a path.
+    assert not any(str(ws) in value for _, labels in got for _, value in labels)
+
+
+def test_log_format_json_writes_one_object_a_line_on_stderr(
+    short_dir: Path, tmp_path: Path
+) -> None:
+    """`serve --log-format json`: every stderr line is a JSON object (the lifecycle's
+    lines, whatever the level, and the log's at its level); stdout stays empty."""
+    import subprocess
+
+    path = str(short_dir / "j" / "serve.sock")
+    env = {**os.environ, "HOME": str(tmp_path)}
+    env = {k: v for k, v in env.items() if not k.startswith("SANDBOXRUN_")}
+    argv = [sys.executable, "-m", "sandboxrun", "-vv", "serve", "--socket", path,
+            "--log-format", "json", "--idle-exit", "1"]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while (sock := client.connect(path)) is None:
+            assert time.monotonic() < deadline and proc.poll() is None, "serve did not start"
+            time.sleep(0.1)
+        assert client.exchange(sock, "GET", "/healthz")[0] == 200
+        sock.close()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert out == b""
+    records = [json.loads(line)["record"] for line in err.decode().splitlines()]
+    messages = [r["message"] for r in records]
+    assert messages[0] == f"serving on {path} (pid {proc.pid})"
+    assert (records[0]["name"], records[0]["function"]) == ("sandboxrun._server.lifecycle", "serve")
+    assert messages[-1] == "stopped"
+    assert any("GET /healthz" in m and r["level"]["name"] == "DEBUG"
+               for m, r in zip(messages, records, strict=True))  # fmt: skip
+
+
 def test_client_imports_stay_light(served: Served, ws: Path) -> None:
-    """With a server answering, `run` imports neither docker, pydantic nor loguru."""
+    """With a server answering, `run` imports neither docker, pydantic, loguru nor
+    prometheus_client."""
     import subprocess
 
     probe = (
         "import sys, json; from sandboxrun._client import main; code = main(sys.argv[1:]);"
-        " heavy = [m for m in ('docker', 'pydantic', 'loguru') if m in sys.modules];"
+        " heavy = [m for m in ('docker', 'pydantic', 'loguru', 'prometheus_client')"
+        " if m in sys.modules];"
         " print(json.dumps(heavy), file=sys.stderr); sys.exit(code)"
     )
     argv = ["run", "PreToolUse", "--config", str(served.config)]
@@ -399,3 +650,18 @@ def test_the_config_named_on_the_command_line_is_found(
     assert client._config_of(["H", "--conf=/a.toml"]) == ("/a.toml", True)
     assert client._config_of(["--", "--config", "x"]) == (None, False)
     assert client._config_of(["--config"]) == (None, True)  # the cold path says what is wrong
+
+
+def test_a_request_without_config_reads_the_servers_own(tmp_path: Path) -> None:
+    """`serve --config FILE`: a platform's clients send only the command's arguments, and
+    the hooks' settings come from the server's one file; a request's own --config wins."""
+    server_config = tmp_path / "server.toml"
+    server_config.write_text("timeout = 7\n")
+    own = tmp_path / "own.toml"
+    own.write_text("timeout = 3\n")
+    backend = _Closable(lambda request: ExecResult(0, b"", b"", 1))
+    app = App(lambda settings: backend, config=str(server_config))
+    for args, timeout in ((["--", "true"], 7.0), (["--config", str(own), "--", "true"], 3.0)):
+        request = {"args": args, "env": {}, "verbose": 0, "stdin": "", "cwd": str(tmp_path)}
+        assert app.answer("exec", request).exit_code == 0
+        assert backend.requests[-1].timeout == timeout

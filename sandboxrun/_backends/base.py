@@ -6,6 +6,11 @@ the protocol logic and nothing about isolation.
 
 A backend may hold resources between runs (`DockerBackend(warm=True)` keeps pools of
 containers): `close()`, or `with backend:`, ends them. Closing twice is harmless.
+
+Two optional methods serve `sandboxrun serve`'s operability, looked up with getattr:
+`ping()` raises unless the engine answers now (its /readyz; `check` may pass once and
+stay cheap), and `stats()` returns the warm pools' {"idle", "starting",
+"claims_waited"} counts (its /metrics). A backend without them has nothing to say.
 """
 
 from __future__ import annotations

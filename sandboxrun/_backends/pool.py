@@ -81,6 +81,7 @@ class Pool:
         self._pending = 0  # launches and removals submitted and not done
         self._stop = threading.Event()
         self._janitor: threading.Thread | None = None
+        self.waited = 0  # claims that waited for a starting container (`serve`'s metrics)
 
     # -- the backend's side --------------------------------------------------------
 
@@ -91,6 +92,7 @@ class Pool:
         be, and often further)."""
         expired: list[str] = []
         found = None
+        counted = False
         end = time.monotonic() + wait
         with self._lock:
             entry = self._keys.get(key)
@@ -105,6 +107,9 @@ class Pool:
                     continue
                 if self._closed or entry.starting <= entry.waiting or now >= end:
                     break
+                if not counted:  # one claim that waits, however often it wakes
+                    counted = True
+                    self.waited += 1
                 entry.waiting += 1
                 try:
                     self._lock.wait(end - now)
@@ -168,6 +173,12 @@ class Pool:
                     return False
                 self._lock.wait(left)
             return True
+
+    def sizes(self) -> tuple[int, int]:
+        """(idle, starting) containers over every key, now."""
+        with self._lock:
+            return (sum(len(e.idle) for e in self._keys.values()),
+                    sum(e.starting for e in self._keys.values()))  # fmt: skip
 
     def idle_ids(self) -> list[str]:
         with self._lock:

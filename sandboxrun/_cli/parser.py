@@ -175,6 +175,10 @@ def parser() -> argparse.ArgumentParser:
     srv.add_argument(
         "--idle-exit", type=float, metavar="S", help="stop after S seconds without a request"
     )
+    srv.add_argument(
+        "--log-format", choices=("text", "json"), help="its log on stderr: text lines, or one"
+        " JSON object a line for a log collector (default: log_format, else text)",
+    )  # fmt: skip
     return p
 
 

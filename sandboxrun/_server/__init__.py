@@ -8,7 +8,14 @@ open, and optionally on TCP behind a token (platforms):
                    -> 200 {"stdout": B64, "stderr": B64, "exitCode": N}
                    -> 503 {"fallback": WHY}: not answered here; run the command cold
     GET  /healthz  -> 200 {"ok": true, "pid": N, "uid": N, "backends": N, "inflight": N,
-                           "answered": N}
+                           "answered": N}           liveness; on TCP only {"ok": true}
+    GET  /readyz   -> 200 {"ready": true}           readiness: the backend can run hooks
+                   -> 503 {"ready": false, "reason": WHY}  (or the server is stopping)
+    GET  /metrics  -> 200 the Prometheus text format (`metrics.py`)
+
+On TCP every request carries the token but the two probes, which a kubelet sends
+without one and which say nothing but yes or no there. Logs go to stderr, as text or
+as JSON lines (`serve --log-format json`, `_log.json_lines`).
 
 `args` are those of `sandboxrun run` or `exec` after the command's name, parsed by the
 CLI's own parser; `cwd`, `stdin` and `env` (the variables sandboxrun reads: SANDBOXRUN_*,
@@ -18,12 +25,13 @@ caller's, so it is the cold path's answer byte for byte.
 
 The server owns its backends for its lifetime: one per distinct settings, normally
 exactly one (`make_backend`, where warm pools plug in), closed when it stops. SIGTERM
-stops accepting, lets in-flight requests finish within their own deadlines, closes the
-backends and removes the socket. A SIGKILLed server leaves containers labelled with its
+removes the socket, turns /readyz and new requests to 503, lets in-flight requests
+finish within their own deadlines, then stops listening and closes the backends (which
+removes the warm pools' containers). A SIGKILLed server leaves containers labelled with its
 pid, which `sandboxrun reap` removes.
 
-Standard library only (http.server over socketserver): one thread per request, which
-the hooks' own container runs dwarf; no dependency for a local daemon.
+The standard library's http.server over socketserver: one thread per request, which
+the hooks' own container runs dwarf; prometheus_client only renders /metrics.
 """
 
 from .app import App, Decline

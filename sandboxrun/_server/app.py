@@ -8,6 +8,7 @@ import argparse
 import binascii
 import contextlib
 import ctypes
+import dataclasses
 import io
 import os
 import threading
@@ -26,6 +27,7 @@ from .._types import ExecRequest, ExecResult
 from .._userconfig import config_path, read_config
 
 MAX_BACKENDS = 8  # distinct settings served from kept backends; more run on one-off ones
+READY_TTL = 5.0  # seconds a readiness check stands: probes never hammer the engine
 _CLONE_FS = 0x200
 
 
@@ -36,29 +38,49 @@ class Decline(Exception):
 class App:
     """What the server does, apart from HTTP: answer commands with kept backends."""
 
-    def __init__(self, make_backend: Callable[[Settings], Backend]) -> None:
+    def __init__(
+        self,
+        make_backend: Callable[[Settings], Backend],
+        settings: Settings | None = None,
+        config: str | None = None,
+    ) -> None:
+        from .metrics import Metrics
+
         self.make_backend = make_backend
+        self.settings = settings  # the server's own: what /readyz checks (None: the defaults)
+        # The server's own `--config`: the config file of a request that names none (a
+        # platform's server, whose clients send only the command's arguments, keeps its
+        # hooks' settings in one file: backend, cluster, limits). None: the account's.
+        self.config = config
         self._backends: dict[Settings, Backend] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self.inflight = 0
         self.answered = 0  # requests answered here (not declined)
         self.last_request = time.monotonic()
+        self.stopping = False  # SIGTERM: new requests go cold, /readyz says 503
+        self._ready: tuple[float, str | None] | None = None  # (checked at, why not ready)
+        self._ready_lock = threading.Lock()
+        self.metrics = Metrics(lambda: self.inflight, self._pool_stats)
 
-    def backend_for(self, settings: Settings) -> Backend:
+    def _kept(self, settings: Settings) -> Backend:
         """The kept backend for these settings (made on first use), shared by every
-        request with the same settings."""
+        request with the same settings (each sees it through a `_Shared`)."""
         with self._lock:
             backend = self._backends.get(settings)
             if backend is None:
                 backend = self.make_backend(settings)
                 if len(self._backends) < MAX_BACKENDS:
                     self._backends[settings] = backend
-        return _Shared(backend)
+        return backend
 
     @contextlib.contextmanager
     def counted(self) -> Iterator[None]:
-        """Count a request in flight (for the idle exit and /healthz)."""
+        """Count a request in flight (for the idle exit, /healthz and the drain at
+        SIGTERM); a stopping server takes no new one: it goes cold."""
         with self._lock:
+            if self.stopping:
+                self.metrics.declined.inc()
+                raise Decline("the server is stopping")
             self.inflight += 1
         try:
             yield
@@ -66,6 +88,52 @@ class App:
             with self._lock:
                 self.inflight -= 1
                 self.last_request = time.monotonic()
+                self._lock.notify_all()
+
+    def stop(self) -> None:
+        """Take no new request (each goes cold) and turn /readyz to 503."""
+        with self._lock:
+            self.stopping = True
+
+    def drain(self) -> None:
+        """Wait until no request is in flight: each ends by its own deadline."""
+        with self._lock:
+            while self.inflight:
+                self._lock.wait()
+
+    def ready(self) -> str | None:
+        """None when runs can start now, else why not (one line). The server's backend
+        is checked at most every READY_TTL seconds, however often probes ask: `check`
+        (engine, image, runtime), then `ping` where the backend has one (an engine
+        that went away after `check` passed)."""
+        if self.stopping:
+            return "the server is stopping"
+        with self._ready_lock:  # one check at a time; the probes behind it read its result
+            now = time.monotonic()
+            if self._ready is None or now - self._ready[0] > READY_TTL:
+                self._ready = (now, self._check())
+            return self._ready[1]
+
+    def _check(self) -> str | None:
+        from .._answer import one_line
+
+        try:
+            backend = self._kept(self.settings or Settings.load())
+            backend.check()
+            ping = getattr(backend, "ping", None)
+            if callable(ping):
+                ping()
+        except Exception as exc:  # the reason is the answer: never a failed probe handler
+            why = one_line(exc) or type(exc).__name__
+            logger.warning("serve: not ready: {}", why)
+            return why
+        return None
+
+    def _pool_stats(self) -> list[dict[str, int]]:
+        with self._lock:
+            backends = list(self._backends.values())
+        stats = [getattr(b, "stats", None) for b in backends]
+        return [s() for s in stats if callable(s)]
 
     @property
     def backends(self) -> int:
@@ -73,7 +141,20 @@ class App:
 
     def answer(self, command: str, request: dict[str, Any]) -> Reply:
         """Answer one `run` or `exec`, as the CLI would in the caller's process."""
+        started = time.monotonic()
+        try:
+            reply, tally = self._answer(command, request)
+        except Decline:
+            self.metrics.declined.inc()
+            raise
+        self.metrics.observe(tally.agent, reply.outcomes, tally.results)
+        self.metrics.latency.labels(command).observe(time.monotonic() - started)
+        return reply
+
+    def _answer(self, command: str, request: dict[str, Any]) -> tuple[Reply, _Tally]:
         args = _parse(command, request)
+        if args.config is None:
+            args.config = self.config
         if args.no_serve:
             raise Decline("--no-serve")
         if getattr(args, "answer", None) == "agent":  # the agent's own hook answer: cold
@@ -81,16 +162,23 @@ class App:
         stdin = binascii.a2b_base64(request["stdin"])
         caller = Caller(lambda: stdin, request["env"])
         answer = answer_run if command == "run" else answer_exec
+        tally = _Tally()
+
+        def backend_for(settings: Settings) -> Backend:
+            tally.agent = settings.agent
+            return _Shared(self._kept(settings), tally)
+
         with _in_folder(request["cwd"]), _captured_logs(args.verbose) as logs:
             if _serve_setting(args.config) not in ("auto", "start"):
                 raise Decline("serve is off in the config file")
             try:
-                reply = answer(args, caller, self.backend_for)
+                reply = answer(args, caller, backend_for)
             except Exception as exc:  # ours: the line the CLI would print, exit 2
                 reply = error_reply(exc)
         with self._lock:
             self.answered += 1
-        return Reply(reply.stdout, logs.getvalue().encode() + reply.stderr, reply.exit_code)
+        stderr = logs.getvalue().encode() + reply.stderr
+        return dataclasses.replace(reply, stderr=stderr), tally
 
     def close(self) -> None:
         """Close every kept backend (a backend without `close` has nothing to close)."""
@@ -105,6 +193,15 @@ class App:
                     logger.warning("could not close a backend: {}", exc)
 
 
+@dataclasses.dataclass
+class _Tally:
+    """What one request ran, for the metrics: its agent (from the settings it read) and
+    each sandbox run's result (None: the backend failed)."""
+
+    agent: str | None = None
+    results: list[ExecResult | None] = dataclasses.field(default_factory=list)
+
+
 class _Shared:
     """A kept backend as one request sees it. Everything but `abort` goes through.
 
@@ -114,14 +211,20 @@ class _Shared:
     backend's), and labelled for `reap` should anything outlive them.
     """
 
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
+    def __init__(self, backend: Backend, tally: _Tally) -> None:
+        self.backend, self.tally = backend, tally
 
     def check(self) -> None:
         self.backend.check()
 
     def run(self, request: ExecRequest) -> ExecResult:
-        return self.backend.run(request)
+        try:
+            result = self.backend.run(request)
+        except Exception:
+            self.tally.results.append(None)
+            raise
+        self.tally.results.append(result)
+        return result
 
     def image_tools(self) -> ImageTools | None:
         return self.backend.image_tools()

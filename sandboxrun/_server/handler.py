@@ -1,5 +1,6 @@
 """HTTP over the unix socket (peers of the server's own uid only) and TCP (a token on
-every request): the standard library's http.server, one thread per request."""
+every request but the probes): the standard library's http.server, one thread per
+request."""
 
 from __future__ import annotations
 
@@ -25,16 +26,31 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "sandboxrun-serve"
 
     def do_GET(self) -> None:
-        if self.path != "/healthz":
-            return self._json(404, {"error": "not found"})
-        if not self._authorized():
-            return None
-        app = self.server.app
-        self._json(200, {
-            "ok": True, "pid": os.getpid(), "uid": os.getuid(),
-            "backends": app.backends, "inflight": app.inflight, "answered": app.answered,
-        })  # fmt: skip
-        return None
+        """The probes answer anyone who reaches the listener (on TCP they say nothing
+        but yes or no: a kubelet sends no token); the metrics need the token on TCP."""
+        app, tcp = self.server.app, self.server.token is not None
+        if self.path == "/healthz":  # liveness: the process answers
+            if tcp:
+                return self._json(200, {"ok": True})
+            return self._json(200, {
+                "ok": True, "pid": os.getpid(), "uid": os.getuid(),
+                "backends": app.backends, "inflight": app.inflight, "answered": app.answered,
+            })  # fmt: skip
+        if self.path == "/readyz":  # readiness: hooks can run now
+            why = app.ready()
+            if why is None:
+                return self._json(200, {"ready": True})
+            # The engine's address and the image name stay on the unix socket (and in
+            # the server's log): a TCP probe learns only which of the two it is.
+            if tcp and not app.stopping:
+                why = "the backend cannot run hooks now"
+            return self._json(503, {"ready": False, "reason": why})
+        if self.path == "/metrics":
+            if not self._authorized():
+                return None
+            body, content_type = app.metrics.render()
+            return self._send(200, body, content_type)
+        return self._json(404, {"error": "not found"})
 
     def do_POST(self) -> None:
         command = {"/v1/run": "run", "/v1/exec": "exec"}.get(self.path)
@@ -47,13 +63,13 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError as exc:
             return self._json(400, {"error": str(exc)})
         app = self.server.app
-        with app.counted():
-            try:
+        try:
+            with app.counted():
                 reply = app.answer(command, request)
-            except Decline as exc:
-                return self._json(503, {"fallback": str(exc)})
-            except (ValueError, TypeError) as exc:
-                return self._json(400, {"error": f"bad request: {exc}"})
+        except Decline as exc:
+            return self._json(503, {"fallback": str(exc)})
+        except (ValueError, TypeError) as exc:
+            return self._json(400, {"error": f"bad request: {exc}"})
         self._json(200, {
             "stdout": _b64(reply.stdout), "stderr": _b64(reply.stderr),
             "exitCode": reply.exit_code,
@@ -92,9 +108,11 @@ class Handler(BaseHTTPRequestHandler):
         return False
 
     def _json(self, status: int, document: dict[str, Any]) -> None:
-        body = json.dumps(document).encode()
+        self._send(status, json.dumps(document).encode(), "application/json")
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         if status == 401:
             self.send_header("WWW-Authenticate", "Bearer")
@@ -102,7 +120,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def log_message(self, format: str, *args: Any) -> None:
-        logger.debug("serve: " + format, *args)
+        logger.debug("serve: {}", format % args)  # http.server's %-style line
 
     def address_string(self) -> str:
         return "unix" if isinstance(self.client_address, str) else str(self.client_address[0])
@@ -138,7 +156,7 @@ class UnixServer(_Quiet, socketserver.ThreadingMixIn, socketserver.UnixStreamSer
 
 
 class TCPServer(_Quiet, socketserver.ThreadingMixIn, socketserver.TCPServer):
-    """For platforms: every request must carry the token."""
+    """For platforms: every request but the probes must carry the token."""
 
     allow_reuse_address = True
     token: bytes | None

@@ -10,13 +10,12 @@ import os
 import signal
 import socket
 import stat
-import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import _client
+from .. import _client, _log
 from .._backends.base import Backend
 from .._errors import ConfigError
 from .._settings import Settings
@@ -86,7 +85,11 @@ def serve(
             # The server is the pool's long-lived owner (DESIGN.md §5): warm by default.
             return chosen(settings, warm=True)
 
-    app = App(make_backend)
+    if (args.log_format or settings.log_format) == "json":
+        from .._cli import log_level
+
+        _log.json_lines(log_level(args.verbose))
+    app = App(make_backend, settings, config=args.config)
     servers = open_servers(app, path, listen, token)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -137,13 +140,18 @@ def open_servers(
 
 
 def close_servers(app: App, servers: list[UnixServer | TCPServer], path: str) -> None:
-    """Stop taking requests, let those in flight finish, close the backends."""
+    """Stop taking requests, let those in flight finish, close the backends (which
+    removes the warm pools' containers). Until the last request in flight has its
+    answer, the listeners still answer: new requests with 503 (the client runs them
+    cold), /readyz with 503 (a load balancer sends no more), /metrics as usual."""
+    app.stop()
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)  # new local clients run cold from now on, without connecting
+    app.drain()  # each request ends by its own deadline
     for server in servers:
         server.shutdown()
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)  # new clients run cold from now on
     for server in servers:
-        server.server_close()  # joins the requests' threads: each ends by its deadline
+        server.server_close()  # joins the last threads: probes, declined requests
     app.close()
 
 
@@ -154,7 +162,7 @@ def _where(server: UnixServer | TCPServer) -> str:
 
 def _say(line: str) -> None:
     """The server's own lifecycle lines, whatever the log level."""
-    print(f"sandboxrun serve: {line}", file=sys.stderr, flush=True)
+    _log.announce(line, "sandboxrun serve", depth=1)
 
 
 def _address(text: str) -> tuple[str, int]:

@@ -39,12 +39,12 @@ CLAUDE_EVENT = {"hook_event_name": "PreToolUse", "tool_name": "Bash",
 class Server:
     """A `sandboxrun serve` subprocess on a socket of its own, with its config file."""
 
-    def __init__(self, folder: Path, *extra: str) -> None:
+    def __init__(self, folder: Path, *extra: str, config: str = "") -> None:
         self.folder = folder
         self.socket = str(folder / "run" / "serve.sock")
         self.config = folder / "config.toml"
         runtime = f'runtime = "{engine_runtime()}"\n' if engine_runtime() else ""
-        self.config.write_text(f'{runtime}serve_socket = "{self.socket}"\n')
+        self.config.write_text(f'{runtime}serve_socket = "{self.socket}"\n{config}')
         self.log = open(folder / "serve.log", "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "sandboxrun", "serve", "--config", str(self.config), *extra],
@@ -286,3 +286,146 @@ def test_tcp_wants_the_right_token(
         assert json.loads(base64.b64decode(reply["stdout"]))["cancel"] is True
     finally:
         srv.stop()
+
+
+# -- operability: probes, metrics, the drain at SIGTERM ---------------------------------
+
+
+def _get(port: int, target: str, token: str | None = None) -> tuple[int, bytes]:
+    """(status, body) of a GET on TCP (the body need not be JSON: /metrics)."""
+    auth = f"Authorization: Bearer {token}\r\n" if token else ""
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{auth}\r\n"
+                     .encode())  # fmt: skip
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
+def _tcp_server(folder: Path, config: str = "") -> tuple[Server, int, str]:
+    token = "correct-horse-battery-staple"
+    (folder / "token").write_text(token + "\n")
+    (folder / "token").chmod(0o600)
+    port = _free_port()
+    srv = Server(folder, "--listen", f"127.0.0.1:{port}", "--token-file",
+                 str(folder / "token"), config=config)  # fmt: skip
+    return srv, port, token
+
+
+def test_readyz_asks_the_real_engine(engine: DockerBackend, folder: Path) -> None:
+    """Ready with the engine and the image there; not ready, and why on the unix socket
+    only, when the image is missing. Both probes answer TCP without a token."""
+    (folder / "ok").mkdir()
+    srv, port, _ = _tcp_server(folder / "ok")
+    try:
+        assert _get(port, "/readyz") == (200, b'{"ready": true}')
+        assert _get(port, "/healthz") == (200, b'{"ok": true}')
+        assert post(srv.socket, "GET", "/readyz") == (200, {"ready": True})
+    finally:
+        srv.stop()
+    (folder / "bad").mkdir()
+    srv, port, _ = _tcp_server(folder / "bad", 'image = "sandboxrun/none:missing"\n')
+    try:
+        status, body = _get(port, "/readyz")
+        assert status == 503 and b"none:missing" not in body
+        status, why = post(srv.socket, "GET", "/readyz")
+        assert status == 503 and "sandboxrun/none:missing" in why["reason"], why
+        assert _get(port, "/healthz")[0] == 200  # alive: only not ready
+    finally:
+        srv.stop()
+    assert srv.proc.returncode == 0
+
+
+def _metrics(port: int, token: str) -> dict[tuple[str, frozenset[Any]], float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    status, body = _get(port, "/metrics", token)
+    assert status == 200, body
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(body.decode())
+        for sample in family.samples
+    }
+
+
+def test_metrics_after_warm_and_cold_runs(
+    engine: DockerBackend, folder: Path, workspace: Path, hook: HookWriter
+) -> None:
+    """A run in a pooled container counts as warm, one under settings without a pool
+    (pool_size = 0: a backend of its own) as cold; both blocked (a Cline cancel)."""
+    hook(CANCEL)
+    srv, port, token = _tcp_server(folder)
+    cold = folder / "cold.toml"
+    cold.write_text(srv.config.read_text() + "pool_size = 0\n")
+    run = [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--workspace",
+           str(workspace)]  # fmt: skip
+
+    def through_server(config: Path) -> None:
+        before = srv.health()["answered"]
+        done = subprocess.run([*run, "--config", str(config)], input=b"{}",
+                              capture_output=True, timeout=120)  # fmt: skip
+        assert json.loads(done.stdout)["cancel"] is True, done.stderr
+        assert srv.health()["answered"] == before + 1
+
+    try:
+        assert _metrics(port, token)  # scrapes before any run
+        assert _get(port, "/metrics")[0] == 401
+        through_server(srv.config)  # starts the pool (warm if its container came in time)
+        idle = ("sandboxrun_pool_containers", frozenset({"state": "idle"}.items()))
+        deadline = time.monotonic() + 120
+        while _metrics(port, token)[idle] < 1:
+            assert time.monotonic() < deadline, srv.logged()
+            time.sleep(0.2)
+        through_server(srv.config)  # a container is idle: warm
+        through_server(cold)
+        got = _metrics(port, token)
+    finally:
+        srv.stop()
+    assert srv.proc.returncode == 0, srv.logged()
+
+    def runs(where: str) -> float:
+        labels = frozenset({"agent": "cline", "status": "blocked", "path": where}.items())
+        return got.get(("sandboxrun_runs_total", labels), 0.0)
+
+    assert runs("warm") >= 1 and runs("cold") >= 1
+    assert runs("warm") + runs("cold") == 3
+    assert got[("sandboxrun_request_duration_seconds_count",
+                frozenset({"command": "run"}.items()))] == 3  # fmt: skip
+    assert got[("sandboxrun_requests_in_flight", frozenset())] == 0
+
+
+def test_sigterm_drains_then_removes_the_pool(
+    engine: DockerBackend, folder: Path, workspace: Path, hook: HookWriter
+) -> None:
+    """A slow hook in flight at SIGTERM still gets its answer; meanwhile /readyz says
+    503 and the socket is gone; afterwards no container of the server's is left (its
+    warm pool included)."""
+    hook("sleep 4; echo '{\"cancel\": true}'")
+    srv, port, token = _tcp_server(folder)
+    mine = {"label": [f"{LABEL}=1", f"sandboxrun.pid={srv.proc.pid}"]}
+    request = {"args": ["PreToolUse", "--workspace", str(workspace)], "cwd": str(workspace),
+               "stdin": "e30=", "env": {}}  # fmt: skip
+    answers: list[tuple[int, Any]] = []
+    client = threading.Thread(target=lambda: answers.append(_tcp(port, token, request)))
+    client.start()
+    deadline = time.monotonic() + 60
+    while srv.health()["inflight"] == 0:
+        assert time.monotonic() < deadline, srv.logged()
+        time.sleep(0.05)
+    while not engine.api.containers(filters=mine):  # the hook's container runs
+        assert time.monotonic() < deadline, srv.logged()
+        time.sleep(0.05)
+    srv.proc.send_signal(signal.SIGTERM)
+    while os.path.exists(srv.socket):
+        assert time.monotonic() < deadline, srv.logged()
+        time.sleep(0.05)
+    status, body = _get(port, "/readyz")
+    assert (status, json.loads(body)["reason"]) == (503, "the server is stopping")
+    client.join(120)
+    [(status, reply)] = answers
+    assert status == 200 and json.loads(base64.b64decode(reply["stdout"]))["cancel"] is True
+    assert srv.proc.wait(timeout=120) == 0, srv.logged()
+    srv.log.close()
+    assert not engine.api.containers(all=True, filters=mine), srv.logged()

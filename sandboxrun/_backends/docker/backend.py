@@ -169,6 +169,22 @@ class DockerBackend:
             default_runtime=str(info.get("DefaultRuntime") or "?"),
         )
 
+    def ping(self) -> None:
+        """Raise `EngineUnavailable` unless the engine answers now: `serve`'s readiness
+        (`check` is cheap once it passed, so it misses an engine that went away since)."""
+        with engine_errors(self.settings.docker_host, self.settings.image):
+            self.api.ping()
+
+    def stats(self) -> dict[str, int]:
+        """The warm pool for `serve`'s metrics: idle and starting containers, and the
+        claims that waited for one starting (`Pool.waited`)."""
+        with self._lock:
+            pool = self._pool
+        if pool is None:
+            return {"idle": 0, "starting": 0, "claims_waited": 0}
+        idle, starting = pool.sizes()
+        return {"idle": idle, "starting": starting, "claims_waited": pool.waited}
+
     def helper(self) -> Helper | None:
         """The image's init helper (`_backends/helper.py`), or None: hooks run under docker-init."""
         return self._seccomp_helper()
