@@ -50,6 +50,15 @@ def pool_key(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def stats(pool: Pool | None) -> dict[str, int]:
+    """A backend's pool for `serve`'s metrics: idle and starting sandboxes, and the
+    claims that waited for one starting (`Pool.waited`). None: no pool (yet)."""
+    if pool is None:
+        return {"idle": 0, "starting": 0, "claims_waited": 0}
+    idle, starting = pool.sizes()
+    return {"idle": idle, "starting": starting, "claims_waited": pool.waited}
+
+
 @dataclass
 class _Key:
     make: Callable[[], Config]  # a fresh config (new name, labels) for this key

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes import client
 
 from sandboxrun._backends.kubernetes.backend import KubernetesBackend
 from sandboxrun._backends.kubernetes.lifecycle import claim, claimed_by_other
@@ -255,8 +256,17 @@ def test_a_killed_sandboxrun_leaves_a_pod_that_ends_and_is_swept(
     finally:
         proc.kill()
         proc.wait(timeout=BOUND)
-    assert pod["spec"]["activeDeadlineSeconds"] <= 5 + 120 + 20 + 1
+    spec = pod["spec"]
+    assert spec["activeDeadlineSeconds"] <= 5 + 120 + 20 + 1  # timeout + start + grace
     assert int(pod["metadata"]["labels"][DEADLINE]) <= time.time() + 5 + 120 + 20 + 1
+    # The cluster ends it by itself at that deadline: shortened here (allowed on a
+    # running pod) so the test need not wait for it.
+    core = client.CoreV1Api(cluster.client())
+    core.patch_namespaced_pod(pod["metadata"]["name"], cluster.namespace,
+                              {"spec": {"activeDeadlineSeconds": 1}})  # fmt: skip
+    ended = wait_for(lambda: [p for p in cluster.pods()
+                              if (p.get("status") or {}).get("reason") == "DeadlineExceeded"])  # fmt: skip
+    assert ended[0]["status"]["phase"] == "Failed"
     with backend_of(settings(cluster, ws)) as b:
         b.check()  # its owner is gone: the sweep deletes it (in the background)
     assert cluster.pods() == []
@@ -268,22 +278,24 @@ def test_a_killed_sandboxrun_leaves_a_pod_that_ends_and_is_swept(
 def test_the_warm_path_claims_a_pooled_pod_and_close_deletes_the_pool(
     cluster: KubeCluster, ws: Path
 ) -> None:
-    """warm=True: a run after the pool filled runs `warm` in a pod started ahead of time
-    (labelled claimed by the run), a replacement is started, and close() deletes the
-    idle pods."""
+    """warm=True: the first run goes cold and starts the pool; the second runs `warm` in
+    the pod started ahead of time (claimed, then deleted), a replacement is started, and
+    close() deletes the idle pods."""
     b = backend_of(settings(cluster, ws, pool_size=1), warm=True)
-    b.claim_wait = BOUND
     try:
         req = request(ws, "cat; echo; cat README.md")
+        b.claim_wait = 0  # the pool's first pod is still starting: go cold
+        first = b.run(req)
+        assert not first.warm and first.exit_code == 0
         assert b.prewarm(req, wait=BOUND)
-        [pooled] = [p["metadata"]["name"] for p in cluster.pods()]
-        r = b.run(req)
-        assert r.warm and r.exit_code == 0
-        assert r.stdout == b"{}\nhello from the workspace\n"
+        [pooled] = [p["metadata"]["name"] for p in cluster.pods() if _running(p)]
+        second = b.run(req)
+        assert second.warm and second.exit_code == 0
+        assert second.stdout == first.stdout == b"{}\nhello from the workspace\n"
         assert b._pool is not None and b._pool.settle(BOUND)
         assert pooled not in [p["metadata"]["name"] for p in cluster.pods()]
         assert b.prewarm(req, wait=BOUND)  # the replacement
-        assert len(cluster.pods()) == 1
+        assert b.stats()["idle"] == 1
     finally:
         b.close()
     assert cluster.pods() == []

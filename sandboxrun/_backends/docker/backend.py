@@ -56,6 +56,7 @@ from ..helper import command as helper_command
 from ..image_tools import ImageTools, image_tools
 from ..labels import DEADLINE, MANAGED, container_labels, owner_labels
 from ..pool import Pool, pool_key
+from ..pool import stats as pool_stats
 from .allowlist import HookNet, attach, detach, ensure_proxy, refused_hosts
 from .engine import connect, engine_errors, retry_engine
 from .network import ensure_network
@@ -176,14 +177,9 @@ class DockerBackend:
             self.api.ping()
 
     def stats(self) -> dict[str, int]:
-        """The warm pool for `serve`'s metrics: idle and starting containers, and the
-        claims that waited for one starting (`Pool.waited`)."""
+        """The warm pool for `serve`'s metrics (`pool.stats`)."""
         with self._lock:
-            pool = self._pool
-        if pool is None:
-            return {"idle": 0, "starting": 0, "claims_waited": 0}
-        idle, starting = pool.sizes()
-        return {"idle": idle, "starting": starting, "claims_waited": pool.waited}
+            return pool_stats(self._pool)
 
     def helper(self) -> Helper | None:
         """The image's init helper (`_backends/helper.py`), or None: hooks run under docker-init."""

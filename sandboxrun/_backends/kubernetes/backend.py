@@ -48,6 +48,7 @@ from ..helper import Helper, deadline_reached, start_error
 from ..helper import command as helper_command
 from ..image_tools import ImageTools
 from ..pool import Pool, pool_key
+from ..pool import stats as pool_stats
 from .attach import STREAM_GRACE, Streams, open_attach
 from .client import Cluster, create_pod, delete_pod, retry_api
 from .lifecycle import Ended, claim, claimed_by_other, ended, sweep, wait_ended, wait_running
@@ -106,9 +107,9 @@ class KubernetesBackend:
         and the namespace exists; the first success also sweeps stale pods."""
         if self._checked:
             return
+        self.ping()
         c = self.cluster
         with c.errors():
-            retry_api(c.core.list_namespaced_pod)(self.namespace, limit=1)
             try:  # a namespaced Role may not read namespaces: then the create will tell
                 retry_api(c.core.read_namespace)(self.namespace)
             except Exception as exc:
@@ -116,6 +117,18 @@ class KubernetesBackend:
                     raise
         self._checked = True
         self._in_background(self._sweep)
+
+    def ping(self) -> None:
+        """Raise unless the API answers now: `serve`'s readiness (`check` is cheap once
+        it passed, so it misses a cluster that went away since)."""
+        c = self.cluster
+        with c.errors():
+            retry_api(c.core.list_namespaced_pod)(self.namespace, limit=1)
+
+    def stats(self) -> dict[str, int]:
+        """The warm pool for `serve`'s metrics (`pool.stats`)."""
+        with self._lock:
+            return pool_stats(self._pool)
 
     def _sweep(self) -> None:
         c = self.cluster
