@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from kubernetes import client
 
 from sandboxrun._backends.kubernetes.backend import KubernetesBackend
 from sandboxrun._backends.kubernetes.lifecycle import claim, claimed_by_other
 from sandboxrun._backends.labels import CLAIMED, DEADLINE
-from sandboxrun._errors import ImageMissing
+from sandboxrun._errors import EngineError, ImageMissing
 from sandboxrun._settings import Settings, WorkspaceVolume
 from sandboxrun._types import ExecRequest
 
@@ -66,12 +67,12 @@ def ws(tmp_path: Path, cluster: KubeCluster) -> Path:
 
 
 def settings(cluster: KubeCluster, ws: Path, **overrides: Any) -> Settings:
-    return Settings(
-        backend="kubernetes", kubeconfig=str(cluster.kubeconfig),
-        kube_namespace=cluster.namespace,
-        kube_volumes=(WorkspaceVolume(kind="pvc", source="workspace", path=str(ws)),),
-        **overrides,
-    )  # fmt: skip
+    values: dict[str, Any] = {
+        "backend": "kubernetes", "kubeconfig": str(cluster.kubeconfig),
+        "kube_namespace": cluster.namespace,
+        "kube_volumes": (WorkspaceVolume(kind="pvc", source="workspace", path=str(ws)),),
+    }  # fmt: skip
+    return Settings(**(values | overrides))
 
 
 def request(ws: Path, script: str, stdin: bytes = b"{}", timeout: float = 30) -> ExecRequest:
@@ -270,6 +271,38 @@ def test_a_killed_sandboxrun_leaves_a_pod_that_ends_and_is_swept(
     with backend_of(settings(cluster, ws)) as b:
         b.check()  # its owner is gone: the sweep deletes it (in the background)
     assert cluster.pods() == []
+
+
+def test_hooks_run_side_by_side_on_one_backend(cluster: KubeCluster, ws: Path) -> None:
+    """Several runs at once on one backend (the runner's parallel hooks): each gets its
+    own event and its own output (each attach has a client of its own)."""
+    results: dict[int, bytes] = {}
+    with backend_of(settings(cluster, ws)) as b:
+
+        def one(i: int) -> None:
+            results[i] = b.run(request(ws, f"cat; echo {i}", stdin=b"event-%d;" % i)).stdout
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(BOUND)
+    assert results == {i: b"event-%d;%d\n" % (i, i) for i in range(4)}
+
+
+def test_a_namespace_we_may_not_use_or_that_is_missing_is_named(
+    cluster: KubeCluster, ws: Path, tmp_path: Path
+) -> None:
+    """The Role's namespace only: elsewhere the check names the verb it lacks; with every
+    right, a namespace that does not exist is named."""
+    with pytest.raises(EngineError, match=r"forbids list pods in namespace 'elsewhere'"):
+        backend_of(settings(cluster, ws, kube_namespace="elsewhere")).check()
+    admin = yaml.safe_load(cluster.kubeconfig.read_text())
+    admin["users"][0]["user"]["token"] = cluster.admin_token
+    (tmp_path / "admin").write_text(yaml.safe_dump(admin))
+    s = settings(cluster, ws, kube_namespace="absent", kubeconfig=str(tmp_path / "admin"))
+    with pytest.raises(EngineError, match=r"namespace 'absent' does not exist"):
+        backend_of(s).check()
 
 
 # -- the warm path --------------------------------------------------------------------
