@@ -27,6 +27,7 @@ from sandboxrun._errors import EngineError, ImageMissing
 from sandboxrun._settings import Settings, WorkspaceVolume
 from sandboxrun._types import ExecRequest
 
+from ..kubefake import attach as fake_attach
 from .conftest import KubeCluster
 
 BOUND = 120  # seconds: generous bounds for a loaded machine, never a speed claim
@@ -303,6 +304,19 @@ def test_a_namespace_we_may_not_use_or_that_is_missing_is_named(
     s = settings(cluster, ws, kube_namespace="absent", kubeconfig=str(tmp_path / "admin"))
     with pytest.raises(EngineError, match=r"namespace 'absent' does not exist"):
         backend_of(s).check()
+
+
+def test_an_api_server_without_v5_attach_is_refused_clearly(
+    cluster: KubeCluster, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that attaches with v4 only: stdin could not be closed without closing
+    the hook's output too, so the run fails with one line saying so (no hook answer)."""
+    monkeypatch.setattr(fake_attach, "V5", "v5.disabled.example")  # the fake serves v4 only
+    with (
+        backend_of(settings(cluster, ws)) as b,
+        pytest.raises(EngineError, match=r"v4\.channel\.k8s\.io"),
+    ):
+        b.run(request(ws, "cat"))
 
 
 # -- the warm path --------------------------------------------------------------------

@@ -361,13 +361,15 @@ class KubernetesBackend:
                 return None
             with self._lock:
                 seen = self._seen.pop(name, "")
-            with c.errors():
-                won = claim(c.core, self.namespace, name, seen, self.run_id)
-            if won:
-                break
-            logger.info("pooled pod {} changed before our claim: taking another", name)
-            with c.errors():
-                theirs = claimed_by_other(c.core, self.namespace, name, self.run_id)
+            try:
+                with c.errors():
+                    if claim(c.core, self.namespace, name, seen, self.run_id):
+                        break
+                    logger.info("pooled pod {} changed before our claim: next one", name)
+                    theirs = claimed_by_other(c.core, self.namespace, name, self.run_id)
+            except SandboxrunError:
+                pool.retire(name)  # out of the pool, never handed out: deleted
+                raise
             if not theirs:  # in doubt (ended, changed): never handed out, deleted
                 pool.retire(name)
             pool.want(key, make)
