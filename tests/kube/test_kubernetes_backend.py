@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -345,6 +347,48 @@ def test_the_warm_path_claims_a_pooled_pod_and_close_deletes_the_pool(
         assert b.stats()["idle"] == 1
     finally:
         b.close()
+    assert cluster.pods() == []
+
+
+def test_serve_runs_hooks_in_warm_pods_and_deletes_them_when_stopped(
+    cluster: KubeCluster, ws: Path, tmp_path: Path
+) -> None:
+    """`sandboxrun serve` with backend = "kubernetes": the first run starts the pool, a
+    later one runs in a pooled pod (`warm` in the report), the answers are the same, and
+    SIGTERM deletes the pool's pods."""
+    hooks = ws / ".clinerules" / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "PreToolUse").write_text(CLINE_HOOK)
+    (hooks / "PreToolUse").chmod(0o755)
+    sock = Path(tempfile.mkdtemp(prefix="srv-", dir="/tmp")) / "serve.sock"
+    config = config_file(tmp_path, cluster, ws, extra=f'serve_socket = "{sock}"\npool_size = 1\n')
+    (tmp_path / "home").mkdir()
+    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115 - closed below
+    server = subprocess.Popen([sys.executable, "-m", "sandboxrun", "serve", "--config",
+                               str(config)], stdout=subprocess.DEVNULL, stderr=log)  # fmt: skip
+    run = [sys.executable, "-m", "sandboxrun", "run", "--config", str(config), "--home",
+           str(tmp_path / "home"), "PreToolUse", "--workspace", str(ws)]  # fmt: skip
+    stdin = json.dumps({"preToolUse": {"toolName": "execute_command",
+                                       "parameters": {"command": "ls"}}})  # fmt: skip
+    try:
+        wait_for(sock.exists)
+        answers = []
+        for _ in range(2):
+            done = subprocess.run(run, input=stdin, capture_output=True, text=True,
+                                  timeout=BOUND, cwd=ws)  # fmt: skip
+            answers.append(json.loads(done.stdout))
+            wait_for(lambda: any(_running(p) for p in cluster.pods()))  # the pool's pod
+        assert answers[1]["hooks"][0]["warm"] is True, answers
+        for a in answers:
+            for h in a["hooks"]:
+                h.pop("durationMs"), h.pop("warm")
+        assert answers[0] == answers[1] and answers[0]["cancel"] is False
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=BOUND)
+        log.close()
+        shutil.rmtree(sock.parent, ignore_errors=True)
+    assert server.returncode == 0, (tmp_path / "serve.log").read_text()
     assert cluster.pods() == []
 
 
