@@ -1,5 +1,7 @@
 """The Kubernetes backend (optional extra `sandboxrun[kubernetes]`): one hardened Pod per
-hook invocation. So far `pod` (the pod spec, a pure function); the backend that creates,
-attaches to and deletes the pods comes next. Nothing here imports docker code, and only
-the backend itself will import the `kubernetes` client.
+hook invocation. `pod` builds the pod (a pure function), `client` loads the cluster's
+configuration and translates its errors, `lifecycle` watches, claims and sweeps pods,
+`attach` carries one hook's streams over the v5 attach websocket, and `backend` ties
+them together. Nothing here imports docker code, and the `kubernetes` client is
+imported only by these modules, when this backend is chosen.
 """
