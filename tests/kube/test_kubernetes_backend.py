@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import docker
 import pytest
 import yaml
 from kubernetes import client
@@ -306,6 +307,23 @@ def test_a_namespace_we_may_not_use_or_that_is_missing_is_named(
     s = settings(cluster, ws, kube_namespace="absent", kubeconfig=str(tmp_path / "admin"))
     with pytest.raises(EngineError, match=r"namespace 'absent' does not exist"):
         backend_of(s).check()
+
+
+def test_a_runtime_class_runs_the_hook_under_gvisor(cluster: KubeCluster, ws: Path) -> None:
+    """runtime_class = "gvisor": the pod names the RuntimeClass (the fake node maps it to
+    the engine's runsc) and the helper is told Landlock is optional there."""
+    engine = docker.from_env()
+    try:
+        runtimes = engine.info().get("Runtimes") or {}
+    finally:
+        engine.close()
+    if "runsc" not in runtimes:
+        pytest.skip("the engine has no runsc")
+    cluster.runtime_classes["gvisor"] = "runsc"
+    with backend_of(settings(cluster, ws, runtime_class="gvisor")) as b:
+        r = b.run(request(ws, "cat; dmesg 2>/dev/null | head -1 | grep -c gVisor || true"))
+    assert (r.exit_code, r.start_error) == (0, None), r
+    assert r.stdout == b"{}1\n"
 
 
 def test_an_api_server_without_v5_attach_is_refused_clearly(
