@@ -5,6 +5,7 @@ said in tests/kube/README.md."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -206,6 +207,31 @@ def test_an_output_flood_is_killed_and_bounded(cluster: KubeCluster, ws: Path) -
     assert r.killed_reason and "output_limit" in r.killed_reason
     assert r.output_truncated and not r.timed_out
     assert len(r.stdout) <= 64 << 10 and b"flood\nflood\n" in r.stdout
+
+
+def test_out_of_memory_is_reported_from_the_pods_status(cluster: KubeCluster, ws: Path) -> None:
+    """A hook past its memory limit: `oom_killed`, read from the container's terminated
+    state (reason OOMKilled), not a timeout."""
+    with backend_of(settings(cluster, ws, memory="64m")) as b:
+        r = b.run(request(ws, "python3 -c 'x = bytearray(512 << 20); print(len(x))'"))
+    assert r.oom_killed and not r.timed_out and r.exit_code != 0, r
+
+
+def test_abort_deletes_the_pods_of_runs_in_flight(cluster: KubeCluster, ws: Path) -> None:
+    """`abort()` (we are being stopped) deletes the pod of a run still going; the run
+    ends at once instead of at its deadline."""
+    with backend_of(settings(cluster, ws)) as b:
+        done = threading.Event()
+
+        def run() -> None:
+            with contextlib.suppress(Exception):  # its pod vanished: an error, or data
+                b.run(request(ws, "echo started; sleep 600", timeout=300))
+            done.set()
+
+        threading.Thread(target=run, daemon=True).start()
+        wait_for(lambda: any(_running(p) for p in cluster.pods()))
+        b.abort()
+        assert done.wait(BOUND / 2)
 
 
 def test_a_missing_image_is_a_clear_error_and_blocks_fail_closed(
