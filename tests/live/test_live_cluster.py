@@ -92,3 +92,37 @@ def test_two_claimers_exactly_one_wins() -> None:
         owner._delete(name)
         for x in (owner, a, b):
             x.close()
+
+
+def test_the_pod_is_hardened(backend: KubernetesBackend) -> None:
+    """What admission let through is what we asked for: a read-only root, no
+    service-account token, no capabilities."""
+    script = (
+        "(touch /usr/x 2>/dev/null && echo root-writable) || echo root-read-only;"
+        " (test -e /var/run/secrets/kubernetes.io && echo token) || echo no-token;"
+        " grep CapEff /proc/self/status | tr -d '\\t'"
+    )
+    out = backend.run(request(script)).stdout.decode().split()
+    assert out == ["root-read-only", "no-token", "CapEff:0000000000000000"]
+
+
+def test_the_api_server_is_out_of_reach(backend: KubernetesBackend) -> None:
+    """Holds only where the cluster's network plugin enforces NetworkPolicy (the deny-all
+    policy of deploy/kubernetes/networkpolicy.yaml); some (kind's default) do not."""
+    script = (
+        'curl -sk -m 5 "https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT/version"'
+        ' >/dev/null; echo "curl=$?"'
+    )
+    out = backend.run(request(script, timeout=30)).stdout.decode().strip()
+    assert out != "curl=0", "a hook pod reached the API server: is NetworkPolicy enforced?"
+
+
+def test_a_warm_pod_answers_and_closing_deletes_the_pool() -> None:
+    b = KubernetesBackend(live_settings(pool_size=1), warm=True)
+    try:
+        b.run(request("cat", stdin=b"first"))
+        second = b.run(request("cat", stdin=b"second"))
+        assert second.stdout == b"second" and second.warm, second
+    finally:
+        b.close()
+    assert not left(b), "pods of this test were left behind"
