@@ -196,7 +196,8 @@ class Settings(BaseSettings):
     kubeconfig: str | None = Field(
         None,
         description='Kubernetes backend: a kubeconfig file (absolute path), or "in-cluster"'
-        " (the pod's service account); None: ~/.kube/config of your account (never KUBECONFIG)",
+        " (the pod's service account: serve and the Python API only, never a command an agent"
+        " starts); None: ~/.kube/config of your account (never KUBECONFIG)",
     )
     kube_context: str | None = Field(
         None, description="Kubernetes backend: the kubeconfig's context"

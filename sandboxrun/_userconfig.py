@@ -21,6 +21,20 @@ if TYPE_CHECKING:
 
 
 CONFIG_MAX_BYTES = 1 << 20
+# Whether this process's environment may have been chosen by a repository: a command an
+# agent started (`_cli` says so for every command but `serve`) inherits the agent's
+# environment, which a project's settings can extend. A service's (serve's, a platform
+# program's) environment is its deployment's. Read by what would trust a variable.
+_environment_untrusted = False
+
+
+def distrust_environment() -> None:
+    global _environment_untrusted
+    _environment_untrusted = True
+
+
+def environment_untrusted() -> bool:
+    return _environment_untrusted
 
 
 def account_home() -> str:

@@ -122,3 +122,36 @@ def test_channel_three_gives_an_exit_code_only_when_it_has_one() -> None:
     s.status = {"status": "Failure", "reason": "NonZeroExitCode",
                 "details": {"causes": [{"reason": "ExitCode", "message": "2"}]}}  # fmt: skip
     assert s.exit_code() == 2
+
+
+def test_in_cluster_is_refused_to_a_command_an_agent_started(tmp_path: Path) -> None:
+    """In-cluster credentials take the API server's address from KUBERNETES_SERVICE_HOST,
+    which a repository can set for the commands an agent starts: a command refuses it
+    in one line (and blocks under fail-closed); only `serve` and the API may use it."""
+    import os
+    import subprocess
+    import sys
+
+    config = tmp_path / "config.toml"
+    config.write_text('backend = "kubernetes"\nkubeconfig = "in-cluster"\nserve = "off"\n')
+    env = {**os.environ, "KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": "9"}
+    argv = [sys.executable, "-m", "sandboxrun", "exec", "--config", str(config), "--", "true"]
+    plain = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, timeout=60)
+    assert plain.returncode == 1 and plain.stdout == b""  # Claude: an error, not a block
+    [line] = plain.stderr.decode().splitlines()
+    assert 'kubeconfig = "in-cluster" is for `sandboxrun serve`' in line
+    closed = subprocess.run([*argv[:4], "--fail-closed", *argv[4:]], env=env, cwd=tmp_path,
+                            capture_output=True, timeout=60)  # fmt: skip
+    assert closed.returncode == 2 and b"in-cluster" in closed.stderr  # Claude's block
+
+
+def test_in_cluster_is_loaded_where_the_environment_is_the_processs_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from sandboxrun import _userconfig
+
+    monkeypatch.setattr(_userconfig, "_environment_untrusted", False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    s = Settings(backend="kubernetes", kubeconfig="in-cluster")
+    with pytest.raises(ConfigError, match="cannot load the Kubernetes configuration 'in-cluster'"):
+        Cluster(s)  # not in a pod here: the loader itself says so

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .. import _log
+from .. import _log, _userconfig
 from .._answer import error_reply
 from .._text import printable
 from .common import write_reply
@@ -57,6 +57,8 @@ def _log_format(record: Any) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _setup_logging(args.verbose)
+    if args.command != "serve":
+        _userconfig.distrust_environment()
     try:
         module = importlib.import_module(f"{__name__}.{COMMANDS[args.command]}")
         code: int = module.command(args)

@@ -27,7 +27,7 @@ from kubernetes.config.config_exception import ConfigException
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 from websocket import WebSocketException
 
-from ... import _settings
+from ... import _settings, _userconfig
 from ..._errors import ConfigError, EngineError, EngineUnavailable, ImageMissing
 from ..._settings import Settings
 
@@ -44,6 +44,15 @@ class Cluster:
         self.namespace = settings.kube_namespace
         configuration = client.Configuration()
         where = settings.kubeconfig or os.path.join(_settings.account_home(), ".kube", "config")
+        if where == "in-cluster" and _userconfig.environment_untrusted():
+            # The service account's address comes from KUBERNETES_SERVICE_HOST/PORT,
+            # which a repository can set for the command an agent starts: it would
+            # get the account's token, and could answer for the hooks.
+            raise ConfigError(
+                'kubeconfig = "in-cluster" is for `sandboxrun serve` and programs'
+                " using the Python API; a command takes the API server's address from"
+                " a kubeconfig file (set kubeconfig in your config file)"
+            )
         try:
             if where == "in-cluster":
                 config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
