@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 
 from .. import _settings
+from .._backends.base import Backend
 from .._backends.docker.backend import DockerBackend
 from .._backends.docker.engine import DEFAULT_ADDRESS
 from .._backends.helper import PROTOCOL_LABEL, Helper
@@ -46,28 +47,25 @@ out io_uring "$(python3 -c 'import ctypes; print(ctypes.CDLL(None).syscall(425, 
 """
 
 
-def probe(backend: DockerBackend) -> dict[str, str]:
-    """Run the probe in a sandbox made exactly as hooks get theirs; return what it saw."""
+def probe(backend: Backend, workspace: bool = True) -> dict[str, str]:
+    """Run the probe in a sandbox made exactly as hooks get theirs; return what it saw.
+    `workspace=False`: no host folder mounted (a cluster's pod cannot mount this
+    machine's folders), so the workspace and host-object rows are not seen."""
     canary = uuid.uuid4().hex
     os.environ["SANDBOXRUN_DOCTOR_CANARY"] = canary  # must not be visible inside
+    leaked_file = False
     try:
-        # Not below /tmp: Landlock cannot guard a mount below a folder the hook may write.
-        where = "/var/tmp" if os.path.isdir("/var/tmp") else None
-        with tempfile.TemporaryDirectory(prefix="sandboxrun-doctor-", dir=where) as ws:
-            os.chmod(ws, 0o755)
-            os.mkfifo(os.path.join(ws, ".sandboxrun-fifo"), 0o666)
-            os.chmod(os.path.join(ws, ".sandboxrun-fifo"), 0o666)
-            result = backend.run(
-                ExecRequest(
-                    argv=("/bin/sh", "-c", PROBE, "probe", canary),
-                    stdin=b"",
-                    workdir=ws,
-                    mounts=(ws,),
-                    timeout=30,
-                    label="doctor probe",
-                )
-            )
-            leaked_file = os.path.exists(os.path.join(ws, ".sandboxrun-probe"))
+        if not workspace:
+            result = backend.run(_probe_request("/tmp", (), canary))
+        else:
+            # Not below /tmp: Landlock cannot guard a mount below a folder the hook may write.
+            where = "/var/tmp" if os.path.isdir("/var/tmp") else None
+            with tempfile.TemporaryDirectory(prefix="sandboxrun-doctor-", dir=where) as ws:
+                os.chmod(ws, 0o755)
+                os.mkfifo(os.path.join(ws, ".sandboxrun-fifo"), 0o666)
+                os.chmod(os.path.join(ws, ".sandboxrun-fifo"), 0o666)
+                result = backend.run(_probe_request(ws, (ws,), canary))
+                leaked_file = os.path.exists(os.path.join(ws, ".sandboxrun-probe"))
     finally:
         del os.environ["SANDBOXRUN_DOCTOR_CANARY"]
     if result.exit_code != 0 or result.timed_out:
@@ -83,6 +81,11 @@ def probe(backend: DockerBackend) -> dict[str, str]:
     if leaked_file:
         seen["workspace"] = "writable"
     return seen
+
+
+def _probe_request(workdir: str, mounts: tuple[str, ...], canary: str) -> ExecRequest:
+    return ExecRequest(argv=("/bin/sh", "-c", PROBE, "probe", canary), stdin=b"",
+                       workdir=workdir, mounts=mounts, timeout=30, label="doctor probe")  # fmt: skip
 
 
 def host_object_checks(
@@ -207,9 +210,52 @@ def hook_checks(settings: Settings, backend: DockerBackend) -> list[tuple[bool |
     return out
 
 
+# What a pod's sandbox is not judged on from inside, and why (the Kubernetes backend).
+_POD_UNJUDGED = {
+    "ifaces": "a pod always has an interface: the deny-all NetworkPolicy of"
+    " deploy/kubernetes/ cuts its traffic (not visible from inside)",
+    "workspace": "the probe pod mounts no workspace (kube_volumes serve the hooks' own)",
+    "pids": "a pod's process limit is the kubelet's podPidsLimit, per node",
+    "nofile": "a pod's open-file limit is the container runtime's default",
+}
+
+
+def kubernetes_checks(settings: Settings) -> list[tuple[bool | None, str, str]]:
+    """The cluster answers, the namespace takes pods, and a probe pod is confined."""
+    from .._backends.choose import make_backend
+
+    with make_backend(settings) as backend:
+        backend.check()
+        server = getattr(getattr(backend, "cluster", None), "server", "?")
+        lines: list[tuple[bool | None, str, str]] = [
+            (True, "cluster", f"API server {server}, namespace {settings.kube_namespace}"),
+            (True, "runtime class", settings.runtime_class or "the cluster's default"),
+        ]
+        seen = probe(backend, workspace=False)
+    if settings.runtime_class in ("gvisor", "runsc"):  # judged as gVisor is on Docker
+        settings = settings.model_copy(update={"runtime": "runsc"})
+    keys = {"ifaces": "network absent", "workspace": "workspace read-only",
+            "pids": "processes limited", "nofile": "open files limited"}  # fmt: skip
+    from .._backends.kubernetes.backend import HELPER  # a pod's command is always it
+
+    for ok, what, detail in confinement_checks(settings, seen, HELPER):
+        key = next((k for k, prefix in keys.items() if what.startswith(prefix)), None)
+        if key is not None:
+            lines.append((None, what, f"not checked: {_POD_UNJUDGED[key]}"))
+        elif not what.startswith(("host FIFOs", "host unix sockets")):  # need a host mount
+            lines.append((ok, what, detail))
+    return lines
+
+
 def doctor(settings: Settings) -> int:
     """Print one pass/FAIL line per check; 0 if all pass, 1 otherwise."""
     lines: list[tuple[bool | None, str, str]] = []
+    if settings.backend == "kubernetes":
+        try:
+            lines += kubernetes_checks(settings)
+        except SandboxrunError as exc:
+            lines.append((False, "sandbox", str(exc)))
+        return _report(settings, lines)
     try:
         backend = DockerBackend(settings)
         facts = backend.describe()
@@ -230,6 +276,10 @@ def doctor(settings: Settings) -> int:
         lines += hook_checks(settings, backend)
     except SandboxrunError as exc:
         lines.append((False, "sandbox", str(exc)))
+    return _report(settings, lines)
+
+
+def _report(settings: Settings, lines: list[tuple[bool | None, str, str]]) -> int:
     from .._server import server_state  # the server is above the doctor
 
     lines.append(server_state(settings))
