@@ -34,19 +34,45 @@ BackendFor = Callable[["Settings"], "Backend"]
 @dataclass(frozen=True)
 class Caller:
     """What of the calling process an answer depends on besides its command line: its
-    stdin (read when the command needs it) and its environment (only the variables
-    sandboxrun reads: the tightening one, and those the agent hands `exec`'s hook).
-    Its current directory is the thread's own (`serve` sets it per request)."""
+    stdin (read when the command needs it), its environment (only the variables
+    sandboxrun reads: the tightening one, and those the agent hands `exec`'s hook) and
+    its current directory (`cwd`, absolute).
+
+    The answer never reads the answering process's own current directory: `serve`
+    answers many callers at once, each in a folder of its own, so every relative path
+    is resolved against `cwd` (`absolute_paths`, and the folder handed down explicitly).
+    """
 
     read_stdin: Callable[[], bytes]
     environ: Mapping[str, str]
+    cwd: str
 
     @classmethod
     def this_process(cls) -> Caller:
         def read() -> bytes:
             return sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
 
-        return cls(read, os.environ)
+        return cls(read, os.environ, os.getcwd())
+
+
+# The path options of `run` and `exec` (`_cli.parser`); a list holds a repeatable one's.
+PATH_OPTIONS = ("config", "workspace", "hooks_dir", "home", "env_file")
+
+
+def absolute_paths(args: argparse.Namespace, cwd: str) -> None:
+    """Make the command's path options absolute against the caller's folder `cwd`,
+    right after parsing (the CLI and `serve` alike): nothing below resolves a path
+    against a current directory. An empty value stays empty (the checks refuse it)."""
+
+    def absolute(value: str) -> str:
+        return os.path.normpath(os.path.join(cwd, value)) if value else value
+
+    for name in PATH_OPTIONS:
+        value = getattr(args, name, None)
+        if isinstance(value, str):
+            setattr(args, name, absolute(value))
+        elif isinstance(value, list):
+            setattr(args, name, [absolute(v) for v in value])
 
 
 @dataclass(frozen=True)
@@ -81,7 +107,12 @@ def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
     dialect = DIALECTS[settings.agent]
     backend = backend_for(settings)  # connects only once there is a hook to run
     factory = HookFactory(
-        settings, backend, home=args.home, hooks_dirs=args.hooks_dir, env_file=args.env_file
+        settings,
+        backend,
+        home=args.home,
+        hooks_dirs=args.hooks_dir,
+        env_file=args.env_file,
+        cwd=caller.cwd,
     )
     try:
         if args.hook not in dialect.hook_names:
@@ -114,7 +145,9 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
     stdin = caller.read_stdin()
     backend = backend_for(settings)
     try:
-        request = exec_request(settings, command, stdin, args.workspace, caller.environ)
+        request = exec_request(
+            settings, command, stdin, args.workspace, caller.environ, cwd=caller.cwd
+        )
         out = run_exec(settings, backend, request, caller.environ)
     except Exception as exc:  # ours, not the hook's: a clear line, a block if fail-closed
         if not isinstance(exc, SandboxrunError):

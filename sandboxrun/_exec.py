@@ -66,9 +66,13 @@ def exec_request(
     stdin: bytes,
     workspace: str | None,
     environ: Mapping[str, str] | None = None,
+    *,
+    cwd: str,
 ) -> ExecRequest:
     """The sandboxed run of `command` in the workspace (given, else the project the
-    current directory belongs to: the agent starts its hooks there).
+    caller's folder `cwd` belongs to: the agent starts its hooks there). The hook
+    starts in `cwd` when it is mounted; this process's own current directory is never
+    read (`serve` answers many callers at once).
 
     Not the agent's project-dir variable: a repository can set the environment of
     the hooks an agent starts, and the workspace decides what is mounted. Inside,
@@ -81,7 +85,6 @@ def exec_request(
         raise ConfigError("exec needs a command: sandboxrun exec [OPTIONS] -- COMMAND [ARG...]")
     dialect = DIALECTS[settings.agent]
     var = dialect.project_dir_var
-    cwd = os.getcwd()
     found = cwd
     if isinstance(dialect, ClaudeDialect):  # a session in a subfolder: the whole project
         found = project_root(cwd, account_home(), dialect.project_dir)
@@ -99,7 +102,7 @@ def exec_request(
     state, note = prepare_state(settings, "exec", label, root)
     if note:  # the agent shows stderr: say why this run has an empty home
         logger.warning("{}", note)
-    plugin = _plugin_root(dialect, account_home(), environ)
+    plugin = _plugin_root(dialect, account_home(), environ, cwd)
     private: tuple[tuple[str, str | None], ...] = ()
     if plugin:  # `${CLAUDE_PLUGIN_ROOT}/hooks/x.py` means the same inside
         env[PLUGIN_ROOT_VAR] = plugin
@@ -186,17 +189,19 @@ def _transcript(dialect: Dialect, stdin: bytes, home: str) -> str | None:
     return transcript_file(event, home, dialect.user_dir) if isinstance(event, dict) else None
 
 
-def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str]) -> str | None:
+def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str], cwd: str) -> str | None:
     """The plugin folder Claude Code names in `CLAUDE_PLUGIN_ROOT` for a plugin's hook,
     if it lies in the user's own plugin folder. The variable could also come from a
-    repository's `env` block: it can then only name another installed plugin."""
+    repository's `env` block: it can then only name another installed plugin. A
+    relative value is the caller's: read from its folder `cwd`."""
     value = environ.get(PLUGIN_ROOT_VAR)
     if not isinstance(dialect, ClaudeDialect) or dialect.agent != "claude" or not value:
         return None
     plugins = os.path.realpath(os.path.join(home, dialect.user_dir, "plugins"))
-    real = os.path.realpath(value)
+    path = os.path.normpath(os.path.join(cwd, value))
+    real = os.path.realpath(path)
     if os.path.isdir(real) and under(real, [plugins]) and real != plugins:
-        return os.path.abspath(value)
+        return path
     logger.warning("{} ignored: {} is not a plugin folder in {}", PLUGIN_ROOT_VAR, value, plugins)
     return None
 

@@ -244,13 +244,18 @@ def resolve_workspaces(
     given: Sequence[str] = (),
     dialect: Dialect = CLINE,
     allowed_roots: Sequence[str] = (),
+    *,
+    cwd: str,
 ) -> list[str]:
     """Workspace roots: the given ones, else the event's (`workspaceRoots` for Cline,
-    `cwd` for Claude), else the current directory; each checked by `_mounts.check_root`
-    (an event must not get a system folder, the home or someone else's files mounted)."""
-    roots = list(given) or dialect.event_workspaces(event) or [os.getcwd()]
+    `cwd` for Claude), else the caller's folder `cwd`; a relative root is taken from
+    `cwd` too. Each is checked by `_mounts.check_root` (an event must not get a system
+    folder, the home or someone else's files mounted)."""
+    roots = list(given) or dialect.event_workspaces(event) or [cwd]
     resolved = []
     for root in roots:
+        if isinstance(root, str) and root:  # anything else: check_root says what is wrong
+            root = os.path.join(cwd, root)
         path = check_root(root, allowed_roots)
         if path not in resolved:  # a root given twice still has one hook folder
             resolved.append(path)
@@ -271,15 +276,20 @@ class HookFactory:
         home: str | None = None,
         hooks_dirs: Sequence[str] = (),
         env_file: str | None = None,
+        cwd: str | None = None,
     ) -> None:
         self.settings = settings
+        # The caller's folder, against which relative paths are read (and the workspace
+        # when none is named): given by `run` (under `serve`, the client's), else ours.
+        self.cwd = cwd if cwd is not None else os.getcwd()
         # The agent's CLAUDE_ENV_FILE (`run --env-file`): where lines the user's own
         # SessionStart (Setup, CwdChanged, FileChanged) hooks write are copied, checked.
         self.env_file = env_file
-        self.hooks_dirs = tuple(hooks_dirs)  # given: only these folders are searched
+        # Given: only these folders are searched.
+        self.hooks_dirs = tuple(os.path.join(self.cwd, d) for d in hooks_dirs)
         self.backend = backend
         self.dialect = DIALECTS[settings.agent]
-        self.home = home if home is not None else account_home()
+        self.home = os.path.join(self.cwd, home) if home is not None else account_home()
 
     def discover(self, hook_name: str | None, workspaces: Sequence[str]) -> Discovery:
         return self.dialect.discover(hook_name, workspaces, self.home, self.hooks_dirs)
@@ -332,7 +342,9 @@ class HookFactory:
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str] = ()
     ) -> tuple[CombinedHookRunner, bytes]:
         """The runner for one event's hooks, and the stdin they will read."""
-        roots = resolve_workspaces(event, workspaces, self.dialect, self.settings.allowed_roots)
+        roots = resolve_workspaces(
+            event, workspaces, self.dialect, self.settings.allowed_roots, cwd=self.cwd
+        )
         stdin = self.dialect.prepare_input(hook_name, event, roots)
         return self.create(hook_name, roots, event), stdin
 

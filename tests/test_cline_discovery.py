@@ -361,25 +361,30 @@ def test_unlistable_folder_is_reported(home, roots, monkeypatch) -> None:
     assert "cannot list folder" in skip.reason
 
 
-def test_no_workspaces_means_the_cwd_for_global_hooks(
+def test_no_workspaces_means_the_home_for_global_hooks(
     home, tmp_path, make_hook, monkeypatch
 ) -> None:
-    """With no roots at all, a global hook runs in the current directory."""
+    """With no roots at all (install only lists hooks so), a global hook's folder is the
+    home: never the process's current directory."""
     monkeypatch.chdir(tmp_path)
     make_hook(home / GLOBAL)
     [spec] = CLINE.discover("PreToolUse", [], str(home)).hooks
-    assert spec.workdir == os.getcwd()
+    assert spec.workdir == str(home)
 
 
 def test_explicit_hooks_dirs_replace_the_usual_folders(
-    home: Path, roots: list[str], make_hook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    home: Path, roots: list[str], make_hook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake
 ) -> None:
-    """--hooks-dir searches only the given folders (relative to the cwd), source explicit."""
+    """--hooks-dir searches only the given folders (relative to the caller's folder,
+    never the process's current directory), source explicit."""
     make_hook(home / GLOBAL)
     make_hook(Path(roots[0]) / LOCAL)
     extra = make_hook(tmp_path / "sandboxed")
-    monkeypatch.chdir(tmp_path)
-    found = CLINE.discover("PreToolUse", roots, str(home), ["sandboxed"])
+    monkeypatch.chdir("/")
+    factory = HookFactory(
+        Settings.load(), fake(), home=str(home), hooks_dirs=["sandboxed"], cwd=str(tmp_path)
+    )
+    found = factory.discover("PreToolUse", roots)
     assert [(h.name, h.source, h.workdir) for h in found.hooks] == [
         (str(extra), "explicit", roots[0])
     ]

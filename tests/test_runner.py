@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 
@@ -498,30 +497,33 @@ def test_resolve_given_beats_event(tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
-    assert resolve_workspaces({"workspaceRoots": [str(a)]}, [str(b)]) == [str(b)]
+    assert resolve_workspaces({"workspaceRoots": [str(a)]}, [str(b)], cwd="/") == [str(b)]
 
 
-def test_resolve_event_beats_cwd(tmp_path: Path, monkeypatch) -> None:
+def test_resolve_event_beats_cwd(tmp_path: Path) -> None:
     """Without given roots, the event's workspaceRoots are used, in order."""
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
-    monkeypatch.chdir(tmp_path)
-    assert resolve_workspaces({"workspaceRoots": [str(b), str(a)]}) == [str(b), str(a)]
+    roots = resolve_workspaces({"workspaceRoots": [str(b), str(a)]}, cwd=str(tmp_path))
+    assert roots == [str(b), str(a)]
 
 
 @pytest.mark.parametrize("event", [{}, {"workspaceRoots": []}, {"workspaceRoots": None}])
 def test_resolve_falls_back_to_cwd(tmp_path: Path, monkeypatch, event) -> None:
-    """With no roots anywhere, the current directory is the workspace."""
-    monkeypatch.chdir(tmp_path)
-    assert resolve_workspaces(event) == [os.getcwd()]
+    """With no roots anywhere, the caller's folder is the workspace, never the
+    process's current directory."""
+    monkeypatch.chdir("/")
+    assert resolve_workspaces(event, cwd=str(tmp_path)) == [str(tmp_path)]
 
 
-def test_resolve_makes_relative_roots_absolute(tmp_path: Path, monkeypatch) -> None:
-    """Relative roots are resolved against the current directory."""
+@pytest.mark.parametrize("where", ["given", "event"])
+def test_resolve_makes_relative_roots_absolute(tmp_path: Path, monkeypatch, where: str) -> None:
+    """Relative roots, given or in the event, are read from the caller's folder."""
     (tmp_path / "rel").mkdir()
-    monkeypatch.chdir(tmp_path)
-    assert resolve_workspaces({}, ["rel"]) == [str(tmp_path / "rel")]
+    monkeypatch.chdir("/")
+    given, event = (["rel"], {}) if where == "given" else ([], {"workspaceRoots": ["rel"]})
+    assert resolve_workspaces(event, given, cwd=str(tmp_path)) == [str(tmp_path / "rel")]
 
 
 @pytest.mark.parametrize("where", ["given", "event"])
@@ -530,9 +532,9 @@ def test_resolve_missing_directory_is_a_config_error(tmp_path: Path, where: str)
     missing = str(tmp_path / "nope")
     with pytest.raises(ConfigError, match="nope"):
         if where == "given":
-            resolve_workspaces({}, [missing])
+            resolve_workspaces({}, [missing], cwd=str(tmp_path))
         else:
-            resolve_workspaces({"workspaceRoots": [missing]})
+            resolve_workspaces({"workspaceRoots": [missing]}, cwd=str(tmp_path))
 
 
 def test_resolve_file_is_not_a_workspace(tmp_path: Path) -> None:
@@ -540,14 +542,14 @@ def test_resolve_file_is_not_a_workspace(tmp_path: Path) -> None:
     f = tmp_path / "file"
     f.write_text("")
     with pytest.raises(ConfigError):
-        resolve_workspaces({}, [str(f)])
+        resolve_workspaces({}, [str(f)], cwd=str(tmp_path))
 
 
 @pytest.mark.parametrize("bad", [5, "", None, ["x"]])
-def test_resolve_non_path_roots_in_the_event(bad: object) -> None:
+def test_resolve_non_path_roots_in_the_event(bad: object, tmp_path: Path) -> None:
     """A workspaceRoots entry that is not a non-empty string raises ConfigError."""
     with pytest.raises(ConfigError):
-        resolve_workspaces({"workspaceRoots": [bad]})
+        resolve_workspaces({"workspaceRoots": [bad]}, cwd=str(tmp_path))
 
 
 def test_factory_run_with_a_missing_workspace_raises(home, settings, tmp_path, fake) -> None:

@@ -363,9 +363,7 @@ class Unready(FakeBackend):
         raise EngineUnavailable("no Docker Engine answers at unix:///secret/docker.sock")
 
 
-def test_readyz_says_why_on_the_socket_and_only_no_on_tcp(
-    home: Path, short_dir: Path
-) -> None:
+def test_readyz_says_why_on_the_socket_and_only_no_on_tcp(home: Path, short_dir: Path) -> None:
     path = str(short_dir / "r" / "serve.sock")
     backend = Unready()
     app = App(lambda settings: backend)
@@ -486,9 +484,7 @@ def scrape(where: str | int, headers: str = "") -> dict[tuple[str, frozenset[Any
     }
 
 
-def test_metrics_count_runs_by_agent_status_and_path(
-    home: Path, short_dir: Path, ws: Path
-) -> None:
+def test_metrics_count_runs_by_agent_status_and_path(home: Path, short_dir: Path, ws: Path) -> None:
     path = str(short_dir / "m" / "serve.sock")
     app = App(lambda settings: Pooled())
     [server] = open_servers(app, path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from .._answer import Caller, answer_exec
+from .._answer import Caller, absolute_paths, answer_exec
 from .common import opened_backend, write_reply
 
 if TYPE_CHECKING:
@@ -21,7 +21,9 @@ def command(args: argparse.Namespace) -> int:
 
         return opened_backend(make_backend(settings), opened)
 
-    code = write_reply(answer_exec(args, Caller.this_process(), backend_for))
+    caller = Caller.this_process()
+    absolute_paths(args, caller.cwd)
+    code = write_reply(answer_exec(args, caller, backend_for))
     for backend in opened:
         backend.close()  # wait for the container's removal, after the output is out
     return code

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import TYPE_CHECKING, Any
 
 from .._text import printable
@@ -13,15 +14,17 @@ if TYPE_CHECKING:
 
 
 def command(args: argparse.Namespace) -> int:
+    from .._answer import absolute_paths
     from .._backends.choose import make_backend
     from .._dialects.registry import DIALECTS
     from .._preflight import check_discovered
     from .._runner import resolve_workspaces
     from .._settings import account_home
 
+    absolute_paths(args, os.getcwd())  # not served: this process's folder is the caller's
     settings = load(args, agent=args.agent)
     dialect = DIALECTS[settings.agent]
-    roots = resolve_workspaces({}, args.workspace, dialect, settings.allowed_roots)
+    roots = resolve_workspaces({}, args.workspace, dialect, settings.allowed_roots, cwd=os.getcwd())
     found = dialect.discover(args.hook, roots, args.home or account_home(), args.hooks_dir)
     # Whether each hook can start in the image: needs the engine, once per image.
     problems, unchecked = check_discovered(found.hooks, make_backend(settings))

@@ -99,12 +99,14 @@ class ClineDialect:
         Explicit hook folders replace all of them: that is how a trusted global hook
         forwards events to sandboxrun without sandboxrun finding (and re-running) itself.
         """
-        primary = workspaces[0] if workspaces else os.getcwd()
+        # No root: `install` only lists a folder's hooks, never runs them. The paths
+        # given are absolute (`_answer.absolute_paths`): no current directory is read.
+        primary = workspaces[0] if workspaces else home
         if explicit:
             # A folder inside a workspace holds the workspace's hooks, however it was named.
             return [
                 (d, source_of(d, workspaces, "explicit"), primary)
-                for d in map(os.path.abspath, explicit)
+                for d in map(os.path.normpath, explicit)
             ]
         scanned = [(os.path.join(home, d), "global", primary, home, d) for d in self.global_dirs]
         scanned += [

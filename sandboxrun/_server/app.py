@@ -1,13 +1,16 @@
 """The server's answers, apart from HTTP: the kept backends, one request answered as
 the CLI would answer it in the caller's process (its folder, its environment, its log
-lines), and what is left to the cold path (`Decline`)."""
+lines), and what is left to the cold path (`Decline`).
+
+The caller's folder is passed down explicitly (`Caller.cwd`, `absolute_paths`), never
+set as a current directory: requests from different folders are answered at once, in
+any container, whatever its seccomp profile allows."""
 
 from __future__ import annotations
 
 import argparse
 import binascii
 import contextlib
-import ctypes
 import dataclasses
 import io
 import os
@@ -17,7 +20,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .._answer import Caller, Reply, answer_exec, answer_run, error_reply
+from .._answer import Caller, Reply, absolute_paths, answer_exec, answer_run, error_reply
 from .._backends.base import Backend
 from .._backends.image_tools import ImageTools
 from .._errors import ConfigError
@@ -28,7 +31,6 @@ from .._userconfig import config_path, read_config
 
 MAX_BACKENDS = 8  # distinct settings served from kept backends; more run on one-off ones
 READY_TTL = 5.0  # seconds a readiness check stands: probes never hammer the engine
-_CLONE_FS = 0x200
 
 
 class Decline(Exception):
@@ -160,7 +162,9 @@ class App:
         if getattr(args, "answer", None) == "agent":  # the agent's own hook answer: cold
             raise Decline("--answer agent is answered by the command itself")
         stdin = binascii.a2b_base64(request["stdin"])
-        caller = Caller(lambda: stdin, request["env"])
+        cwd = _callers_folder(request["cwd"])
+        absolute_paths(args, cwd)  # what the CLI does right after parsing, in its folder
+        caller = Caller(lambda: stdin, request["env"], cwd)
         answer = answer_run if command == "run" else answer_exec
         tally = _Tally()
 
@@ -168,7 +172,7 @@ class App:
             tally.agent = settings.agent
             return _Shared(self._kept(settings), tally)
 
-        with _in_folder(request["cwd"]), _captured_logs(args.verbose) as logs:
+        with _captured_logs(args.verbose) as logs:
             if _serve_setting(args.config) not in ("auto", "start"):
                 raise Decline("serve is off in the config file")
             try:
@@ -289,38 +293,13 @@ def _captured_logs(verbose: int) -> Iterator[io.StringIO]:
         logger.remove(sink)
 
 
-# -- the caller's current directory, per thread ----------------------------------------
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_cwd_lock = threading.Lock()  # where threads cannot have their own folder: one at a time
-_own_folder = threading.local()
-
-
-@contextlib.contextmanager
-def _in_folder(cwd: Any) -> Iterator[None]:
-    """Run the block in the caller's current directory. A thread that unshares its
-    filesystem attributes (unshare(CLONE_FS), Linux) has a current directory of its own,
-    which the threads it starts inherit; where that is refused (a seccomp profile), the
-    process's one is used under a lock, a request at a time."""
+def _callers_folder(cwd: Any) -> str:
+    """The caller's current directory, as sent: absolute, and a folder it could enter
+    (else the cold path, in the caller's own process, says what is wrong)."""
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         raise ValueError("cwd must be an absolute path")
-    if getattr(_own_folder, "ok", None) is None:
-        _own_folder.ok = _libc.unshare(_CLONE_FS) == 0
-    if _own_folder.ok:
-        _chdir(cwd)
-        yield
-        return
-    with _cwd_lock:
-        before = os.getcwd()
-        _chdir(cwd)
-        try:
-            yield
-        finally:
-            os.chdir(before)
-
-
-def _chdir(cwd: str) -> None:
-    try:
-        os.chdir(cwd)
-    except OSError as exc:
-        raise Decline(f"cannot enter the caller's folder {cwd}: {exc.strerror}") from None
+    if not os.path.isdir(cwd):
+        raise Decline(f"cannot enter the caller's folder {cwd}: not a folder")
+    if not os.access(cwd, os.X_OK):
+        raise Decline(f"cannot enter the caller's folder {cwd}: permission denied")
+    return cwd

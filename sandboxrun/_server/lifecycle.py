@@ -71,13 +71,19 @@ def serve(
     args: argparse.Namespace, make_backend: Callable[[Settings], Backend] | None = None
 ) -> int:
     """Run the server until SIGTERM/SIGINT (or `--idle-exit` seconds without requests)."""
-    settings = Settings.load(config=args.config)
-    path = args.socket or settings.serve_socket or _client.default_socket()
+    # The server's own paths are read against the folder it was started in, once; then
+    # it works from `/`: each request carries its caller's folder (`App.answer`), and a
+    # path that anything still read against a current directory would point under `/`,
+    # never into a folder that happens to look right (the previous request's, a project).
+    config = os.path.abspath(args.config) if args.config else None
+    settings = Settings.load(config=config)
+    path = os.path.abspath(args.socket or settings.serve_socket or _client.default_socket())
     listen = _address(args.listen) if args.listen else None
     token_file = args.token_file or settings.serve_token_file
     if listen and not token_file:
         raise ConfigError("--listen needs a token: --token-file FILE or serve_token_file")
     token = read_token(token_file) if listen and token_file else None
+    os.chdir("/")
     if make_backend is None:
         from .._backends.choose import make_backend as chosen
 
@@ -89,7 +95,7 @@ def serve(
         from .._cli import log_level
 
         _log.json_lines(log_level(args.verbose))
-    app = App(make_backend, settings, config=args.config)
+    app = App(make_backend, settings, config=config)
     servers = open_servers(app, path, listen, token)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

@@ -36,7 +36,6 @@ user). Each dropped field is named in that hook's `error`.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -155,7 +154,7 @@ class ClaudeDialect:
         base: dict[str, Any] = {"session_id": event.get("session_id", "")}
         if "transcript_path" in event:
             base["transcript_path"] = event["transcript_path"]
-        base["cwd"] = workspaces[0] if workspaces else os.getcwd()
+        base["cwd"] = workspaces[0]  # the resolved roots, never empty (`_runner`)
         base["hook_event_name"] = hook_name
         merged = {**base, **{k: v for k, v in event.items() if k not in base}}
         return event_bytes(merged)

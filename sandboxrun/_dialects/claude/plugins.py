@@ -67,13 +67,14 @@ def plugins(
         if path is None:
             yield plugin, None, problem or "enabled, but not in installed_plugins.json"
             continue
-        real = os.path.realpath(path)
+        # A relative install path would be read against some current directory: never.
+        real = os.path.realpath(path) if os.path.isabs(path) else ""
         if real == real_folder or not under(real, (real_folder,)) or under(real, (data,)):
             yield plugin, None, f"install path {path!r} is not in {folder}: not used"
         elif not os.path.isdir(real):
             yield plugin, None, f"install path {path!r} is not a folder"
         else:
-            yield plugin, os.path.abspath(path), None
+            yield plugin, os.path.normpath(path), None
 
 
 def _installs(folder: str, load: Loader) -> tuple[dict[str, str], str | None]:

@@ -86,7 +86,7 @@ def settings_files(
     if explicit:
         found: list[tuple[str, str, str | None]] = []
         for given in explicit:
-            path = os.path.abspath(given)
+            path = os.path.normpath(given)  # absolute (`_answer.absolute_paths`)
             if os.path.isdir(path):
                 path = os.path.join(path, "settings.json")
             # A settings file inside the workspace is the project's, however it was named.
@@ -119,10 +119,11 @@ def discover(
     off -- but a project or local file (which may come with a cloned repository) turns
     off only the workspace's own hooks, never the user's.
 
-    The project is `project_root` of the first root (the event's `cwd`): hooks run in
-    that `cwd`, with the project mounted and named by the dialect's variable.
+    The project is `project_root` of the first root (the event's `cwd`, at least one:
+    `_runner.resolve_workspaces`): hooks run in that `cwd`, with the project mounted and
+    named by the dialect's variable.
     """
-    roots = list(workspaces) or [os.getcwd()]
+    roots = list(workspaces)
     project = project_root(roots[0], home, dialect.project_dir)
     found: list[tuple[HookSpec, str, str]] = []  # (spec, its file, its JSON path)
     skipped: list[Skipped] = []
