@@ -278,6 +278,16 @@ class Settings(BaseSettings):
             raise ValueError(f"{value!r}: must be an absolute folder other than /")
         return value
 
+    @field_validator("hook_paths")
+    @classmethod
+    def _hook_paths(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        # Relative, a trusted place would move with each caller's folder (`serve`
+        # answers callers in many): into the workspace, for one.
+        for path in value:
+            if not os.path.isabs(path):
+                raise ValueError(f"{path!r}: must be an absolute path")
+        return value
+
     @field_validator("allowed_roots")
     @classmethod
     def _roots(cls, value: tuple[str, ...]) -> tuple[str, ...]:

@@ -3,11 +3,13 @@ HTTP protocol, and answers through the server equal to the cold path's (FakeBack
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -20,7 +22,14 @@ import pytest
 from loguru import logger
 
 import sandboxrun._cli as cli
-from sandboxrun import ConfigError, EngineUnavailable, ExecRequest, ExecResult, FakeBackend
+from sandboxrun import (
+    ConfigError,
+    EngineUnavailable,
+    ExecRequest,
+    ExecResult,
+    FakeBackend,
+    Settings,
+)
 from sandboxrun import _client as client
 from sandboxrun._backends.docker import backend as _docker
 from sandboxrun._server import App, close_servers, open_servers, prepare_socket
@@ -526,19 +535,16 @@ def test_metrics_count_runs_by_agent_status_and_path(home: Path, short_dir: Path
     assert not any(str(ws) in value for _, labels in got for _, value in labels)
 
 
-def test_log_format_json_writes_one_object_a_line_on_stderr(
-    short_dir: Path, tmp_path: Path
-) -> None:
-    """`serve --log-format json`: every stderr line is a JSON object (the lifecycle's
-    lines, whatever the level, and the log's at its level); stdout stays empty."""
-    import subprocess
-
-    path = str(short_dir / "j" / "serve.sock")
-    env = {**os.environ, "HOME": str(tmp_path)}
-    env = {k: v for k, v in env.items() if not k.startswith("SANDBOXRUN_")}
-    argv = [sys.executable, "-m", "sandboxrun", "-vv", "serve", "--socket", path,
-            "--log-format", "json", "--idle-exit", "1"]  # fmt: skip
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+@contextlib.contextmanager
+def serve_process(
+    args: list[str], path: str, home: Path, cwd: Path | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """`sandboxrun ARGS` (a `serve`) in a process of its own, with `home` as HOME and no
+    SANDBOXRUN_* variable, once its socket at `path` answers; killed if left running."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SANDBOXRUN_")}
+    env["HOME"] = str(home)
+    argv = [sys.executable, "-m", "sandboxrun", *args]
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
         while (sock := client.connect(path)) is None:
@@ -546,11 +552,22 @@ def test_log_format_json_writes_one_object_a_line_on_stderr(
             time.sleep(0.1)
         assert client.exchange(sock, "GET", "/healthz")[0] == 200
         sock.close()
-        out, err = proc.communicate(timeout=60)
+        yield proc
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_log_format_json_writes_one_object_a_line_on_stderr(
+    short_dir: Path, tmp_path: Path
+) -> None:
+    """`serve --log-format json`: every stderr line is a JSON object (the lifecycle's
+    lines, whatever the level, and the log's at its level); stdout stays empty."""
+    path = str(short_dir / "j" / "serve.sock")
+    argv = ["-vv", "serve", "--socket", path, "--log-format", "json", "--idle-exit", "1"]
+    with serve_process(argv, path, tmp_path) as proc:
+        out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert out == b""
     records = [json.loads(line)["record"] for line in err.decode().splitlines()]
@@ -565,7 +582,6 @@ def test_log_format_json_writes_one_object_a_line_on_stderr(
 def test_client_imports_stay_light(served: Served, ws: Path) -> None:
     """With a server answering, `run` imports neither docker, pydantic, loguru nor
     prometheus_client."""
-    import subprocess
 
     probe = (
         "import sys, json; from sandboxrun._client import main; code = main(sys.argv[1:]);"
@@ -589,7 +605,6 @@ def test_serve_start_starts_a_server_for_the_next_commands(
     """`serve = "start"`: the first command runs cold and starts a server in the
     background; the next one is answered by it. (No hooks: no engine needed.)"""
     import signal
-    import subprocess
     import time
 
     path = str(short_dir / "auto" / "serve.sock")
@@ -661,3 +676,126 @@ def test_a_request_without_config_reads_the_servers_own(tmp_path: Path) -> None:
         request = {"args": args, "env": {}, "verbose": 0, "stdin": "", "cwd": str(tmp_path)}
         assert app.answer("exec", request).exit_code == 0
         assert backend.requests[-1].timeout == timeout
+
+
+# -- the caller's folder, passed explicitly -------------------------------------------
+
+
+def _request(args: list[str], cwd: Path) -> dict[str, Any]:
+    return {"args": args, "cwd": str(cwd), "env": {}, "verbose": 0, "stdin": ""}
+
+
+def test_requests_from_two_folders_are_answered_at_once(
+    home: Path, short_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One server answers two callers in different folders at the same time: each hook
+    waits in the backend until the other is there too (a lock serialising requests would
+    break the barrier), and each starts in its own caller's folder, mounted; the
+    server's current directory is neither."""
+    folders = [tmp_path / "a", tmp_path / "b"]
+    for folder in folders:
+        folder.mkdir()
+    monkeypatch.chdir("/")
+    both_inside = threading.Barrier(2, timeout=60)
+    cwds: list[str] = []
+
+    def hook(request: ExecRequest) -> ExecResult:
+        cwds.append(os.getcwd())
+        both_inside.wait()
+        return ExecResult(0, b"ok\n", b"", 1)
+
+    backend = _Closable(hook)
+    app = App(lambda settings: backend)
+    path = str(short_dir / "c" / "serve.sock")
+    servers = open_servers(app, path)
+    threading.Thread(target=servers[0].serve_forever, daemon=True).start()
+    replies: dict[Path, tuple[int, Any]] = {}
+
+    def ask(folder: Path) -> None:
+        sock = client.connect(path)
+        assert sock is not None
+        replies[folder] = client.post(sock, "/v1/exec", _request(["--", "true"], folder))
+        sock.close()
+
+    threads = [threading.Thread(target=ask, args=(folder,)) for folder in folders]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+    finally:
+        close_servers(app, servers, path)
+    for folder in folders:
+        status, reply = replies[folder]
+        assert status == 200 and client._decode(reply) == (b"ok\n", b"", 0), reply
+    assert sorted(r.workdir for r in backend.requests) == [str(f) for f in folders]
+    assert all(r.mounts == (r.workdir,) for r in backend.requests)
+    assert cwds == ["/", "/"]
+
+
+def test_relative_paths_are_read_from_the_callers_folder(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--workspace`, `--config` and `--hooks-dir` given relative are the caller's: read
+    against the request's cwd, never the server's current directory, which holds a
+    decoy of each (another timeout, another hook)."""
+    caller, decoy = tmp_path / "caller", tmp_path / "decoy"
+    for folder, timeout in ((caller, 4), (decoy, 9)):
+        (folder / "ws" / "sub").mkdir(parents=True)
+        (folder / "c.toml").write_text(f"timeout = {timeout}\n")
+        hook = folder / "hooks" / "PreToolUse"
+        hook.parent.mkdir()
+        hook.write_text("#!/bin/sh\necho '{}'\n")
+        hook.chmod(0o755)
+    monkeypatch.chdir(decoy)
+    backend = _Closable(lambda request: ExecResult(0, b"{}", b"", 1))
+    app = App(lambda settings: backend)
+    args = ["PreToolUse", "--workspace", "ws", "--config", "c.toml", "--hooks-dir", "hooks"]
+    reply = app.answer("run", _request(args, caller))
+    assert reply.exit_code == 0, reply.stderr
+    [sent] = backend.requests
+    assert sent.timeout == 4
+    assert sent.workdir == str(caller / "ws")
+    assert sent.argv[-1] == str(caller / "hooks" / "PreToolUse")
+    assert not [m for m in sent.mounts if m.startswith(str(decoy))]
+    # exec: the workspace and config relative to the caller's folder, the hook started there.
+    args = ["--workspace", "..", "--config", "../../c.toml", "--", "./guard.sh"]
+    assert app.answer("exec", _request(args, caller / "ws" / "sub")).exit_code == 0
+    sent = backend.requests[-1]
+    assert (sent.timeout, sent.workdir) == (4, str(caller / "ws" / "sub"))
+    assert sent.mounts == (str(caller / "ws"),)
+
+
+def test_a_callers_folder_that_cannot_be_entered_goes_cold(home: Path, tmp_path: Path) -> None:
+    """The caller's folder is checked, not entered: gone, or not a folder, is 503."""
+    backend = _Closable(lambda request: ExecResult(0, b"", b"", 1))
+    app = App(lambda settings: backend)
+    (tmp_path / "file").write_text("")
+    for cwd in (tmp_path / "gone", tmp_path / "file"):
+        with pytest.raises(_app.Decline, match="cannot enter the caller's folder"):
+            app.answer("exec", _request(["--", "true"], cwd))
+    with pytest.raises(ValueError, match="cwd must be an absolute path"):
+        app.answer("exec", {**_request(["--", "true"], tmp_path), "cwd": "rel"})
+    assert backend.requests == []
+
+
+def test_hook_paths_must_be_absolute(home: Path) -> None:
+    """A relative `hook_paths` entry is a configuration error: it would name another
+    folder for each caller's folder (a workspace's, for one)."""
+    with pytest.raises(ConfigError, match="hook_paths"):
+        Settings.load(hook_paths=("tools",))
+    assert Settings.load(hook_paths=("/opt/tools",)).hook_paths == ("/opt/tools",)
+
+
+def test_the_server_works_from_the_root_folder(short_dir: Path, tmp_path: Path) -> None:
+    """`serve` reads its own relative paths (--socket, --config) against the folder it
+    was started in, then works from `/` for its whole life: no request can depend on
+    its current directory. Its socket is still removed at the end."""
+    (short_dir / "c.toml").write_text('serve = "auto"\n')
+    path = str(short_dir / "s" / "serve.sock")
+    argv = ["serve", "--socket", "s/serve.sock", "--config", "c.toml", "--idle-exit", "2"]
+    with serve_process(argv, path, tmp_path, cwd=short_dir) as proc:
+        assert os.readlink(f"/proc/{proc.pid}/cwd") == "/"
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert not os.path.lexists(path)
