@@ -36,7 +36,7 @@ class Caller:
     """What of the calling process an answer depends on besides its command line: its
     stdin (read when the command needs it), its environment (only the variables
     sandboxrun reads: the tightening one, and those the agent hands `exec`'s hook) and
-    its current directory (`cwd`, absolute).
+    its current directory (`cwd`: absolute, or "" for a folder removed under it).
 
     The answer never reads the answering process's own current directory: `serve`
     answers many callers at once, each in a folder of its own, so every relative path
@@ -52,7 +52,17 @@ class Caller:
         def read() -> bytes:
             return sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
 
-        return cls(read, os.environ, os.getcwd())
+        return cls(read, os.environ, current_folder())
+
+
+def current_folder() -> str:
+    """This process's current directory, or "" when it was removed: then nothing
+    relative to it exists, and the answer says so where it needs one (a workspace root
+    '' is refused), inside its fail-closed handling, as before it was asked for."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        return ""
 
 
 # The path options of `run` and `exec` (`_cli.parser`); a list holds a repeatable one's.
@@ -62,7 +72,8 @@ PATH_OPTIONS = ("config", "workspace", "hooks_dir", "home", "env_file")
 def absolute_paths(args: argparse.Namespace, cwd: str) -> None:
     """Make the command's path options absolute against the caller's folder `cwd`,
     right after parsing (the CLI and `serve` alike): nothing below resolves a path
-    against a current directory. An empty value stays empty (the checks refuse it)."""
+    against a current directory. An empty value stays empty (the checks refuse it), and
+    with no folder (`cwd` "": removed) a relative path stays one that exists nowhere."""
 
     def absolute(value: str) -> str:
         return os.path.normpath(os.path.join(cwd, value)) if value else value

@@ -251,7 +251,10 @@ def resolve_workspaces(
     `cwd` for Claude), else the caller's folder `cwd`; a relative root is taken from
     `cwd` too. Each is checked by `_mounts.check_root` (an event must not get a system
     folder, the home or someone else's files mounted)."""
-    roots = list(given) or dialect.event_workspaces(event) or [cwd]
+    roots = list(given) or dialect.event_workspaces(event)
+    if not roots and not cwd:  # `_answer.current_folder`: removed under the caller
+        raise ConfigError("no workspace: the current folder was removed (--workspace names one)")
+    roots = roots or [cwd]
     resolved = []
     for root in roots:
         if isinstance(root, str) and root:  # anything else: check_root says what is wrong

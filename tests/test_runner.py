@@ -21,6 +21,7 @@ from sandboxrun import (
     NoOpHookRunner,
     Settings,
 )
+from sandboxrun._answer import current_folder
 from sandboxrun._dialects.cline import CLINE
 from sandboxrun._runner import resolve_workspaces
 
@@ -515,6 +516,18 @@ def test_resolve_falls_back_to_cwd(tmp_path: Path, monkeypatch, event) -> None:
     process's current directory."""
     monkeypatch.chdir("/")
     assert resolve_workspaces(event, cwd=str(tmp_path)) == [str(tmp_path)]
+
+
+def test_resolve_in_a_removed_folder_says_so(tmp_path: Path, monkeypatch) -> None:
+    """A caller whose folder was removed under it (`current_folder()` is "") and that
+    names no root gets a configuration error saying so (fail-closed blocks on it)."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert current_folder() == ""
+    with pytest.raises(ConfigError, match="the current folder was removed"):
+        resolve_workspaces({}, cwd=current_folder())
 
 
 @pytest.mark.parametrize("where", ["given", "event"])

@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from .._answer import Caller, absolute_paths, run_result
+from .._answer import Caller, absolute_paths, current_folder, run_result
 from .common import LazyBackend, emit, opened_backend
 
 if TYPE_CHECKING:
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 def command(args: argparse.Namespace) -> int:
     opened: list[LazyBackend] = []
-    absolute_paths(args, os.getcwd())
+    absolute_paths(args, current_folder())
     try:
         if args.answer == "agent":  # `run` as the agent's own hook (shims, forwarders)
             from .._install.answer import run_as_hook
