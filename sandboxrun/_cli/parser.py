@@ -106,6 +106,12 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="a timeout or sandbox failure blocks, in the agent's terms",
     )
+    ex.add_argument(
+        "--untrusted",
+        action="store_true",
+        help="the command comes from a repository's config: its env lines, approvals and"
+        " input rewrites never reach the agent (`install` writes this for project files)",
+    )
     no_serve(ex)
     ex.add_argument("cmdline", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]")
 
