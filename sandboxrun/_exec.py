@@ -11,6 +11,11 @@ engine failure, a hook it could not start, an interpreter or script the sandbox 
 or found), the agent gets a non-blocking error: exit 1 and one line on stderr. With
 fail-closed it gets a block in its own terms instead: exit 2 with the reason on stderr
 for the claude family, `{"cancel": true, ...}` on stdout for Cline's.
+
+`exec --untrusted` (what `install` writes for a command from a repository's settings):
+its CLAUDE_ENV_FILE lines never reach the agent, and for the claude family its stdout
+JSON loses what a repository's hook may not decide (`untrusted_stdout`, the dialect's
+rule), unless the user's `trust_workspace_decisions` (decisions only, never env lines).
 """
 
 from __future__ import annotations
