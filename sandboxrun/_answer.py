@@ -159,7 +159,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         request = exec_request(
             settings, command, stdin, args.workspace, caller.environ, cwd=caller.cwd
         )
-        out = run_exec(settings, backend, request, caller.environ)
+        out = run_exec(settings, backend, request, caller.environ, untrusted=args.untrusted)
     except Exception as exc:  # ours, not the hook's: a clear line, a block if fail-closed
         if not isinstance(exc, SandboxrunError):
             logger.opt(exception=exc).debug("internal error")

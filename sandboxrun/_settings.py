@@ -43,6 +43,15 @@ _TIGHTENING_ENV = "SANDBOXRUN_FAIL_CLOSED"
 _DOMAIN = re.compile(r"(\*\.)?([A-Za-z0-9_]([A-Za-z0-9_-]{0,62})\.)*[A-Za-z0-9_-]{1,63}")
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _CONFIG_FILE: ContextVar[tuple[Path, bool]] = ContextVar("sandboxrun_config_file")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# The names a hook's CLAUDE_ENV_FILE lines may set by default (`env_file_allow`, `_envfile`):
+# each names a mode or a display preference, never a program, a file or a folder, so no
+# value of it makes the agent's shell or its tools load code.
+DEFAULT_ENV_FILE_ALLOW = (
+    "NODE_ENV",  # a build mode name ("production"); Claude Code's own example
+    "NO_COLOR",  # turns colour off in tools that honour it; a flag, read as set or not
+    "FORCE_COLOR",  # turns colour on (a level number); a flag, read by Node's tools
+)
 
 
 def config_path() -> Path:
@@ -141,6 +150,11 @@ class Settings(BaseSettings):
     )
     hook_paths: tuple[str, ...] = Field(
         (), description="folders hook commands may name files in (mounted read-only)"
+    )
+    env_file_allow: tuple[str, ...] = Field(
+        DEFAULT_ENV_FILE_ALLOW,
+        description="names a hook's CLAUDE_ENV_FILE lines may hand on to the agent (your own"
+        " hooks only; a value pointing into the workspace is refused whatever the name)",
     )
     max_hooks: int = Field(32, ge=1, le=1024, description="hooks run for one event at most")
     max_parallel: int = Field(4, ge=1, le=256, description="hooks of one event run at once")
@@ -286,6 +300,14 @@ class Settings(BaseSettings):
         for path in value:
             if not os.path.isabs(path):
                 raise ValueError(f"{path!r}: must be an absolute path")
+        return value
+
+    @field_validator("env_file_allow")
+    @classmethod
+    def _env_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:  # exact names: a pattern would let in names nobody looked at
+            if not _IDENTIFIER.fullmatch(name):
+                raise ValueError(f"{name!r}: must be a variable name (no patterns)")
         return value
 
     @field_validator("allowed_roots")

@@ -1,5 +1,6 @@
-"""CLAUDE_ENV_FILE: the strict reading of what a hook wrote, the deny list, and which
-agent file may receive the lines (`_envfile`)."""
+"""CLAUDE_ENV_FILE: the strict reading of what a hook wrote, the name allowlist and the
+values that point into a workspace, and which agent file may receive the lines
+(`_envfile`)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ from pathlib import Path
 import pytest
 
 from sandboxrun import ExecRequest, ExecResult, FakeBackend, HookFactory, Settings, _envfile
-from sandboxrun._envfile import agent_file, append, collect, denied, parse
+from sandboxrun._envfile import agent_file, append, collect, parse
 from sandboxrun._errors import ConfigError
+
+# The names the tests' own hooks set, as a user would list them in env_file_allow.
+ALLOW = frozenset({"GREETING", "A", "B", "C", "D", "URL", "APP_ENV_NAME", "X"})
 
 
 @pytest.mark.parametrize(
@@ -35,7 +39,7 @@ from sandboxrun._errors import ConfigError
     ],
 )
 def test_literal_lines_are_accepted_and_requoted(line: str, name: str, value: str) -> None:
-    parsed = parse(line + "\n")
+    parsed = parse(line + "\n", ALLOW)
     assert parsed.accepted == ((name, value),) and not parsed.refused
     assert parsed.lines() == [f"export {name}={shlex.quote(value)}\n"]
 
@@ -74,7 +78,7 @@ def test_literal_lines_are_accepted_and_requoted(line: str, name: str, value: st
     ],
 )
 def test_hostile_or_unclear_lines_are_refused(line: str) -> None:
-    parsed = parse(line)
+    parsed = parse(line, ALLOW)
     assert not parsed.accepted, parsed
     assert len(parsed.refused) == 1 and parsed.refused[0].startswith("line 1: ")
 
@@ -87,7 +91,7 @@ def test_requoted_lines_mean_the_same_to_bash(tmp_path: Path) -> None:
         f"export D='$(touch {marker})'\n"
     )
     target = tmp_path / "agent.sh"
-    append(str(target), parse(text).lines())
+    append(str(target), parse(text, ALLOW).lines())
     out = subprocess.run(
         ["bash", "-c", f'. {target} && printf "%s|%s|%s" "$A" "$B" "$D"'],
         capture_output=True, text=True, check=True, env={"PATH": os.environ["PATH"]},
@@ -96,16 +100,82 @@ def test_requoted_lines_mean_the_same_to_bash(tmp_path: Path) -> None:
     assert not marker.exists()
 
 
-def test_the_deny_list_matches_names_and_prefixes() -> None:
-    assert denied("PATH") and denied("LD_LIBRARY_PATH") and denied("PYTHONSTARTUP")
-    assert denied("GIT_DIR") and denied("CLAUDE_PLUGIN_ROOT")
-    assert not denied("PATHNAME") and not denied("MY_PATH") and not denied("GREETING")
+# The issue's named variables: each loads code or config; none is on the default list.
+NAMED = [
+    "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_DATA_DIRS", "XDG_CONFIG_DIRS", "XDG_CACHE_HOME",
+    "OPENSSL_CONF", "npm_config_userconfig", "npm_config_script_shell", "NPM_CONFIG_PREFIX",
+    "GOFLAGS", "CC", "MAKEFLAGS", "AWS_CONFIG_FILE", "CURL_HOME", "LUA_INIT", "PHPRC",
+    "JAVA_HOME", "GNUPGHOME", "DOTNET_STARTUP_HOOKS", "PS0", "HOSTALIASES", "PATH",
+    "LD_PRELOAD", "BASH_ENV", "PYTHONPATH", "NODE_OPTIONS", "GIT_CONFIG_GLOBAL", "HOME",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", NAMED)
+def test_names_off_the_default_list_are_refused_by_name(name: str) -> None:
+    """By default only names that load no code pass; each other one is named."""
+    allow = Settings().env_file_allow
+    parsed = parse(f"export {name}=/opt/x\nexport NODE_ENV=production\n", allow)
+    assert parsed.accepted == (("NODE_ENV", "production"),)
+    assert parsed.refused == (f"line 1: {name} is not in env_file_allow",)
+
+
+def test_the_default_list_is_small_and_listed_in_the_readme() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert Settings().env_file_allow == ("NODE_ENV", "NO_COLOR", "FORCE_COLOR")
+    assert all(f"`{name}`" in readme for name in Settings().env_file_allow)
+
+
+def test_env_file_allow_comes_from_the_users_config_only(home: Path) -> None:
+    """The user lists names in their config file; a pattern or a non-name is refused."""
+    from tests.conftest import user_config
+
+    user_config(home, 'env_file_allow = ["GREETING"]\n')
+    assert Settings.load().env_file_allow == ("GREETING",)
+    for bad in ('["XDG_*"]', '["A=B"]', '["*"]'):
+        user_config(home, f"env_file_allow = {bad}\n")
+        with pytest.raises(ConfigError, match="variable name"):
+            Settings.load()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "{ws}/.cfg", "{ws}", "{ws}/a/../.cfg", "/opt/x:{ws}/bin", "--conf={ws}/x",
+        "'{ws}/with space'", "file://{ws}/x", "{link}/.cfg", "{state}/x", "{plugin}/y",
+        ".cfg/x", "../x", "..", ".", "./x", "'~/x'", "a,sub/dir",
+    ],
+)  # fmt: skip
+def test_a_listed_name_pointing_into_the_workspace_is_refused(tmp_path: Path, value: str) -> None:
+    """A value that is, or holds, a path into what the hook had mounted or could write
+    (as written or through a link), or a relative path, never passes."""
+    ws, state, plugin = tmp_path / "ws", tmp_path / "state", tmp_path / "plugin"
+    for folder in (ws, state, plugin):
+        folder.mkdir()
+    (tmp_path / "link").symlink_to(ws)
+    request = ExecRequest(("x",), b"", str(ws), mounts=(str(ws), str(plugin)), state=str(state))
+    text = "export GREETING=" + value.format(ws=ws, link=tmp_path / "link", state=state,
+                                             plugin=plugin)  # fmt: skip
+    parsed = parse(text, ALLOW, _envfile.places(request))
+    assert not parsed.accepted, parsed
+    assert parsed.refused[0].startswith("line 1: GREETING: ")
+
+
+@pytest.mark.parametrize(
+    "value", ["/opt/tool", "https://example.test/a/b", "production", "1.2.3", "a:b", "''"]
+)
+def test_a_listed_name_with_a_value_outside_the_workspace_passes(
+    tmp_path: Path, value: str
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    parsed = parse(f"export GREETING={value}", ALLOW, (str(ws),))
+    assert len(parsed.accepted) == 1 and not parsed.refused
 
 
 def test_a_file_over_the_bound_gives_nothing(tmp_path: Path) -> None:
     path = Path(_envfile.new_file(os.getuid(), os.getgid()))
     path.write_text("export A=1\n" * (_envfile.MAX_BYTES // 10))
-    parsed = collect(str(path))
+    parsed = collect(str(path), ALLOW)
     assert not parsed.accepted and "more than" in parsed.refused[0]
     assert not path.exists() and not path.parent.exists()
 
@@ -118,7 +188,7 @@ def test_a_hook_that_swapped_its_file_for_a_link_gives_nothing(tmp_path: Path) -
     assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
     path.unlink()
     path.symlink_to(secret)
-    parsed = collect(str(path))
+    parsed = collect(str(path), ALLOW)
     assert not parsed.accepted and "could not be read" in parsed.refused[0]
 
 
@@ -181,7 +251,7 @@ def _setup(tmp_path: Path) -> tuple[Path, Path, Path]:
 def test_user_hooks_lines_reach_the_agent_in_order(tmp_path: Path) -> None:
     home, ws, target = _setup(tmp_path)
     seen: list[ExecRequest] = []
-    factory = HookFactory(Settings(agent="claude"), _writer(seen), home=str(home),
+    factory = HookFactory(Settings(agent="claude", env_file_allow=("FIRST", "SECOND", "PROJECT")), _writer(seen), home=str(home),
                           env_file=str(target))  # fmt: skip
     result = factory.run("SessionStart", {"cwd": str(ws)}).to_json()
     assert target.read_text() == "export FIRST=1\nexport SECOND=1\n"
@@ -198,7 +268,7 @@ def test_user_hooks_lines_reach_the_agent_in_order(tmp_path: Path) -> None:
 def test_other_events_get_no_env_file(tmp_path: Path) -> None:
     home, ws, target = _setup(tmp_path)
     seen: list[ExecRequest] = []
-    factory = HookFactory(Settings(agent="claude"), _writer(seen), home=str(home),
+    factory = HookFactory(Settings(agent="claude", env_file_allow=("FIRST", "SECOND", "PROJECT")), _writer(seen), home=str(home),
                           env_file=str(target))  # fmt: skip
     factory.run("PreToolUse", {"cwd": str(ws), "tool_name": "Bash"})
     assert seen and all(r.env_file is None and _envfile.VAR not in r.env for r in seen)
@@ -208,7 +278,7 @@ def test_other_events_get_no_env_file(tmp_path: Path) -> None:
 def test_an_env_file_outside_the_agents_folder_is_refused(tmp_path: Path) -> None:
     home, ws, _ = _setup(tmp_path)
     bashrc = home / ".bashrc"
-    factory = HookFactory(Settings(agent="claude"), _writer([]), home=str(home),
+    factory = HookFactory(Settings(agent="claude", env_file_allow=("FIRST", "SECOND", "PROJECT")), _writer([]), home=str(home),
                           env_file=str(bashrc))  # fmt: skip
     with pytest.raises(ConfigError, match="--env-file refused"):
         factory.run("SessionStart", {"cwd": str(ws)})

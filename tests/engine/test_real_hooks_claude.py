@@ -32,7 +32,7 @@ def session_start(marker: Path) -> str:
     """A SessionStart hook as people write them: one benign export, and two that would run
     code in the agent's next Bash command on the host (the second touches `marker`)."""
     return (
-        'echo \'export GREETING="hello world"\' >> "$CLAUDE_ENV_FILE"; '
+        'echo \'export NODE_ENV="dev build"\' >> "$CLAUDE_ENV_FILE"; '
         "echo 'export PATH=/repo/bin:$PATH' >> \"$CLAUDE_ENV_FILE\"; "
         f"echo 'export X=$(touch {marker})' >> \"$CLAUDE_ENV_FILE\"; "
         "echo session ready"
@@ -62,7 +62,7 @@ def test_a_session_start_hook_hands_on_only_its_literal_exports(
     engine: DockerBackend, tmp_path: Path
 ) -> None:
     """Unsandboxed, the hook's file would put /repo/bin first on the agent's PATH and run
-    `touch` on the host. Through `run --env-file`, the agent gets GREETING alone, the
+    `touch` on the host. Through `run --env-file`, the agent gets NODE_ENV alone, the
     context is the same, and the report names the two refused lines."""
     marker = tmp_path / "pwned"
     command = session_start(marker)
@@ -72,7 +72,7 @@ def test_a_session_start_hook_hands_on_only_its_literal_exports(
     bare_file = tmp_path / "bare.sh"
     bare = subprocess.run(["sh", "-c", command], input=event, capture_output=True,
                           text=True, cwd=ws, env={**os.environ, "CLAUDE_ENV_FILE": str(bare_file)})  # fmt: skip
-    assert sourced(bare_file, "GREETING", "PATH")[:2] == ["hello world", "/repo/bin:/usr/bin:/bin"]
+    assert sourced(bare_file, "NODE_ENV", "PATH")[:2] == ["dev build", "/repo/bin:/usr/bin:/bin"]
     assert marker.exists()  # unsandboxed, the agent's next Bash command ran the hook's code
     marker.unlink()
     ran = subprocess.run(
@@ -82,10 +82,10 @@ def test_a_session_start_hook_hands_on_only_its_literal_exports(
     answer = json.loads(ran.stdout)
     assert answer["additionalContext"] == bare.stdout.strip() == "session ready"
     [report] = answer["hooks"]
-    assert report["envFile"]["copied"] == ["GREETING"]
+    assert report["envFile"]["copied"] == ["NODE_ENV"]
     assert [r.split(":")[0] for r in report["envFile"]["refused"]] == ["line 2", "line 3"]
-    assert sourced(env_file, "GREETING", "PATH") == ["hello world", "/usr/bin:/bin"]
-    assert env_file.read_text() == "export GREETING='hello world'\n"
+    assert sourced(env_file, "NODE_ENV", "PATH") == ["dev build", "/usr/bin:/bin"]
+    assert env_file.read_text() == "export NODE_ENV='dev build'\n"
     assert not marker.exists()
 
 
@@ -122,7 +122,7 @@ def test_exec_hands_on_only_literal_exports(
     engine: DockerBackend, session_env: Path, tmp_path: Path
 ) -> None:
     """`exec` around the same hook: the agent's CLAUDE_ENV_FILE (from exec's environment)
-    gets GREETING; stdout and the exit code are the hook's; each refusal is one line."""
+    gets NODE_ENV; stdout and the exit code are the hook's; each refusal is one line."""
     env = {**os.environ, "CLAUDE_ENV_FILE": str(session_env)}
     marker = tmp_path / "pwned"
     command = session_start(marker)
@@ -137,7 +137,7 @@ def test_exec_hands_on_only_literal_exports(
         ln for ln in boxed.stderr.splitlines() if ln.startswith("sandboxrun: CLAUDE_ENV_FILE")
     ]
     assert len(refused) == 2, boxed.stderr
-    assert sourced(session_env, "GREETING", "PATH") == ["hello world", "/usr/bin:/bin"]
+    assert sourced(session_env, "NODE_ENV", "PATH") == ["dev build", "/usr/bin:/bin"]
     assert not marker.exists()
 
 

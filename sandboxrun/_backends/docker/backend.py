@@ -42,7 +42,7 @@ from typing import Any
 from docker.types import LogConfig, Mount, Ulimit
 from docker.utils.socket import STDOUT, frames_iter
 
-from ... import _settings
+from ... import _envfile, _settings
 from ..._envfile import TARGET as ENV_FILE_TARGET
 from ..._errors import ConfigError, RuntimeMissing, SandboxrunError
 from ..._log import logger
@@ -65,6 +65,7 @@ from .reaper import reap
 # What an allowlist hook's /etc/resolv.conf says (shipped with the package).
 RESOLV_CONF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "allowlist-resolv.conf")
 STREAM_GRACE = 10.0  # seconds after the deadline before we stop waiting for the stream
+ENV_FILE_POLL = 0.05  # seconds between two looks at a running hook's CLAUDE_ENV_FILE
 # A pooled container's helper gives up waiting this long after the pool would have
 # removed it: the backstop for a pool whose owner died, never a race with a claim.
 GATE_MARGIN = 60.0
@@ -446,9 +447,14 @@ class DockerBackend:
         if net:  # no names resolved inside: the proxy resolves them (see `dns` below)
             mounts.append(Mount(target="/etc/resolv.conf", source=RESOLV_CONF, type="bind",
                                 read_only=True))  # fmt: skip
+        ulimits = [
+            Ulimit(name="nofile", soft=s.nofile, hard=s.nofile),
+            Ulimit(name="core", soft=0, hard=0),
+        ]
         if request.env_file:  # CLAUDE_ENV_FILE: a host file of ours, read back afterwards
             mounts.append(Mount(target=ENV_FILE_TARGET, source=request.env_file, type="bind"))
             private.append(ENV_FILE_TARGET)
+            ulimits.append(_file_size_limit(s))
         hosts = self._hosts_file() if net is None and s.network == "none" else None
         if hosts:  # NetworkDisabled (below): the engine writes no /etc/hosts of its own
             mounts.append(Mount(target="/etc/hosts", source=hosts, type="bind", read_only=True))
@@ -475,10 +481,7 @@ class DockerBackend:
             pids_limit=s.pids,
             nano_cpus=int(s.cpus * 1e9),
             shm_size=16 << 20,
-            ulimits=[
-                Ulimit(name="nofile", soft=s.nofile, hard=s.nofile),
-                Ulimit(name="core", soft=0, hard=0),
-            ],
+            ulimits=ulimits,
             log_config=LogConfig(type=LogConfig.types.NONE),
             group_add=[str(g) for g in s.groups] or None,  # only groups the user configured
             runtime=s.runtime,
@@ -586,7 +589,9 @@ class _Run:
             writer.start()
             timer = threading.Timer(self.req.timeout, self._deadline)
             watchdog = threading.Timer(self.req.timeout + STREAM_GRACE, self._hang_up)
-            for t in (timer, watchdog):
+            ended = threading.Event()
+            watch = threading.Thread(target=self._watch_env_file, args=(ended,), daemon=True)
+            for t in (timer, watchdog, *((watch,) if self.req.env_file else ())):
                 t.daemon = True
                 t.start()
             try:
@@ -594,6 +599,7 @@ class _Run:
             finally:
                 timer.cancel()
                 watchdog.cancel()
+                ended.set()
             # The stream can end (the kill worked) before the kill's own answer reaches
             # the timer thread: wait for it, or `timed_out` is read before it is set.
             timer.join(timeout=STREAM_GRACE)
@@ -649,6 +655,23 @@ class _Run:
                 )
                 threading.Thread(target=self._kill, daemon=True).start()
 
+    def _watch_env_file(self, ended: threading.Event) -> None:
+        """Kill the hook once its CLAUDE_ENV_FILE passes what is ever read of it: what
+        reaches the host's disk stays near `_envfile.MAX_BYTES` (`_file_size_limit` is
+        the hard bound, for writes faster than this looks)."""
+        path = self.req.env_file or ""
+        while not ended.wait(ENV_FILE_POLL):
+            try:
+                size = os.stat(path).st_size
+            except OSError:
+                return
+            if size > _envfile.MAX_BYTES and not self.killed_reason:
+                self.killed_reason = (
+                    f"killed: it wrote more than {_envfile.MAX_BYTES} bytes to CLAUDE_ENV_FILE"
+                )
+                self._kill()
+                return
+
     def _deadline(self) -> None:
         self.deadline_fired = True
         self.timed_out = self._kill()
@@ -665,6 +688,19 @@ class _Run:
     def _hang_up(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
+
+
+def _file_size_limit(s: Settings) -> Ulimit:
+    """The bound on a host file a hook writes (its CLAUDE_ENV_FILE is one), whatever the
+    runtime: RLIMIT_FSIZE, which runc sets and gVisor enforces in its own kernel, so no
+    file grows past it (the write fails, the writer gets SIGXFSZ). A bind of a host
+    file cannot be given a size of its own, and a copy out of a tmpfs would need a
+    helper every image has. No smaller than the tmpfs and state sizes, so any file a
+    hook could keep there still fits; `_Run._watch_env_file` ends a hook whose env file
+    passes its far smaller cap long before (`_envfile.MAX_BYTES`). Only for runs with
+    an env file: the hooks of other events keep their usual limits."""
+    size = max(parse_size(s.tmpfs_size), parse_size(s.state_size), _envfile.MAX_BYTES + 1)
+    return Ulimit(name="fsize", soft=size, hard=size)
 
 
 def _read_only_mounts(paths: tuple[str, ...], allowed: tuple[str, ...]) -> list[Mount]:

@@ -23,14 +23,18 @@ Every string in a reading is valid Unicode: a lone surrogate a hook wrote as `"\
 is read as U+FFFD.
 
 Untrusted decisions (hooks from the `project` and `local` files, which come with the
-repository; see `untrusted`): unless `Settings.trust_workspace_decisions`, such a hook
-may deny, ask, block, stop the agent and add context or messages, but its approval
-(`permissionDecision: "allow"`, legacy `decision: "approve"`, PermissionRequest
-`decision.behavior: "allow"`) is read as no decision (`permissionDecision` None: the
-agent's own permission rules, usually a prompt, decide; not "ask", which would force
-a prompt the user's rules may not want), its `updatedInput` is dropped, and its
-`suppressOutput` too (a repository's hook must not hide what it printed from the
-user). Each dropped field is named in that hook's `error`.
+repository, and commands `exec --untrusted` runs; see `workspace_json`): unless
+`Settings.trust_workspace_decisions`, such a hook may deny, ask, block, stop the agent
+and add context or messages, but its approval (`permissionDecision: "allow"`, legacy
+`decision: "approve"`, PermissionRequest `decision.behavior: "allow"`) is read as no
+decision (`permissionDecision` None: the agent's own permission rules, usually a prompt,
+decide; not "ask", which would force a prompt the user's rules may not want), its
+`updatedInput` is dropped, and its `suppressOutput` too (a repository's hook must not
+hide what it printed from the user), as is every field not listed as harmless (the
+agent's newer ones, `updatedPermissions`, `updatedMCPToolOutput`...: allowed by list).
+The rule works on the hook's JSON itself, before it is read, so `run` and `exec` (which
+passes the JSON on to the agent) drop the same fields. Each dropped field is named (in
+that hook's `error`; on `exec`'s stderr).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..._text import printable
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     WORKSPACE_SOURCES,
@@ -183,11 +188,11 @@ class ClaudeDialect:
             error = first or f"{event} hook exited with code {result.exit_code}"
             return HookOutcome(status="failed", error=error, **common)
         stdout = result.stdout.decode("utf-8", "replace")
-        parsed, message = parse_answer(event, stdout, spec.name)
+        trusted = trust_workspace or spec.source not in WORKSPACE_SOURCES
+        parsed, message = parse_answer(event, stdout, spec.name, trusted)
         if parsed is None:
             return HookOutcome(status="failed", error=message, **common)
-        outcome = HookOutcome(status="completed", error=message, answer=parsed, **common)
-        return outcome if trust_workspace else untrusted(outcome)
+        return HookOutcome(status="completed", error=message, answer=parsed, **common)
 
     def combine(self, outcomes: Sequence[HookOutcome], fail_closed: bool) -> dict[str, Any]:
         """What the agent does with every hook's answer (all are used, even after a deny).
@@ -252,30 +257,93 @@ def _async_outcome(outcome: HookOutcome) -> HookOutcome:
     return replace(outcome, spec=replace(outcome.spec, run_async=True), answer={}, error=error)
 
 
-def untrusted(outcome: HookOutcome) -> HookOutcome:
-    """A workspace hook's reading without what it may not decide (module docstring):
-    an approval becomes no decision; updatedInput and suppressOutput are dropped."""
-    answer = dict(outcome.answer)
-    if outcome.spec.source not in WORKSPACE_SOURCES or not answer:
-        return outcome
-    dropped = []
-    if answer.get("permissionDecision") == "allow":
-        answer.update(permissionDecision=None, reason="")
-        dropped.append("its allow")
-    if answer.get("updatedInput") is not None:
-        answer["updatedInput"] = None
-        dropped.append("updatedInput")
-    if answer.get("suppressOutput"):
-        answer["suppressOutput"] = False
-        dropped.append("suppressOutput")
-    if not dropped:
-        return outcome
-    note = (
-        f"workspace hook: {', '.join(dropped)} ignored (untrusted; "
+# What an untrusted hook's JSON may carry (module docstring); any other field is dropped.
+_HARMLESS = frozenset({"continue", "stopReason", "systemMessage", "decision", "reason"})
+_HARMLESS_SPECIFIC = frozenset(
+    {"hookEventName", "additionalContext", "permissionDecision", "permissionDecisionReason"}
+)
+_HARMLESS_VERDICT = frozenset({"behavior", "message", "interrupt"})
+
+
+def workspace_json(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """An untrusted hook's JSON answer without what it may not decide (module docstring),
+    and the names of what was dropped ("its allow" for an approval). Values of kept
+    fields are left for the schema check (`_structured`, the agent's own) to judge."""
+    allow, dropped, kept = False, list[str](), dict[str, Any]()
+    for key, value in data.items():
+        if key == "decision" and value == "approve":
+            allow = True
+        elif key == "hookSpecificOutput" and isinstance(value, dict):
+            kept[key], specific_allow, specific_dropped = _workspace_specific(value)
+            allow, dropped = allow or specific_allow, dropped + specific_dropped
+        elif key in _HARMLESS or key == "hookSpecificOutput":
+            kept[key] = value
+        elif value is not None and value is not False:  # an absent or off field hides nothing
+            dropped.append(key)
+    if data.get("decision") == "approve":  # its reason goes with it
+        kept.pop("reason", None)
+    if allow:
+        dropped.insert(0, "its allow")
+    return kept, dropped
+
+
+def _workspace_specific(specific: Mapping[str, Any]) -> tuple[dict[str, Any], bool, list[str]]:
+    allow, dropped, kept = False, list[str](), dict[str, Any]()
+    for key, value in specific.items():
+        if key == "permissionDecision" and value == "allow":
+            allow = True
+        elif key == "decision" and isinstance(value, dict):  # PermissionRequest's verdict
+            if value.get("behavior") == "allow":
+                allow = True  # all of it goes: its updatedInput, its rules
+            else:
+                kept[key] = {k: v for k, v in value.items() if k in _HARMLESS_VERDICT}
+            dropped += [k for k, v in value.items() if k not in _HARMLESS_VERDICT and v is not None]
+        elif key in _HARMLESS_SPECIFIC or key == "decision":
+            kept[key] = value
+        elif value is not None:
+            dropped.append(key)
+    if allow:
+        kept.pop("permissionDecisionReason", None)
+    return kept, allow, dropped
+
+
+def dropped_note(dropped: Sequence[str]) -> str:
+    """What an untrusted hook's report (or `exec`'s stderr) says of `dropped`."""
+    names = [printable(n[:40]) for n in dropped[:8]]
+    if len(dropped) > 8:
+        names.append(f"{len(dropped) - 8} more")
+    return (
+        f"workspace hook: {', '.join(names)} ignored (untrusted; "
         "trust_workspace_decisions = true in the user's config honours it)"
     )
-    error = "; ".join(e for e in (outcome.error, note) if e)
-    return replace(outcome, answer=answer, error=error)
+
+
+# What JavaScript's String.prototype.trim removes (the agent trims before it parses):
+# more than Python's `str.strip()` knows (U+FEFF), and never less.
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006" \
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"  # fmt: skip
+
+
+def untrusted_stdout(stdout: bytes) -> tuple[bytes, str | None]:
+    """An untrusted command's stdout as the agent may see it (`exec --untrusted`), and a
+    note naming what was dropped. Output that is not a JSON object passes unchanged (the
+    agent reads it as text), and so does an object with nothing to drop. Output that
+    starts with `{` but does not read here is dropped whole: the agent's parser might
+    read it (deeper nesting, other spaces), and what it would find there is unknown."""
+    text = stdout.decode("utf-8", "replace").strip(_JS_SPACE)
+    if not text.startswith("{"):
+        return stdout, None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = None
+    if not isinstance(data, dict):
+        note = "stdout starts with '{' but is not a JSON object sandboxrun can read: dropped"
+        return b"", f"{note} (untrusted command)"
+    kept, dropped = workspace_json(data)
+    if not dropped:
+        return stdout, None
+    return json.dumps(kept, ensure_ascii=True).encode() + b"\n", dropped_note(dropped)
 
 
 CLAUDE = ClaudeDialect(
@@ -319,8 +387,11 @@ class _Rejected(ValueError):
     """The hook's JSON answer breaks the schema: a non-blocking error, no decision."""
 
 
-def parse_answer(event: str, stdout: str, name: str) -> tuple[dict[str, Any] | None, str | None]:
-    """Exit-0 stdout -> (answer, warning or None), or (None, why it was rejected)."""
+def parse_answer(
+    event: str, stdout: str, name: str, trusted: bool = True
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Exit-0 stdout -> (answer, warning or None), or (None, why it was rejected). Not
+    `trusted`: what the hook may not decide is dropped first (`workspace_json`)."""
     text = stdout.lstrip()
     warning = None
     if text.startswith("{"):
@@ -330,10 +401,15 @@ def parse_answer(event: str, stdout: str, name: str) -> tuple[dict[str, Any] | N
             data = None
             warning = "stdout starts with '{' but is not valid JSON: read as plain text"
         if isinstance(data, dict):
+            dropped: list[str] = []
+            if not trusted:
+                data, dropped = workspace_json(data)
+            note = dropped_note(dropped) if dropped else None
             try:
-                return _structured(event, data, name)
+                answer, warning = _structured(event, data, name)
             except _Rejected as exc:
                 return None, f"{event} hook answer rejected: {exc}"
+            return answer, "; ".join(m for m in (warning, note) if m) or None
     plain = stdout.strip()
     if plain and event in PLAIN_TEXT_CONTEXT:
         return _answer(additionalContext=plain), warning
