@@ -27,7 +27,7 @@ from .._dialects.claude.wrapped import wrap
 from .._errors import ConfigError
 from . import jsonspan
 from .files import Backup, BackupStore, atomic_write, file_mode, read_bytes, sha256
-from .record import Record, value_key
+from .record import Record, names_sandboxrun, value_key
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -186,7 +186,7 @@ def _unwrap_each(ours: Ours) -> Rewrite:
 
 def _alike(handlers: Iterator[tuple[jsonspan.Path, dict[str, Any]]], ours: Ours) -> int:
     """How many commands name sandboxrun without being a wrapper install recorded."""
-    return sum(1 for _, h in handlers if "sandboxrun" in h["command"] and ours(h) is None)
+    return sum(1 for _, h in handlers if names_sandboxrun(h) and ours(h) is None)
 
 
 def plan_install(

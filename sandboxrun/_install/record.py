@@ -51,6 +51,13 @@ def options_of(command: str, args: object) -> list[str]:
     return words[: words.index("--")] if "--" in words else words
 
 
+def names_sandboxrun(hook: dict[str, Any]) -> bool:
+    """Whether a handler mentions sandboxrun (a look-alike wrapper, if not recorded)."""
+    args = hook.get("args")
+    words = [hook.get("command"), *(args if isinstance(args, list) else [])]
+    return any(isinstance(w, str) and "sandboxrun" in w for w in words)
+
+
 class Record:
     """What `install` wrote, per settings file or hook folder (see the module)."""
 

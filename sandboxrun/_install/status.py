@@ -20,7 +20,7 @@ from . import claude as _claude
 from . import managed as _managed
 from .cline import forwarders_installed, listdir
 from .files import BackupStore, read_bytes
-from .record import Record
+from .record import Record, names_sandboxrun
 
 
 def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
@@ -61,7 +61,8 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
         again = "--user" if scope == "user" else f"--workspace {project}"
         for where, hook in handlers:
             at = "".join(f"[{w}]" if isinstance(w, int) else f".{w}" for w in where)[1:]
-            if scope not in installed and "sandboxrun" not in hook["command"]:
+            alike = names_sandboxrun(hook)
+            if scope not in installed and not alike:
                 continue  # never installed: only a look-alike wrapper is worth a word
             if ours(hook):
                 chosen = chosen_files(hook["command"], hook.get("args"))
@@ -77,7 +78,7 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
             elif hook.get("shell") != "powershell":
                 why = (
                     "install did not write it: a command shaped like a wrapper runs on the"
-                    " host as written" if "sandboxrun" in hook["command"] else "new since install?"
+                    " host as written" if alike else "new since install?"
                 )  # fmt: skip
                 out.append(
                     f"not wrapped: {path} {at}: {hook['command'][:120]!r} runs unsandboxed"
@@ -116,9 +117,11 @@ def _cline_notes(dialect: ClineDialect, roots: Sequence[str], home: str) -> list
         moved = moved_folder(base, os.path.relpath(folder, base))
         entries = [os.path.join(folder, e) for e in listdir(folder)]
         has_shims = any(read_shim(p, record) for p in entries)
-        if not (has_shims or os.path.isdir(moved) or (forwarding and source == "workspace")):
+        installed = has_shims or os.path.isdir(moved) or (forwarding and source == "workspace")
+        found = dialect.discover(None, [], home, [folder]).hooks  # recorded shims skipped
+        alike = {h.name for h in found if _mentions_sandboxrun(h.name)}
+        if not (installed or alike):
             continue
-        found = dialect.discover(None, [], home, [folder]).hooks
         again = "--user" if source == "global" else f"--workspace {base}"
         for path in entries:
             shim = read_shim(path, record)
@@ -132,9 +135,13 @@ def _cline_notes(dialect: ClineDialect, roots: Sequence[str], home: str) -> list
             elif shim and not _runnable(chosen):
                 out.append(_missing(path, shim.executable, dialect.agent, again))
         for hook in found:
-            if read_shim(hook.name, record) is None:
+            if installed or hook.name in alike:
+                why = (
+                    "install did not write it: a file shaped like a shim runs on the host as"
+                    " written" if hook.name in alike else "new since install?"
+                )  # fmt: skip
                 out.append(
-                    f"not wrapped: {hook.name} runs unsandboxed (new since install?): run"
+                    f"not wrapped: {hook.name} runs unsandboxed ({why}): run"
                     f" `sandboxrun install --agent {dialect.agent} {again}` again"
                 )
         if forwarding and source == "workspace":
@@ -147,6 +154,12 @@ def _cline_notes(dialect: ClineDialect, roots: Sequence[str], home: str) -> list
                     f" `sandboxrun install --agent {dialect.agent} {again}` again"
                 )
     return out
+
+
+def _mentions_sandboxrun(path: str) -> bool:
+    """Whether a hook file names sandboxrun (a look-alike shim: discovery skipped every
+    shim install recorded)."""
+    return b"sandboxrun" in (read_bytes_quiet(path) or b"")[:4096]
 
 
 def _missing(where: str, executable: str, agent: str, again: str) -> str:
