@@ -535,6 +535,20 @@ def test_managed_settings_forward_every_event(home, tmp_path) -> None:
     assert managed.read_bytes() == before
 
 
+def test_managed_install_replaces_an_older_forwarder(home, tmp_path) -> None:
+    """An earlier version's `sandboxrun run` forwarder (its Python not isolated) gives
+    way to the `PYTHON -I SCRIPT run` one: never two forwarders for one event."""
+    managed = tmp_path / "managed-settings.json"
+    old = f"{SR} run PreToolUse --agent claude --answer agent"
+    hook = {"type": "command", "command": old}
+    managed.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [hook]}]}}))
+    args = ["--agent", "claude", "--managed-file", str(managed), "--home", str(home)]
+    assert sandboxrun("install", *args) == 0
+    entries = json.loads(managed.read_text())["hooks"]["PreToolUse"]
+    assert len(entries) == 1
+    assert shlex.split(entries[0]["hooks"][0]["command"])[:4] == [*launcher(), "run"]
+
+
 def test_managed_is_refused_for_other_agents(home, capsys) -> None:
     assert sandboxrun("install", "--agent", "qoder", "--managed", "--home", str(home)) == 2
     assert "qoder documents no managed settings" in capsys.readouterr().err

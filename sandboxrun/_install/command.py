@@ -108,6 +108,7 @@ def _cline_command(
     base = home if user else os.path.abspath(args.workspace or os.getcwd())
     rels = dialect.global_dirs if user else dialect.workspace_dirs
     plans = []
+    launch = [] if undo else launcher()
     for rel in rels:
         folder, moved = os.path.join(base, rel), moved_folder(base, rel)
         if undo:
@@ -118,7 +119,7 @@ def _cline_command(
             dirs += [os.path.join(MOVED, d) for d in dialect.workspace_dirs]
         options = [w for d in dirs for w in ("--hooks-dir", d)] + _run_options(args)
         shims = user or not forwarding
-        plans.append(_cline.plan_install(dialect, folder, moved, home, launcher(), options,
+        plans.append(_cline.plan_install(dialect, folder, moved, home, launch, options,
                                          record, all_names=args.global_, shims=shims))  # fmt: skip
     for plan in plans:
         if args.dry_run:
@@ -153,7 +154,23 @@ def launcher() -> list[str]:
     before any code of ours. pip writes console scripts with a bare `#!PYTHON` (it
     drops flags), so the interpreter is named here, not left to the shebang."""
     script = executable()
-    return [_python_of(script), "-I", script]
+    python = _python_of(script)
+    import subprocess  # only here: checking the launcher is install's alone
+
+    try:  # what `-I` leaves out may be where sandboxrun lives (`pip install --user`)
+        check = [python, "-I", "-c", "import sandboxrun._client"]
+        done = subprocess.run(
+            check, env={}, stdin=subprocess.DEVNULL, capture_output=True, timeout=60
+        )
+        ok = done.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    if not ok:
+        raise ConfigError(
+            f"{python} -I cannot import sandboxrun (installed in the user's site folder?):"
+            " install it into a virtualenv or with pipx, so hooks can start it isolated"
+        )
+    return [python, "-I", script]
 
 
 def _python_of(script: str) -> str:

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .._dialects.claude.wrapped import missing_guard, unguarded
+from .._dialects.claude.wrapped import missing_guard
 from .._errors import ConfigError
 from . import jsonspan
 from .claude import Change, parse
@@ -49,8 +49,11 @@ def is_forwarder(hook: Any) -> bool:
     counts too, so that installing again replaces it rather than adding a second one."""
     if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
         return False
+    command = hook["command"]
+    if command.startswith("[ -x "):  # a fail-closed forwarder's guard (any version's)
+        command = command.partition("; exit 2; }; ")[2]
     try:
-        words = shlex.split(unguarded(hook["command"]))
+        words = shlex.split(command)
     except ValueError:
         return False
     if len(words) > 3 and words[1] == "-I":  # PYTHON -I SCRIPT run ...
