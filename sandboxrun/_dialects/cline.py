@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._install.record import Record
 from .._log import logger
 from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
 from .base import (
@@ -141,6 +142,7 @@ class ClineDialect:
         hooks: list[HookSpec] = []
         skipped: list[Skipped] = []
         wanted = (hook_name,) if hook_name else HOOK_NAMES
+        record = Record(home)  # a shim is a file install recorded writing there
         for folder, source, workdir in self.folders(workspaces, home, explicit):
             try:
                 entries = sorted(os.listdir(folder))
@@ -155,7 +157,7 @@ class ClineDialect:
                 name, reason = _classify(path, entry, wanted)
                 if name is None:
                     continue
-                if reason is None and (shim := read_shim(path)) is not None:
+                if reason is None and (shim := read_shim(path, record)) is not None:
                     dirs = ", ".join(shim.hooks_dirs)
                     reason = f"a sandboxrun shim (install): it runs the hooks of {dirs}"
                 if reason is not None:

@@ -2,10 +2,13 @@
 readers that must tell it apart from a hook: discovery (a shim is not a hook to run in
 the sandbox: there is no sandboxrun inside), `list` and `doctor`, and `uninstall`.
 
-A shim is exactly five lines (`#!/bin/sh`, two comments, one `exec` of sandboxrun's
-`run` with only the options `install` writes), six with `--fail-closed` (the
-`missing_guard` before the `exec`). The originals of a folder `<base>/<d>`
-are in `<base>/.sandboxrun/moved/<d>`, which no agent scans.
+A shim is a file install's record (`_install.record`) holds byte for byte for that
+path: a file a repository shaped like a shim is a hook. A shim is exactly five lines
+(`#!/bin/sh`, two comments, one `exec` of `PYTHON -I SANDBOXRUN run` with only the
+options `install` writes), six with `--fail-closed` (the `missing_guard` before the
+`exec`); that shape is read for its fields, after the record said it is ours. The
+originals of a folder `<base>/<d>` are in `<base>/.sandboxrun/moved/<d>`, which no
+agent scans.
 """
 
 from __future__ import annotations
@@ -14,7 +17,11 @@ import json
 import os
 import shlex
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from .._errors import ConfigError
+from .._install.record import Record
 
 MOVED = os.path.join(".sandboxrun", "moved")
 SHIM_MARK = "# sandboxrun shim"
@@ -28,10 +35,11 @@ _SHIM_OPTIONS = {"--agent": True, "--answer": True, "--hooks-dir": True, "--home
 class Shim:
     """A shim's command, read back: what it runs and over which folders."""
 
-    executable: str
+    executable: str  # the sandboxrun script
     hook_name: str
     hooks_dirs: tuple[str, ...]
     config: str | None = None
+    python: str = ""  # the interpreter it starts the script with (`-I`)
 
 
 def moved_folder(base: str, rel: str) -> str:
@@ -39,23 +47,30 @@ def moved_folder(base: str, rel: str) -> str:
     return os.path.join(base, MOVED, rel)
 
 
-def missing_guard(executable: str) -> str:
+def missing_guard(launcher: Sequence[str]) -> str:
     """A fail-closed shim's line before its `exec`: if sandboxrun is gone (moved,
     uninstalled), Cline gets a cancel instead of a failed hook, which blocks nothing."""
-    why = f"sandboxrun (fail-closed): {executable} is missing"
+    python, script = launcher[0], launcher[-1]
+    why = f"sandboxrun (fail-closed): {script} is missing"
     answer = json.dumps({"cancel": True, "contextModification": "", "errorMessage": why})
-    return f"[ -x {shlex.quote(executable)} ] || {{ echo {shlex.quote(answer)}; exit 0; }}"
+    test = f"[ -x {shlex.quote(python)} ] && [ -f {shlex.quote(script)} ]"
+    return f"{test} || {{ echo {shlex.quote(answer)}; exit 0; }}"
 
 
-def read_shim(path: str) -> Shim | None:
-    """The shim at `path`, or None if it is not exactly one `install` writes: a file a
-    repository shaped like a shim, but running something else, is not one."""
+def read_shim(path: str, record: Record) -> Shim | None:
+    """The shim at `path`, or None if it is not byte for byte one `install` recorded
+    writing there: a file a repository shaped like a shim is a hook."""
     try:
         if not stat.S_ISREG(os.lstat(path).st_mode):
             return None
         with open(path, "rb") as f:
             raw = f.read(SHIM_MAX_BYTES + 1)
     except OSError:
+        return None
+    try:
+        if not record.shim(path, raw):
+            return None
+    except ConfigError:  # an unreadable record: nothing counts as ours
         return None
     lines = raw.decode("utf-8", "replace").split("\n")
     guard = lines.pop(3) if len(lines) == 6 else None  # a fail-closed shim's `missing_guard`
@@ -69,11 +84,11 @@ def read_shim(path: str) -> Shim | None:
         words = shlex.split(lines[3][5:])
     except ValueError:
         return None
-    if len(words) < 3 or os.path.basename(words[0]) != "sandboxrun" or words[1] != "run":
+    if len(words) < 5 or words[1] != "-I" or words[3] != "run":
         return None
-    if guard is not None and guard != missing_guard(words[0]):
+    if guard is not None and guard != missing_guard(words[:3]):
         return None
-    dirs, config, i = [], None, 3
+    dirs, config, i = [], None, 5
     while i < len(words):
         takes = _SHIM_OPTIONS.get(words[i])
         if takes is None or (takes and i + 1 >= len(words)):
@@ -83,4 +98,4 @@ def read_shim(path: str) -> Shim | None:
         elif words[i] == "--config":
             config = words[i + 1]
         i += 2 if takes else 1
-    return Shim(words[0], words[2], tuple(dirs), config)
+    return Shim(words[2], words[4], tuple(dirs), config, words[0])

@@ -1,11 +1,14 @@
 """`install` / `uninstall` for the Claude family: settings files rewritten in place.
 
 Each command hook of a settings file becomes the same hook run through
-`sandboxrun exec` (`_dialects.claude.wrapped`); only the changed strings (and an
-`args` list) are rewritten, every other byte stays. The original of each file is kept,
+`sandboxrun exec` (`_dialects.claude.wrapped`; `--untrusted` for a project or local
+file); only the changed strings (and an `args` list) are rewritten, every other byte
+stays. Each wrapper is recorded, with the handler it wraps, in install's record
+(`record.Record`): only a recorded wrapper is "ours"; a command merely shaped like one
+is a hook like any other and is wrapped in turn. The original of each file is kept,
 byte for byte, in the user's data folder (`files.BackupStore`): `uninstall` writes it
-back when the file is as `install` left it, and otherwise takes the wrappers off in
-place (the file changed since: a pull, an edit), saying so.
+back when the file is as `install` left it, and otherwise takes off only the recorded
+wrappers, in place (the file changed since: a pull, an edit), saying so.
 (`--managed` writes Claude Code's managed settings instead: `managed.py`.)
 """
 
@@ -13,17 +16,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.settings import project_root
-from .._dialects.claude.wrapped import unwrap, wrap
+from .._dialects.claude.wrapped import wrap
 from .._errors import ConfigError
 from . import jsonspan
 from .files import Backup, BackupStore, atomic_write, file_mode, read_bytes, sha256
+from .record import Record, names_sandboxrun, value_key
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -37,6 +41,7 @@ class Change:
     new: bytes | None
     note: str
     mode: int | None = None  # the mode to write `new` with (None: the file's own)
+    wrote: Mapping[str, Any] | None = None  # install: the record of the wrappers in `new`
 
 
 def settings_paths(dialect: ClaudeDialect, workspace: str | None, home: str) -> list[str]:
@@ -107,11 +112,6 @@ def _args(hook: dict[str, Any]) -> list[str] | bool | None:
     return args if ok else False
 
 
-def wrapped(hook: dict[str, Any]) -> bool:
-    args = _args(hook)
-    return args is not False and unwrap(hook["command"], args, hook.get("shell")) is not None  # type: ignore[arg-type]
-
-
 Rewrite = Callable[[dict[str, Any]], tuple[str, list[str] | None] | None]
 
 
@@ -134,67 +134,110 @@ def rewrite(path: str, raw: bytes, each: Rewrite) -> bytes:
     return bom + jsonspan.replace_values(text, changes).encode("utf-8")
 
 
-def wrapper_of(executable: str, agent: str, options: Sequence[str]) -> Rewrite:
-    """The rewrite that wraps every handler not yet wrapped (PowerShell ones stay:
-    there is no PowerShell in the sandbox, and `list` names them)."""
+# The (command, args) a handler recorded as a wrapper runs, else None.
+Ours = Callable[[dict[str, Any]], tuple[str, tuple[str, ...] | None] | None]
+
+
+def ours_in(record: Record, path: str) -> Ours:
+    """The wrappers install recorded for `path` (whatever their options: this is for
+    `install` and `uninstall`, which rewrite them; the readers that trust one also want
+    `--untrusted` in a project's file)."""
+    entries = record.entries(path)
+    return lambda hook: record.original(path, hook, False, entries)
+
+
+def wrapper_of(
+    launcher: Sequence[str], agent: str, options: Sequence[str], ours: Ours,
+    wrote: dict[str, Any],
+) -> Rewrite:  # fmt: skip
+    """The rewrite that wraps every handler (PowerShell ones stay: there is no
+    PowerShell in the sandbox, and `list` names them). A wrapper of ours is made again
+    from its original, the same unless the options or sandboxrun's place changed; any
+    other command, whatever its shape, is wrapped whole. Every wrapper goes in `wrote`."""
 
     def each(hook: dict[str, Any]) -> tuple[str, list[str] | None] | None:
         args = _args(hook)
-        if args is False or hook.get("shell") == "powershell" or wrapped(hook):
+        if args is False or hook.get("shell") == "powershell":
             return None
+        command, argv = ours(hook) or (hook["command"], args)
         extra = list(options)
         timeout = hook.get("timeout")
         if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
             # Below the agent's own deadline for the entry, so sandboxrun ends a slow hook.
             extra += ["--timeout", f"{max(timeout - 2, timeout / 2):g}"]
-        return wrap(executable, agent, hook["command"], args, hook.get("shell"), extra)  # type: ignore[arg-type]
+        new = wrap(launcher, agent, command, argv, hook.get("shell"), extra)  # type: ignore[arg-type]
+        original = {"command": command, "args": None if argv is None else list(argv)}  # type: ignore[arg-type]
+        wrote[value_key(*new, hook.get("shell"))] = original
+        return None if new == (hook["command"], hook.get("args")) else new
 
     return each
 
 
-def _unwrap_each(hook: dict[str, Any]) -> tuple[str, list[str] | None] | None:
-    args = _args(hook)
-    if args is False:
-        return None
-    original = unwrap(hook["command"], args, hook.get("shell"))  # type: ignore[arg-type]
-    if original is None:
-        return None
-    return original.command, None if original.args is None else list(original.args)
+def _unwrap_each(ours: Ours) -> Rewrite:
+    def each(hook: dict[str, Any]) -> tuple[str, list[str] | None] | None:
+        found = ours(hook)
+        if found is None:
+            return None
+        command, args = found
+        return command, None if args is None else list(args)
+
+    return each
+
+
+def _alike(handlers: Iterator[tuple[jsonspan.Path, dict[str, Any]]], ours: Ours) -> int:
+    """How many commands name sandboxrun without being a wrapper install recorded."""
+    return sum(1 for _, h in handlers if names_sandboxrun(h) and ours(h) is None)
 
 
 def plan_install(
-    paths: Sequence[str], executable: str, agent: str, options: Sequence[str]
-) -> list[Change]:
+    paths: Sequence[str], launcher: Sequence[str], agent: str, options: Sequence[str],
+    record: Record,
+) -> list[Change]:  # fmt: skip
     """Every file's change (unchanged files too, with a note), parsed before anything is
     written: one unparsable file stops the install before any file changes."""
     out = []
-    each = wrapper_of(executable, agent, options)
     for path in paths:
         old = read_bytes(path)
         if old is None:
             continue
-        new = rewrite(path, old, each)
-        count = sum(1 for _, h in command_handlers(parse(path, new)[1]) if wrapped(h))
+        ours, wrote = ours_in(record, path), dict[str, Any]()
+        new = rewrite(path, old, wrapper_of(launcher, agent, options, ours, wrote))
+        count = sum(
+            1 for _, h in command_handlers(parse(path, new)[1])
+            if value_key(h["command"], h.get("args"), h.get("shell")) in wrote
+        )  # fmt: skip
         note = f"{count} hook command(s) run through sandboxrun exec"
-        out.append(Change(path, old, new, note if new != old else f"{note}; no change"))
+        alike = _alike(command_handlers(parse(path, old)[1]), ours)
+        if alike:
+            note += (
+                f"; {alike} of them named sandboxrun but are no wrapper install wrote here:"
+                " wrapped like any hook (a `sandboxrun exec` you wrote yourself now fails"
+                " in the sandbox: put the plain command back and install again)"
+            )
+        out.append(Change(path, old, new, note if new != old else f"{note}; no change",
+                          wrote=wrote))  # fmt: skip
     return out
 
 
-def apply_install(change: Change, store: BackupStore) -> None:
+def apply_install(change: Change, store: BackupStore, record: Record) -> None:
     """Write one planned change: the backup first (the file as it was, with any wrapper
-    of ours taken off when a pull mixed new hooks into an installed file), then the file."""
+    of ours taken off when a pull mixed new hooks into an installed file), then the
+    record of the wrappers, then the file."""
     if change.new == change.old or change.old is None or change.new is None:
         return
     before = store.get(change.path)
     if before is not None and sha256(change.old) == before.installed:
-        return
-    original = rewrite(change.path, change.old, _unwrap_each)
-    mode = file_mode(change.path)
-    store.put(Backup(change.path, original, mode, sha256(change.new)))
+        backup = replace(before, installed=sha256(change.new))  # as install left it
+    else:
+        original = rewrite(change.path, change.old, _unwrap_each(ours_in(record, change.path)))
+        mode = file_mode(change.path)
+        backup = Backup(change.path, original, mode, sha256(change.new), original == change.old)
+    store.put(backup)
+    record.add(change.path, dict(change.wrote or {}))
     atomic_write(change.path, change.new)
 
 
-def plan_uninstall(paths: Sequence[str], store: BackupStore) -> list[Change]:
+def plan_uninstall(paths: Sequence[str], store: BackupStore, record: Record) -> list[Change]:
     out = []
     for path in paths:
         old = read_bytes(path)
@@ -202,23 +245,33 @@ def plan_uninstall(paths: Sequence[str], store: BackupStore) -> list[Change]:
         if old is None and backup is None:
             continue
         if backup is not None and old is not None and sha256(old) == backup.installed:
-            out.append(Change(path, old, backup.original, "restored byte for byte", backup.mode))
+            note = "restored byte for byte" if backup.exact else (
+                "restored as before install (rebuilt: it had changed since an earlier"
+                " install; the wrappers install wrote taken off, nothing else)"
+            )  # fmt: skip
+            out.append(Change(path, old, backup.original, note, backup.mode))
             continue
         if old is None:
             out.append(Change(path, None, None, "gone since install; nothing to restore"))
             continue
-        new = rewrite(path, old, _unwrap_each)
-        why = (
-            "changed since install: wrappers taken off in place" if backup else "wrappers taken off"
-        )
-        out.append(Change(path, old, new, why if new != old else "no wrapped hook; no change"))
+        ours = ours_in(record, path)
+        count = sum(1 for _, h in command_handlers(parse(path, old)[1]) if ours(h))
+        new = rewrite(path, old, _unwrap_each(ours))
+        taken = f"{count} wrapper(s) install wrote taken off in place, everything else kept"
+        why = f"changed since install: {taken}" if backup else taken
+        note = why if new != old else "no wrapper install wrote; no change"
+        alike = _alike(command_handlers(parse(path, new)[1]), ours)
+        if alike:
+            note += f"; {alike} command(s) naming sandboxrun kept: install did not write them"
+        out.append(Change(path, old, new, note))
     return out
 
 
-def apply_uninstall(change: Change, store: BackupStore) -> None:
+def apply_uninstall(change: Change, store: BackupStore, record: Record) -> None:
     if change.new != change.old:
         if change.new is None:
             os.unlink(change.path)
         else:
             atomic_write(change.path, change.new, change.mode)
     store.drop(change.path)
+    record.drop(change.path)

@@ -4,8 +4,11 @@ Cline runs every executable named after a hook in its hook folders, so the hooks
 where the agent looks, as small shims, and the originals move (one rename: bytes,
 modes and times kept) to `<base>/.sandboxrun/moved/<folder>`, which no agent scans.
 A shim hands its stdin to `sandboxrun run HOOK --agent A --answer agent --hooks-dir
-<moved folder>`, which runs the originals in the sandbox and prints exactly Cline's
-answer (`cancel`, `contextModification`, `errorMessage`).
+<moved folder>` (started as `PYTHON -I SANDBOXRUN`: `command.launcher`), which runs
+the originals in the sandbox and prints exactly Cline's answer (`cancel`,
+`contextModification`, `errorMessage`). Each shim's bytes go in install's record
+(`record.Record`) before the shim is written: only a recorded shim is ours; a file a
+repository shaped like one is a hook, moved aside like any other.
 
 `--global` puts a forwarding shim for every hook name in the user's global folders;
 besides the user's own global hooks (moved aside like a workspace's), it runs the
@@ -28,14 +31,17 @@ from pathlib import Path
 from .._dialects.cline import ClineDialect
 from .._dialects.installed import MOVED, SHIM_MARK, missing_guard, read_shim
 from .._errors import ConfigError
-from .files import atomic_write, diff, read_bytes, sync_folder
+from .files import atomic_write, diff, read_bytes, sha256, sync_folder
+from .record import Record
 
 
-def shim_text(executable: str, agent: str, hook_name: str, run_options: Sequence[str]) -> bytes:
+def shim_text(
+    launcher: Sequence[str], agent: str, hook_name: str, run_options: Sequence[str]
+) -> bytes:
     """A shim (`_dialects.installed` reads it back): `run` answering in Cline's terms."""
-    command = shlex.join([executable, "run", hook_name, "--agent", agent, "--answer", "agent",
+    command = shlex.join([*launcher, "run", hook_name, "--agent", agent, "--answer", "agent",
                           *run_options])  # fmt: skip
-    guard = f"{missing_guard(executable)}\n" if "--fail-closed" in run_options else ""
+    guard = f"{missing_guard(launcher)}\n" if "--fail-closed" in run_options else ""
     return (
         f"#!/bin/sh\n{SHIM_MARK}: `sandboxrun uninstall --agent {agent}` puts the original hooks"
         f" back.\n# It runs the hooks of its --hooks-dir folders in sandboxrun's sandbox.\n"
@@ -61,6 +67,7 @@ class FolderPlan:
     remove_folder: bool = False
     made_top: str | None = None  # install: the topmost folder it makes; uninstall: removes
     prune: bool = False  # remove the empty folders above `moved` afterwards
+    forget: bool = False  # uninstall: drop install's record of the folder's shims
     notes: list[str] = field(default_factory=list)
     previews: list[str] = field(default_factory=list)  # diffs for --dry-run
 
@@ -83,15 +90,16 @@ def _check_folder(folder: str) -> None:
 
 def hook_names(dialect: ClineDialect, home: str, folders: Sequence[str],
                skip: Sequence[str] = ()) -> list[str]:  # fmt: skip
-    """The hook names with an enabled hook in `folders` (shims and `skip` left out)."""
+    """The hook names with an enabled hook in `folders` (shims and `skip` left out:
+    discovery skips the shims install recorded)."""
     found = dialect.discover(None, [], home, [f for f in folders if os.path.isdir(f)])
-    names = {h.hook_name for h in found.hooks if h.name not in skip and read_shim(h.name) is None}
+    names = {h.hook_name for h in found.hooks if h.name not in skip}
     return [n for n in dialect.hook_names if n in names]
 
 
 def plan_install(
-    dialect: ClineDialect, folder: str, moved: str, home: str, executable: str,
-    run_options: Sequence[str], all_names: bool = False, shims: bool = True,
+    dialect: ClineDialect, folder: str, moved: str, home: str, launcher: Sequence[str],
+    run_options: Sequence[str], record: Record, all_names: bool = False, shims: bool = True,
 ) -> FolderPlan:  # fmt: skip
     """Move `folder`'s hooks to `moved` and put shims in their place (every hook name
     when `all_names`: a global forwarder; none when not `shims`)."""
@@ -101,7 +109,7 @@ def plan_install(
     if not (os.path.isdir(folder) or os.path.isdir(moved) or all_names):
         return plan  # nothing installed here, nothing to install
     entries = [e for e in _entries(folder) if e != MADE]
-    ours = [e for e in entries if read_shim(os.path.join(folder, e))]
+    ours = [e for e in entries if read_shim(os.path.join(folder, e), record)]
     theirs = [e for e in entries if e not in ours]
     if os.path.isdir(folder) and not os.path.lexists(moved):
         if ours:
@@ -134,7 +142,7 @@ def plan_install(
         names = []
     for name in names:
         path = os.path.join(folder, name)
-        content = shim_text(executable, dialect.agent, name, run_options)
+        content = shim_text(launcher, dialect.agent, name, run_options)
         before = read_bytes(original[name]) if name in original else read_bytes(path)
         if before != content:
             plan.shims[path] = content
@@ -145,12 +153,13 @@ def plan_install(
     return plan
 
 
-def plan_uninstall(folder: str, moved: str) -> FolderPlan:
-    """Take the shims out of `folder` and put the moved hooks back."""
+def plan_uninstall(folder: str, moved: str, record: Record) -> FolderPlan:
+    """Take the shims out of `folder` (those install recorded, no other file) and put
+    the moved hooks back."""
     _check_folder(folder)
-    plan = FolderPlan(folder, moved, prune=True)
+    plan = FolderPlan(folder, moved, prune=True, forget=True)
     entries = [e for e in _entries(folder) if e != MADE]
-    ours = [os.path.join(folder, e) for e in entries if read_shim(os.path.join(folder, e))]
+    ours = [os.path.join(folder, e) for e in entries if read_shim(os.path.join(folder, e), record)]
     theirs = [e for e in entries if os.path.join(folder, e) not in ours]
     plan.unlink = ours
     for path in ours:
@@ -178,9 +187,10 @@ def plan_uninstall(folder: str, moved: str) -> FolderPlan:
     return plan
 
 
-def apply(plan: FolderPlan) -> None:
+def apply(plan: FolderPlan, record: Record) -> None:
     """Carry out a plan. Each step is one rename or one atomic write, in an order where
-    an interruption leaves every hook either in place or in the moved folder."""
+    an interruption leaves every hook either in place or in the moved folder (and every
+    shim recorded before it is written)."""
     for path in plan.unlink:
         os.unlink(path)
     if plan.remove_folder:
@@ -202,8 +212,12 @@ def apply(plan: FolderPlan) -> None:
         os.chmod(plan.folder, plan.make_folder)
         if plan.made_top:  # so that uninstall removes what install made, and no more
             atomic_write(os.path.join(plan.folder, MADE), plan.made_top.encode() + b"\n", 0o644)
+    if plan.shims:
+        record.add(plan.folder, {os.path.basename(p): sha256(c) for p, c in plan.shims.items()})
     for path, content in plan.shims.items():
         atomic_write(path, content, 0o755)
+    if plan.forget:
+        record.drop(plan.folder)
     if plan.prune:
         _prune(plan.moved)
 
@@ -231,12 +245,12 @@ def _prune(moved: str) -> None:
         folder = os.path.dirname(folder)
 
 
-def forwarders_installed(dialect: ClineDialect, home: str) -> bool:
+def forwarders_installed(dialect: ClineDialect, home: str, record: Record) -> bool:
     """Whether `install --global` put forwarding shims in the user's global folders."""
     for rel in dialect.global_dirs:
         folder = os.path.join(home, rel)
         for entry in listdir(folder):
-            shim = read_shim(os.path.join(folder, entry))
+            shim = read_shim(os.path.join(folder, entry), record)
             if shim and any(not os.path.isabs(d) for d in shim.hooks_dirs):
                 return True
     return False

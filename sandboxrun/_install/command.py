@@ -20,13 +20,14 @@ from . import cline as _cline
 from . import managed as _managed_file
 from .cline import forwarders_installed, listdir
 from .files import BackupStore, diff
+from .record import UNTRUSTED, Record
 
 
 def command(args: argparse.Namespace) -> int:
     """Run `install` or `uninstall` as parsed by `add_commands`."""
     dialect = DIALECTS[args.agent]
     home = os.path.abspath(args.home) if args.home else account_home()
-    store = BackupStore(home)
+    store, record = BackupStore(home), Record(home)
     undo = args.command == "uninstall"
     if isinstance(dialect, ClaudeDialect):
         if args.global_:
@@ -36,15 +37,18 @@ def command(args: argparse.Namespace) -> int:
         workspace = None if args.user else os.path.abspath(args.workspace or os.getcwd())
         paths = _claude.settings_paths(dialect, workspace, home)
         if undo:
-            changes = _claude.plan_uninstall(paths, store)
+            changes = _claude.plan_uninstall(paths, store, record)
         else:
-            options = _run_options(args, home=False)
-            changes = _claude.plan_install(paths, executable(), dialect.agent, options)
-        return _show_files(changes, args.dry_run, store, undo)
+            # A project's commands come with the repository: their env lines, approvals
+            # and input rewrites must never reach the agent.
+            options = [UNTRUSTED] if workspace else []
+            options += _run_options(args, home=False)
+            changes = _claude.plan_install(paths, launcher(), dialect.agent, options, record)
+        return _show_files(changes, args.dry_run, store, record, undo)
     assert isinstance(dialect, ClineDialect)
     if args.managed or args.managed_file:
         raise ConfigError("--managed is for Claude Code; the Cline family has --global")
-    return _cline_command(args, dialect, home, undo)
+    return _cline_command(args, dialect, home, record, undo)
 
 
 def _managed(
@@ -55,15 +59,16 @@ def _managed(
     path = os.path.abspath(args.managed_file) if args.managed_file else _managed_file.managed_file()
     if undo:
         change = _managed_file.plan_unmanage(path, store)
-        return _show_files([change] if change else [], args.dry_run, store, True, managed=True)
+        changes = [change] if change else []
+        return _show_files(changes, args.dry_run, store, Record(home), True, managed=True)
     options = _run_options(args)
-    change = _managed_file.plan_managed(path, executable(), dialect.hook_names, options)
-    return _show_files([change], args.dry_run, store, False, managed=True)
+    change = _managed_file.plan_managed(path, launcher(), dialect.hook_names, options)
+    return _show_files([change], args.dry_run, store, Record(home), False, managed=True)
 
 
 def _show_files(
-    changes: Sequence[_claude.Change], dry_run: bool, store: BackupStore, undo: bool,
-    managed: bool = False,
+    changes: Sequence[_claude.Change], dry_run: bool, store: BackupStore, record: Record,
+    undo: bool, managed: bool = False,
 ) -> int:  # fmt: skip
     if not changes:
         print("nothing to do: no settings file found")
@@ -73,9 +78,9 @@ def _show_files(
         elif managed and not undo:
             _managed_file.apply_managed(change, store)
         elif undo:
-            _claude.apply_uninstall(change, store)
+            _claude.apply_uninstall(change, store, record)
         else:
-            _claude.apply_install(change, store)
+            _claude.apply_install(change, store, record)
         print(printable(f"{change.path}: {change.note}"))
     if dry_run:
         print("(dry run: nothing changed)")
@@ -93,39 +98,42 @@ def _run_options(args: argparse.Namespace, home: bool = True) -> list[str]:
     return options
 
 
-def _cline_command(args: argparse.Namespace, dialect: ClineDialect, home: str, undo: bool) -> int:
-    forwarding = forwarders_installed(dialect, home)
+def _cline_command(
+    args: argparse.Namespace, dialect: ClineDialect, home: str, record: Record, undo: bool
+) -> int:
+    forwarding = forwarders_installed(dialect, home, record)
     user = args.user or args.global_
     if args.user and forwarding:  # keep the global forwarders whole
         args.global_ = True
     base = home if user else os.path.abspath(args.workspace or os.getcwd())
     rels = dialect.global_dirs if user else dialect.workspace_dirs
     plans = []
+    launch = [] if undo else launcher()
     for rel in rels:
         folder, moved = os.path.join(base, rel), moved_folder(base, rel)
         if undo:
-            plans.append(_cline.plan_uninstall(folder, moved))
+            plans.append(_cline.plan_uninstall(folder, moved, record))
             continue
         dirs = [moved]
         if args.global_:  # relative: Cline runs global hooks in the primary workspace root
             dirs += [os.path.join(MOVED, d) for d in dialect.workspace_dirs]
         options = [w for d in dirs for w in ("--hooks-dir", d)] + _run_options(args)
         shims = user or not forwarding
-        plans.append(_cline.plan_install(dialect, folder, moved, home, executable(), options,
-                                         all_names=args.global_, shims=shims))  # fmt: skip
+        plans.append(_cline.plan_install(dialect, folder, moved, home, launch, options,
+                                         record, all_names=args.global_, shims=shims))  # fmt: skip
     for plan in plans:
         if args.dry_run:
             for preview in plan.previews:
                 sys.stdout.write(preview)
         else:
-            _cline.apply(plan)
+            _cline.apply(plan, record)
         for path in plan.unlink:
             print(printable(f"removed shim {path}"))
         for note in plan.notes:
             print(printable(note))
     if not any(p.notes or p.unlink for p in plans):
         installed = any(
-            read_shim(os.path.join(p.folder, e)) for p in plans for e in listdir(p.folder)
+            read_shim(os.path.join(p.folder, e), record) for p in plans for e in listdir(p.folder)
         )
         if undo:
             print("nothing to do: nothing installed")
@@ -136,6 +144,48 @@ def _cline_command(args: argparse.Namespace, dialect: ClineDialect, home: str, u
     if args.dry_run:
         print("(dry run: nothing changed)")
     return 0
+
+
+def launcher() -> list[str]:
+    """How an installed hook starts this sandboxrun: `PYTHON -I SCRIPT`, both absolute.
+    `-I` before anything else: the agent starts hooks with the environment a
+    repository's settings `env` block sets, and Python would otherwise run a
+    `sitecustomize.py` from its `PYTHONPATH` (or honour `PYTHONHOME`...) on the host,
+    before any code of ours. pip writes console scripts with a bare `#!PYTHON` (it
+    drops flags), so the interpreter is named here, not left to the shebang."""
+    script = executable()
+    python = _python_of(script)
+    import subprocess  # only here: checking the launcher is install's alone
+
+    try:  # what `-I` leaves out may be where sandboxrun lives (`pip install --user`)
+        check = [python, "-I", "-c", "import sandboxrun._client"]
+        done = subprocess.run(
+            check, env={}, stdin=subprocess.DEVNULL, capture_output=True, timeout=60
+        )
+        ok = done.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    if not ok:
+        raise ConfigError(
+            f"{python} -I cannot import sandboxrun (installed in the user's site folder?):"
+            " install it into a virtualenv or with pipx, so hooks can start it isolated"
+        )
+    return [python, "-I", script]
+
+
+def _python_of(script: str) -> str:
+    """The interpreter of a console script: its `#!` line when that is one absolute
+    path (pip's; a path with spaces gets a `/bin/sh` trampoline), else this Python."""
+    try:
+        with open(script, "rb") as f:
+            first = f.readline(4096).decode("utf-8", "replace").strip()
+    except OSError:
+        first = ""
+    python = first[2:].strip() if first.startswith("#!") else ""
+    named = os.path.basename(python).startswith(("python", "pypy"))
+    if named and os.path.isabs(python) and " " not in python and os.access(python, os.X_OK):
+        return python
+    return os.path.abspath(sys.executable)
 
 
 def executable() -> str:

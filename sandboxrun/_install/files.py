@@ -8,7 +8,6 @@ backup of a file is on disk before the file is replaced.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import os
@@ -91,6 +90,8 @@ def read_bytes(path: str) -> bytes | None:
 
 def diff(path: str, old: bytes | None, new: bytes | None) -> str:
     """A unified diff of one file's change (`/dev/null` for a file made or removed)."""
+    import difflib  # only here: `run` reads install's record through this module
+
     a = (old or b"").decode("utf-8", "replace").splitlines(keepends=True)
     b = (new or b"").decode("utf-8", "replace").splitlines(keepends=True)
     lines = difflib.unified_diff(
@@ -120,15 +121,23 @@ class Backup:
     original: bytes | None  # None: the file did not exist
     mode: int | None
     installed: str  # sha256 of the content install wrote
+    # `original` is the file's bytes as they were (False: rebuilt from a file that had
+    # changed since an earlier install, by taking off the wrappers it recorded).
+    exact: bool = True
+
+
+def store_root(home: str) -> Path:
+    """The user's data folder for install's backups and record (`record.Record`)."""
+    return Path(home) / ".local" / "share" / "sandboxrun" / "install"
 
 
 class BackupStore:
     """Byte-exact backups of the files `install` rewrites, kept in the user's data
-    folder (`<home>/.local/share/sandboxrun/install`), never in the workspace: a
-    repository must not be able to choose what `uninstall` writes back."""
+    folder (`store_root`), never in the workspace: a repository must not be able to
+    choose what `uninstall` writes back."""
 
     def __init__(self, home: str) -> None:
-        self.root = Path(home) / ".local" / "share" / "sandboxrun" / "install"
+        self.root = store_root(home)
 
     def _key(self, path: str) -> str:
         return sha256(os.path.realpath(path).encode("utf-8", "surrogateescape"))[:24]
@@ -142,7 +151,8 @@ class BackupStore:
             return None
         except (OSError, ValueError, KeyError) as exc:
             raise ConfigError(f"backup of {path} in {self.root} is unreadable: {exc}") from None
-        return Backup(meta["path"], original, meta.get("mode"), meta["installed"])
+        return Backup(meta["path"], original, meta.get("mode"), meta["installed"],
+                      meta.get("exact", True) is True)  # fmt: skip
 
     def put(self, backup: Backup) -> None:
         """Store a backup (the original first, then the record that points at it)."""
@@ -155,6 +165,7 @@ class BackupStore:
             "existed": backup.original is not None,
             "mode": backup.mode,
             "installed": backup.installed,
+            "exact": backup.exact,
         }
         atomic_write(str(self.root / f"{key}.json"), json.dumps(meta).encode(), 0o600)
 

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .._dialects.claude.wrapped import missing_guard, unguarded
+from .._dialects.claude.wrapped import missing_guard
 from .._errors import ConfigError
 from . import jsonspan
 from .claude import Change, parse
@@ -36,20 +36,28 @@ def managed_file() -> str:
     return path
 
 
-def forwarder(executable: str, event: str, options: Sequence[str]) -> str:
+def forwarder(launcher: Sequence[str], event: str, options: Sequence[str]) -> str:
     """The managed hook that runs the project's (ignored) hooks of `event` sandboxed."""
-    run = [executable, "run", event, "--agent", "claude", "--answer", "agent", *options]
-    guard = missing_guard(executable) if "--fail-closed" in options else ""
+    run = [*launcher, "run", event, "--agent", "claude", "--answer", "agent", *options]
+    guard = missing_guard(launcher) if "--fail-closed" in options else ""
     return guard + shlex.join(run)
 
 
 def is_forwarder(hook: Any) -> bool:
+    """A forwarding hook of ours, recognised by its shape: only an administrator writes
+    the managed file (no repository), and an older install's bare `sandboxrun run`
+    counts too, so that installing again replaces it rather than adding a second one."""
     if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
         return False
+    command = hook["command"]
+    if command.startswith("[ -x "):  # a fail-closed forwarder's guard (any version's)
+        command = command.partition("; exit 2; }; ")[2]
     try:
-        words = shlex.split(unguarded(hook["command"]))
+        words = shlex.split(command)
     except ValueError:
         return False
+    if len(words) > 3 and words[1] == "-I":  # PYTHON -I SCRIPT run ...
+        words = words[2:]
     return (
         len(words) > 2 and words[0].endswith("sandboxrun") and words[1] == "run"
         and "--answer" in words
@@ -57,7 +65,7 @@ def is_forwarder(hook: Any) -> bool:
 
 
 def plan_managed(
-    path: str, executable: str, events: Sequence[str], options: Sequence[str]
+    path: str, launcher: Sequence[str], events: Sequence[str], options: Sequence[str]
 ) -> Change:
     """The managed settings with `allowManagedHooksOnly` and a forwarding hook for
     every event (an administrator's other keys and hooks kept)."""
@@ -73,13 +81,10 @@ def plan_managed(
         entries = hooks.get(event, [])
         if not isinstance(entries, list):
             raise ConfigError(f"{path}: hooks.{event} is not a list; not changed")
-        present = any(
-            is_forwarder(h) for e in entries if isinstance(e, dict)
-            for h in (e.get("hooks") or []) if isinstance(e.get("hooks"), list)
-        )  # fmt: skip
-        if not present:
-            command = forwarder(executable, event, options)
-            entries = [*entries, {"hooks": [{"type": "command", "command": command}]}]
+        command = forwarder(launcher, event, options)
+        ours = {"hooks": [{"type": "command", "command": command}]}
+        if ours not in entries:  # an older forwarder of ours gives way to this one
+            entries = [e for e in entries if not _forwarding(e)] + [ours]
         hooks[event] = entries
     data["hooks"] = hooks
     new = _dump(data, text)
@@ -100,9 +105,7 @@ def plan_unmanage(path: str, store: BackupStore) -> Change | None:
     if isinstance(hooks, dict):
         for event, entries in list(hooks.items()):
             if isinstance(entries, list):
-                kept = [e for e in entries if not (
-                    isinstance(e, dict) and isinstance(e.get("hooks"), list)
-                    and any(is_forwarder(h) for h in e["hooks"]))]  # fmt: skip
+                kept = [e for e in entries if not _forwarding(e)]
                 if kept:
                     hooks[event] = kept
                 else:
@@ -115,6 +118,12 @@ def plan_unmanage(path: str, store: BackupStore) -> Change | None:
     else:
         data.pop("allowManagedHooksOnly", None)
     return Change(path, old, _dump(data, text), "forwarding hooks taken off in place")
+
+
+def _forwarding(entry: Any) -> bool:
+    """Whether a matcher entry holds a forwarding hook of ours."""
+    hooks = entry.get("hooks") if isinstance(entry, dict) else None
+    return isinstance(hooks, list) and any(is_forwarder(h) for h in hooks)
 
 
 def _claude_doc(raw: bytes) -> dict[str, Any]:

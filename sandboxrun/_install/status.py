@@ -4,6 +4,7 @@ without a shim, a wrapper or shim that cannot work or that the workspace chose."
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from . import claude as _claude
 from . import managed as _managed
 from .cline import forwarders_installed, listdir
 from .files import BackupStore, read_bytes
+from .record import Record, names_sandboxrun
 
 
 def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
@@ -34,30 +36,35 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
 def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> list[str]:
     if dialect.agent == "claude" and _managed_forwarding():
         return []  # the agent runs none of these itself: the forwarding hooks run them
-    store = BackupStore(home)
+    store, record = BackupStore(home), Record(home)
     project = project_root(roots[0] if roots else os.getcwd(), home, dialect.project_dir)
-    files = []  # (path, scope, command handlers)
+    files = []  # (path, scope, command handlers, the recorded wrappers' originals)
     for path, source, _ in settings_files(dialect, project, home):
         raw = read_bytes_quiet(path)
         try:
             data = _claude.parse(path, raw)[1] if raw is not None else {}
+            entries = record.entries(path)
         except ConfigError:
             continue  # `list` names the unparsable file already
         scope = "user" if source == "user" else "project"
-        files.append((path, scope, list(_claude.command_handlers(data))))
+        # Trusted only as install wrote it: a project's wrapper carries --untrusted.
+        untrusted = scope == "project"
+        ours = functools.partial(record.original, path, untrusted=untrusted, entries=entries)
+        files.append((path, scope, list(_claude.command_handlers(data)), ours, bool(entries)))
     # A scope was installed if one of its files was: a pull may bring a new local file.
     installed = {
-        scope for path, scope, handlers in files
-        if store.get(path) is not None or any(_claude.wrapped(h) for _, h in handlers)
+        scope for path, scope, _, _, recorded in files
+        if store.get(path) is not None or recorded
     }  # fmt: skip
     out = []
-    for path, scope, handlers in files:
-        if scope not in installed:
-            continue
+    for path, scope, handlers, ours, _ in files:
         again = "--user" if scope == "user" else f"--workspace {project}"
         for where, hook in handlers:
             at = "".join(f"[{w}]" if isinstance(w, int) else f".{w}" for w in where)[1:]
-            if _claude.wrapped(hook):
+            alike = names_sandboxrun(hook)
+            if scope not in installed and not alike:
+                continue  # never installed: only a look-alike wrapper is worth a word
+            if ours(hook):
                 chosen = chosen_files(hook["command"], hook.get("args"))
                 inside = [f for f in chosen if _inside(f, project)]
                 if inside:
@@ -65,13 +72,17 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
                         f"not trusted: {path} {at} runs {inside[0]!r} from the workspace or"
                         " PATH: a repository's own sandboxrun or config can loosen the sandbox"
                     )
-                elif not os.access(chosen[0], os.X_OK):
-                    out.append(_missing(f"{path} {at}", chosen[0], dialect.agent, again))
+                elif not _runnable(chosen):
+                    script = (chosen[:2] or ["?"])[-1]
+                    out.append(_missing(f"{path} {at}", script, dialect.agent, again))
             elif hook.get("shell") != "powershell":
+                why = (
+                    "install did not write it: a command shaped like a wrapper runs on the"
+                    " host as written" if alike else "new since install?"
+                )  # fmt: skip
                 out.append(
                     f"not wrapped: {path} {at}: {hook['command'][:120]!r} runs unsandboxed"
-                    f" (new since install?): run `sandboxrun install --agent {dialect.agent}"
-                    f" {again}` again"
+                    f" ({why}): run `sandboxrun install --agent {dialect.agent} {again}` again"
                 )
     return out
 
@@ -90,8 +101,14 @@ def _managed_forwarding() -> bool:
     )  # fmt: skip
 
 
+def _runnable(launcher: Sequence[str]) -> bool:
+    """Whether a launcher (`PYTHON SCRIPT`, as `chosen_files` lists it) can start."""
+    return len(launcher) > 1 and os.access(launcher[0], os.X_OK) and os.path.isfile(launcher[1])
+
+
 def _cline_notes(dialect: ClineDialect, roots: Sequence[str], home: str) -> list[str]:
-    forwarding = forwarders_installed(dialect, home)
+    record = Record(home)
+    forwarding = forwarders_installed(dialect, home, record)
     out = []
     for folder, source, workdir in dialect.folders(roots, home):
         if MOVED in folder:
@@ -99,31 +116,37 @@ def _cline_notes(dialect: ClineDialect, roots: Sequence[str], home: str) -> list
         base = home if source == "global" else workdir
         moved = moved_folder(base, os.path.relpath(folder, base))
         entries = [os.path.join(folder, e) for e in listdir(folder)]
-        has_shims = any(read_shim(p) for p in entries)
-        if not (has_shims or os.path.isdir(moved) or (forwarding and source == "workspace")):
+        has_shims = any(read_shim(p, record) for p in entries)
+        installed = has_shims or os.path.isdir(moved) or (forwarding and source == "workspace")
+        found = dialect.discover(None, [], home, [folder]).hooks  # recorded shims skipped
+        alike = {h.name for h in found if _mentions_sandboxrun(h.name)}
+        if not (installed or alike):
             continue
-        found = dialect.discover(None, [], home, [folder]).hooks
         again = "--user" if source == "global" else f"--workspace {base}"
         for path in entries:
-            shim = read_shim(path)
-            chosen = [shim.executable, *filter(None, [shim.config])] if shim else []
+            shim = read_shim(path, record)
+            chosen = [shim.python, shim.executable, *filter(None, [shim.config])] if shim else []
             inside = [f for f in chosen if source == "workspace" and _inside(f, base)]
             if inside:
                 out.append(
                     f"not trusted: {path} runs {inside[0]!r} from the workspace or PATH:"
                     " a repository's own sandboxrun or config can loosen the sandbox"
                 )
-            elif shim and not os.access(shim.executable, os.X_OK):
+            elif shim and not _runnable(chosen):
                 out.append(_missing(path, shim.executable, dialect.agent, again))
         for hook in found:
-            if read_shim(hook.name) is None:
+            if installed or hook.name in alike:
+                why = (
+                    "install did not write it: a file shaped like a shim runs on the host as"
+                    " written" if hook.name in alike else "new since install?"
+                )  # fmt: skip
                 out.append(
-                    f"not wrapped: {hook.name} runs unsandboxed (new since install?): run"
+                    f"not wrapped: {hook.name} runs unsandboxed ({why}): run"
                     f" `sandboxrun install --agent {dialect.agent} {again}` again"
                 )
         if forwarding and source == "workspace":
             continue  # the forwarding hooks run every moved hook
-        shimmed = {s.hook_name for s in map(read_shim, entries) if s}
+        shimmed = {s.hook_name for p in entries if (s := read_shim(p, record))}
         for hook in dialect.discover(None, [], home, [moved]).hooks if os.path.isdir(moved) else ():
             if hook.hook_name not in shimmed:
                 out.append(
@@ -131,6 +154,12 @@ def _cline_notes(dialect: ClineDialect, roots: Sequence[str], home: str) -> list
                     f" `sandboxrun install --agent {dialect.agent} {again}` again"
                 )
     return out
+
+
+def _mentions_sandboxrun(path: str) -> bool:
+    """Whether a hook file names sandboxrun (a look-alike shim: discovery skipped every
+    shim install recorded)."""
+    return b"sandboxrun" in (read_bytes_quiet(path) or b"")[:4096]
 
 
 def _missing(where: str, executable: str, agent: str, again: str) -> str:

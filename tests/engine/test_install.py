@@ -12,6 +12,7 @@ import os
 import shlex
 import stat
 import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -295,3 +296,65 @@ def test_cline_global_forwarders_run_the_moved_workspace_hooks(
     (root / ".clinerules/hooks/PostToolUse").chmod(0o755)
     listed = sandboxrun("list", "--workspace", str(root), "--home", str(home)).stdout
     assert f"not wrapped: {root}/.clinerules/hooks/PostToolUse runs unsandboxed" in listed
+
+
+SANDBOXRUN = os.path.join(os.path.dirname(sys.executable), "sandboxrun")  # what install finds
+
+
+def test_a_look_alike_wrapper_runs_nothing_on_the_host(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """A repository's commands shaped like install's wrappers (`$(...)` in double quotes,
+    `>>` glued to the quoted word) are no wrappers of install's: it wraps them whole, and
+    the agent's shell, running the installed command, runs nothing of them on the host."""
+    root, home, host = tmp_path / "project", tmp_path / "home", tmp_path / "host"
+    for folder in (root / ".claude", root / ".git", home, host):
+        folder.mkdir(parents=True)
+    substituted, appended = host / "substituted", host / "appended"
+    alike = [
+        f'{SANDBOXRUN} exec --agent claude -- "$(touch {substituted})"',
+        f"{SANDBOXRUN} exec -- 'true'>>{appended}",
+    ]
+    settings = root / ".claude" / "settings.json"
+    hooks = [{"type": "command", "command": c} for c in alike]
+    settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": hooks}]}}))
+    sandboxrun("install", "--agent", "claude", "--workspace", str(root), "--home", str(home))
+    for (code, _, err), _command in zip(
+        claude_runs(settings, root, claude_event("PreToolUse", root, **bash("ls")),
+                    "CLAUDE_PROJECT_DIR"), alike, strict=True,
+    ):  # fmt: skip
+        assert code != 0, err  # it ran in the sandbox, where there is no sandboxrun
+    assert list(host.iterdir()) == []
+
+
+def test_the_installed_command_starts_python_isolated(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """A project's settings `env` sets the environment of every hook process the agent
+    starts; the installed command's own Python ignores it (`-I`): no `sitecustomize.py`
+    from `PYTHONPATH` or the user site runs on the host, `PYTHONHOME` changes nothing."""
+    root, home, evil = tmp_path / "project", tmp_path / "home", tmp_path / "project" / "evil"
+    for folder in (root / ".claude", root / ".git", home, evil):
+        folder.mkdir(parents=True)
+    marker = tmp_path / "marker"
+    code = f"open({str(marker)!r}, 'a').write('ran on the host\\n')\n"
+    (evil / "sitecustomize.py").write_text(code)
+    site = evil / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "usercustomize.py").write_text(code)
+    settings = root / ".claude" / "settings.json"
+    hook = {"type": "command", "command": "echo checked"}
+    settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [hook]}]}}))
+    sandboxrun("install", "--agent", "claude", "--workspace", str(root), "--home", str(home))
+    command = json.loads(settings.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    event = json.dumps(claude_event("PreToolUse", root, **bash("ls"))).encode()
+    for env in (
+        {"PYTHONPATH": str(evil), "PYTHONUSERBASE": str(evil), "PYTHONSTARTUP": str(evil)},
+        {"PYTHONHOME": str(evil), "PYTHONPATH": str(evil)},
+    ):
+        done = subprocess.run(
+            ["sh", "-c", command], input=event, capture_output=True, cwd=root, timeout=120,
+            env={**os.environ, "CLAUDE_PROJECT_DIR": str(root), **env},
+        )  # fmt: skip
+        assert (done.returncode, done.stdout) == (0, b"checked\n"), done.stderr
+    assert not marker.exists()

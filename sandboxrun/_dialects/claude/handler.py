@@ -19,12 +19,15 @@ Current Claude Code (reference/claude-hooks.md, "beyond the classic semantics"):
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from ..._types import HookSpec
 from .matchers import CONDITION_EVENTS, check_condition
-from .wrapped import Original, unwrap
+
+# The handler a wrapper `install` recorded for this file runs ((command, args)), or None.
+Installed = Callable[[dict[str, Any]], tuple[str, tuple[str, ...] | None] | None]
 
 MAX_TIMEOUT = 3600  # seconds, as Settings.timeout
 NOT_RUN = {
@@ -43,9 +46,11 @@ def not_run_reason(spec: HookSpec) -> str:
     return f"not run: {what}; sandboxrun runs only command hooks, in the sandbox"
 
 
-def handler(hook: Any, event: str, template: HookSpec) -> HookSpec | str:
+def handler(
+    hook: Any, event: str, template: HookSpec, installed: Installed | None = None
+) -> HookSpec | str:
     """The spec of one handler (a not-run one has `kind` != "command"), or why it is
-    invalid."""
+    invalid. `installed`: install's record of the file (a wrapper runs its original)."""
     if not isinstance(hook, dict):
         return "must be an object"
     kind = hook.get("type")
@@ -57,7 +62,7 @@ def handler(hook: Any, event: str, template: HookSpec) -> HookSpec | str:
         return replace(template, hook_name=event, name=f"{kind}: {name[:200]}", kind=kind)
     if kind != "command":
         return f"type {brief(kind)} is unknown"
-    fields = _command(hook)
+    fields = _command(hook, installed)
     if isinstance(fields, str):
         return fields
     options = _options(hook, event, template.source)
@@ -66,7 +71,7 @@ def handler(hook: Any, event: str, template: HookSpec) -> HookSpec | str:
     return replace(template, hook_name=event, **fields, **options)
 
 
-def _command(hook: dict[str, Any]) -> dict[str, Any] | str:
+def _command(hook: dict[str, Any], installed: Installed | None) -> dict[str, Any] | str:
     """name, argv (and kind for powershell) from `command`, `args` and `shell`."""
     command = hook.get("command")
     if not isinstance(command, str) or not command.strip():
@@ -74,9 +79,11 @@ def _command(hook: dict[str, Any]) -> dict[str, Any] | str:
     if not unicode_ok(command) or "\0" in command:
         return "command is not valid Unicode text (a lone surrogate or a NUL)"
     args = hook.get("args")
-    original = _installed(command, args, hook.get("shell"))
-    if original is not None:  # `sandboxrun install` wrapped it: run what it wraps, here
-        command, args = original.command, original.args
+    # A wrapper `install` recorded: run what it wraps, here (there is no sandboxrun in
+    # the sandbox). Anything else, however shaped like a wrapper, runs as written.
+    original = installed(hook) if installed is not None else None
+    if original is not None:
+        command, args = original
     if args is not None:
         if not isinstance(args, list | tuple) or not all(isinstance(a, str) for a in args):
             return "args must be a list of strings"
@@ -90,13 +97,6 @@ def _command(hook: dict[str, Any]) -> dict[str, Any] | str:
     if shell not in (None, "bash", "sh"):
         return f'shell must be "bash" or "powershell", not {brief(shell)}'
     return {"name": command, "argv": ("bash" if shell == "bash" else "/bin/sh", "-c", command)}
-
-
-def _installed(command: str, args: Any, shell: Any) -> Original | None:
-    """The original handler of an `install` wrapper (`wrapped`), else None."""
-    if args is not None and not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
-        return None
-    return unwrap(command, args, shell)
 
 
 def _options(hook: dict[str, Any], event: str, source: str) -> dict[str, Any] | str:

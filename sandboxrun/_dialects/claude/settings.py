@@ -15,10 +15,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..._errors import ConfigError
+from ..._install.record import Record
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, source_of, unique_mounts
 from .handler import MAX_TIMEOUT as MAX_TIMEOUT  # re-exported for tests
-from .handler import handler, not_run_reason, unicode_ok
+from .handler import Installed, handler, not_run_reason, unicode_ok
 from .matchers import MATCH_FIELDS, SIMPLE_MATCHER, check, matches_all
 from .plugins import data_dir, plugin_spec, plugins
 
@@ -165,7 +167,8 @@ def discover(
             mounts=unique_mounts([project, *roots, *extra]),
             env={dialect.project_dir_var: project},
         )
-        for item in _entries(dialect, data, hook_name, template):
+        installed = _installed(home, path, source)
+        for item in _entries(dialect, data, hook_name, template, installed):
             if isinstance(item, str):
                 skipped.append(Skipped(shown, source, item))
             elif item[0].kind != "command":
@@ -182,6 +185,18 @@ def discover(
         not_run = [s for s in not_run if s.source in _TRUSTED]
     hooks = _once_per_source(found, skipped)
     return Discovery(tuple(hooks), (*skipped, *not_run))
+
+
+def _installed(home: str, path: str, source: str) -> Installed:
+    """The lookup of the wrappers `install` recorded for one settings file (a project
+    or local file's wrappers carry `--untrusted`, as `install` writes them there)."""
+    record = Record(home)
+    try:
+        entries = record.entries(path)
+    except ConfigError:
+        entries = {}  # unreadable: nothing counts as installed, so nothing is unwrapped
+    untrusted = source in ("project", "local")
+    return lambda hook: record.original(path, hook, untrusted, entries) if entries else None
 
 
 def _plugin_hooks(
@@ -260,8 +275,9 @@ def _joined(first: HookSpec, again: HookSpec) -> HookSpec | None:
 
 
 def _entries(
-    dialect: ClaudeDialect, data: Mapping[str, Any], wanted: str | None, template: HookSpec
-) -> list[tuple[HookSpec, str] | str]:
+    dialect: ClaudeDialect, data: Mapping[str, Any], wanted: str | None, template: HookSpec,
+    installed: Installed | None = None,
+) -> list[tuple[HookSpec, str] | str]:  # fmt: skip
     """Each valid hook as (spec, JSON path), each invalid entry as 'path: why'."""
     table = data.get("hooks")
     if table is None:
@@ -282,7 +298,7 @@ def _entries(
             out.append(f"{where}: must be a list of matcher entries")
             continue
         for i, entry in enumerate(entries):
-            out += _entry(entry, f"{where}[{i}]", event, template)
+            out += _entry(entry, f"{where}[{i}]", event, template, installed)
     return out
 
 
@@ -345,7 +361,7 @@ def _not_regular(mode: int) -> str:
 
 
 def _entry(
-    entry: Any, where: str, event: str, template: HookSpec
+    entry: Any, where: str, event: str, template: HookSpec, installed: Installed | None
 ) -> list[tuple[HookSpec, str] | str]:
     """One matcher entry `{"matcher": ..., "hooks": [...]}` -> its hooks and problems."""
     if not isinstance(entry, dict):
@@ -367,7 +383,7 @@ def _entry(
         return [*out, f"{where}: has no hooks list"]
     for j, hook in enumerate(hooks):
         at = f"{where}.hooks[{j}]"
-        spec = handler(hook, event, replace(template, matcher=matcher))
+        spec = handler(hook, event, replace(template, matcher=matcher), installed)
         out.append(f"{at}: {spec}" if isinstance(spec, str) else (spec, at))
     return out
 
