@@ -12,6 +12,7 @@ import pytest
 
 from sandboxrun._backends.docker import allowlist
 from sandboxrun._backends.docker.allowlist import filter_text, parse_refused, proxy_key
+from sandboxrun._settings import Settings
 
 DOMAINS = ["allowed.test", "*.npmjs.test"]
 PATTERNS = [re.compile(line, re.IGNORECASE | re.ASCII) for line in filter_text(DOMAINS).split("\n")]
@@ -97,3 +98,14 @@ def test_a_new_proxy_config_is_a_new_proxy(monkeypatch: pytest.MonkeyPatch) -> N
     assert key == proxy_key(list(reversed(DOMAINS)), "net")
     monkeypatch.setattr(allowlist, "_CONF", allowlist._CONF.replace(" ere", " fnmatch"))
     assert proxy_key(DOMAINS, "net") != key
+
+
+def test_an_international_name_is_asked_for_in_its_ascii_form() -> None:
+    """The proxy compares ASCII names: `bücher.test` is refused with its ASCII spelling
+    named; that spelling is admitted, in any case, and the UTF-8 one is not."""
+    with pytest.raises(ValueError, match=r"ASCII form: xn--bcher-kva\.test"):
+        Settings(network="allowlist", allow_domains=["bücher.test"])
+    domains = Settings(network="allowlist", allow_domains=["XN--bcher-kva.test"]).allow_domains
+    patterns = [re.compile(p, re.IGNORECASE | re.ASCII) for p in filter_text(domains).split("\n")]
+    assert any(p.search("http://xn--BCHER-kva.test/") for p in patterns)
+    assert not any(p.search("http://bücher.test/") for p in patterns)
