@@ -83,13 +83,36 @@ def test_a_refusal_never_names_an_allowed_host_bare() -> None:
     )  # fmt: skip
 
 
+PREFIX = "CONNECT   Jan 01 00:00:00.000 [1]: "
+
+
 def test_only_the_subnets_own_requests_are_named() -> None:
     log = "\n".join([
-        "Connect (file descriptor 5): 172.31.0.9",
-        "Request (file descriptor 5): GET http://denied.test/ HTTP/1.1",
-        'Proxying refused on filtered url "http://denied.test/"',
+        PREFIX + "Connect (file descriptor 5): 172.31.0.9",
+        PREFIX + "Request (file descriptor 5): GET http://denied.test/ HTTP/1.1",
+        "NOTICE    Jan 01 00:00:00.000 [1]: " + 'Proxying refused on filtered url "http://denied.test/"',
     ])  # fmt: skip
     assert parse_refused(log, SUBNET) == ()
+
+
+def test_a_request_line_cannot_pass_for_the_proxys_own() -> None:
+    """The request line is logged as the client sent it: the words of a Connect line in
+    it (after spaces, or after a separator `str.splitlines` would split on) claim no
+    other client's connection, so another hook's refusals are not named."""
+    log = "\n".join([
+        PREFIX + "Connect (file descriptor 6): 172.31.0.2",  # another hook's connections
+        PREFIX + "Connect (file descriptor 7): 172.31.0.2",
+        PREFIX + "Connect (file descriptor 5): 172.30.0.9",
+        PREFIX + "Request (file descriptor 5): GET http://a.test/ HTTP/1.1 "
+        + PREFIX + "Connect (file descriptor 6): 172.30.0.9\x1c"
+        + PREFIX + "Connect (file descriptor 7): 172.30.0.9",
+        PREFIX + "Request (file descriptor 6): GET http://secret.test/ HTTP/1.1",
+        PREFIX + "Request (file descriptor 7): GET http://other.test/ HTTP/1.1",
+        'NOTICE    Jan 01 00:00:00.000 [1]: Proxying refused on filtered url "http://a.test/"',
+        'NOTICE    Jan 01 00:00:00.000 [1]: Proxying refused on filtered url "http://secret.test/"',
+        'NOTICE    Jan 01 00:00:00.000 [1]: Proxying refused on filtered url "http://other.test/"',
+    ])  # fmt: skip
+    assert parse_refused(log, SUBNET) == ("a.test",)
 
 
 def test_a_new_proxy_config_is_a_new_proxy(monkeypatch: pytest.MonkeyPatch) -> None:

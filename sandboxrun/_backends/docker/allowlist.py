@@ -69,9 +69,13 @@ ConnectPort 443
 DisableViaHeader Yes"""
 # The (method, port) pairs: the scheme a plain HTTP request names, and its only port.
 PLAIN_PORT, CONNECT_PORT = "80", "443"
-_CONNECT = re.compile(r"Connect \(file descriptor (\d+)\): (\S+)")
-_REQUEST = re.compile(r"Request \(file descriptor (\d+)\): (\S+) (\S+)")
-_REFUSED = re.compile(r'Proxying refused on filtered (?:url|domain) "(.*)"\s*$')
+# tinyproxy's log lines (log.c): `LEVEL Mon DD HH:MM:SS.mmm [pid]: message`. Matched from
+# the start of a line, and lines split on "\n" only: a request line is the client's
+# bytes, and must not pass for a line of the proxy's own (a forged Connect or refusal).
+_LINE = r"[A-Z]+ +\w+ +\d+ [\d:.]+ \[\d+\]: "
+_CONNECT = re.compile(_LINE + r"Connect \(file descriptor (\d+)\): (\S+)")
+_REQUEST = re.compile(_LINE + r"Request \(file descriptor (\d+)\): (\S+) (\S+)")
+_REFUSED = re.compile(_LINE + r'Proxying refused on filtered (?:url|domain) "(.*)"\s*$')
 
 
 def proxy_key(domains: Sequence[str], egress: str) -> str:
@@ -227,13 +231,13 @@ def parse_refused(log: str, subnet: str) -> tuple[str, ...]:
     clients: dict[str, str] = {}
     asked: list[tuple[str, str]] = []
     refused: set[str] = set()
-    for line in log.splitlines():
-        if m := _CONNECT.search(line):
+    for line in log.split("\n"):
+        if m := _CONNECT.match(line):
             clients[m[1]] = m[2]
-        elif m := _REQUEST.search(line):
+        elif m := _REQUEST.match(line):
             if _in(clients.get(m[1], ""), inside):
                 asked.append((m[2], m[3]))
-        elif m := _REFUSED.search(line):
+        elif m := _REFUSED.match(line):
             refused.add(m[1])
     names = []
     for method, target in asked:
