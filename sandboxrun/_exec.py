@@ -37,7 +37,7 @@ from ._dialects.claude.settings import project_root
 from ._dialects.cline import ClineDialect
 from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, EngineError, RuntimeMissing
-from ._hints import refused_sentence, sandbox_wall
+from ._hints import hint
 from ._log import logger
 from ._mounts import (
     HOOK_HOME,
@@ -336,11 +336,13 @@ def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exe
         why = f"hook command could not be started (exit {result.exit_code})"
         return sandbox_failure(settings, why, result)
     stderr = result.stderr
-    wall = sandbox_wall(stderr) if result.exit_code else None
-    if result.refused_hosts:
-        wall = refused_sentence(result.refused_hosts)
-    if wall:  # the agent shows the hook's stderr: add why it may have failed
-        stderr += f"sandboxrun: {wall}\n".encode()
+    found = hint(
+        stderr, failed=bool(result.exit_code), refused=result.refused_hosts,
+        network=settings.network, event=request.stdin,
+    )  # fmt: skip
+    if found.sentence:  # the agent shows the hook's stderr: what the sandbox stopped,
+        # whatever the hook answered (a hint: the exit code and stdout stay the hook's)
+        stderr += f"sandboxrun: {found.sentence}\n".encode()
     if result.output_truncated:  # rare: hook answers are small; say so rather than hide it
         kept = settings.stdout_tail
         stderr += f"sandboxrun: output was cut to its last {kept} bytes (stdout_tail)\n".encode()

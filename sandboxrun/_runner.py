@@ -24,7 +24,7 @@ from ._dialects.claude.plugins import DATA_VAR
 from ._dialects.cline import CLINE
 from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, SandboxrunError
-from ._hints import refused_sentence, sandbox_wall
+from ._hints import hint
 from ._log import logger
 from ._mounts import check_root, transcript_file
 from ._preflight import check_hook
@@ -121,10 +121,18 @@ class HookRunner:
         outcome = self.dialect.interpret(spec, result, timeout, trust)
         if result.warm:
             outcome = replace(outcome, warm=True)
-        wall = sandbox_wall(result.stderr) if outcome.status == "failed" else None
-        if result.refused_hosts:  # named in the report, whatever the hook made of the 403
-            wall = refused_sentence(result.refused_hosts)
+        # What the sandbox stopped, named whatever the hook answered (a hint: the answer
+        # and status stay the hook's); the sentence goes in `error` when the hook failed,
+        # or the proxy refused it something (whatever it made of the 403).
+        found = hint(
+            result.stderr, failed=outcome.status == "failed", refused=result.refused_hosts,
+            network=self.settings.network, event=stdin,
+        )  # fmt: skip
+        if found.stopped:
+            outcome = replace(outcome, sandbox_stopped=found.stopped)
+        if result.refused_hosts:
             outcome = replace(outcome, refused_hosts=result.refused_hosts)
+        wall = found.sentence if outcome.status == "failed" or result.refused_hosts else None
         if wall:
             outcome = replace(outcome, error=f"{outcome.error}; {wall}" if outcome.error else wall)
         if request.env_file:

@@ -133,7 +133,7 @@ class Settings(BaseSettings):
     )
     allow_domains: tuple[str, ...] = Field(
         (),
-        description="hosts an allowlist hook may reach (HTTP, and HTTPS on 443); *.d for"
+        description="hosts an allowlist hook may reach (HTTP on 80, HTTPS on 443); *.d for"
         " the subdomains of d",
     )
     proxy_image: str = Field("sandboxrun/proxy:latest", description="the allowlist's proxy")
@@ -228,13 +228,14 @@ class Settings(BaseSettings):
         parse_size(value)
         return value
 
-    @field_validator("allow_domains")
+    @field_validator("allow_domains")  # the proxy compares ASCII names (see allowlist.py)
     @classmethod
     def _domains(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        # Names only: each becomes a line of the proxy's filter file.
+        # Names only: each becomes two anchored regexes of the proxy's filter file.
         for domain in value:
             if not _DOMAIN.fullmatch(domain):
-                raise ValueError(f"{domain!r}: not a host name (e.g. pypi.org, *.npmjs.org)")
+                raise ValueError(f"{domain!r}: not a host name (e.g. pypi.org, *.npmjs.org)"
+                                 + _ascii_form(domain))  # fmt: skip
         return tuple(sorted({d.lower() for d in value}))
 
     @model_validator(mode="after")
@@ -410,3 +411,12 @@ def parse_size(text: str) -> int:
     if value <= 0:
         raise ValueError(f"size must be positive: {text!r}")
     return value
+
+
+def _ascii_form(domain: str) -> str:
+    """For an international name, its ASCII (IDNA) spelling, which the allowlist needs."""
+    try:
+        ascii_name = domain.encode("idna").decode("ascii")
+    except UnicodeError:
+        return ""
+    return f"; write it in its ASCII form: {ascii_name}" if ascii_name != domain else ""

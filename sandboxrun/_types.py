@@ -100,6 +100,7 @@ class HookOutcome:
     stderr: str = ""
     answer: Mapping[str, Any] = field(default_factory=dict)
     refused_hosts: tuple[str, ...] = ()  # network allowlist: hosts the proxy refused
+    sandbox_stopped: str | None = None  # what the sandbox stopped, a hint (`_hints`)
     warm: bool = False  # ran in a container started ahead of time (the warm path)
     env_file: Mapping[str, Any] | None = None  # CLAUDE_ENV_FILE: names copied, lines refused
     env_lines: tuple[str, ...] = ()  # ... and the lines to append to the agent's file
@@ -120,6 +121,8 @@ class HookOutcome:
         }
         if self.refused_hosts:  # only on an allowlist: the key stays out of other reports
             document["refusedHosts"] = list(self.refused_hosts)
+        if self.sandbox_stopped:  # only when the hook's stderr or the proxy shows it
+            document["sandboxStopped"] = self.sandbox_stopped
         if self.env_file:  # only for hooks that wrote CLAUDE_ENV_FILE
             document["envFile"] = dict(self.env_file)
         return document

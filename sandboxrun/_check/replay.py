@@ -5,7 +5,8 @@ take: the same discovery, matchers, sandbox, deadlines and fail-closed rules; no
 decided here that the dialect does not decide. What is added is the verdict of the gate:
 
 - `blocked` / `denied` / `stopped`: a hook's own answer blocks (Cline `cancel`; Claude
-  exit 2, `deny`, `decision: "block"`, `continue: false`), named with the hooks that gave it;
+  exit 2, `deny`, `decision: "block"`, `continue: false`), named with the hooks that gave it
+  (and what the sandbox stopped them, when their stderr shows it: `sandboxStopped`);
 - `failed`: under fail-closed (the default), a hook failed, timed out, or could not
   start (`error`), or a handler that applies cannot be run (`http`...); named;
 - `error`: sandboxrun could not run the hooks at all (engine, image, workspace);
@@ -101,7 +102,7 @@ def judge(
             decision = "stopped"
         else:
             decision = "blocked"
-        reason = reason_of(answer)
+        reason = "; ".join(r for r in (reason_of(answer), _stopped(deciders)) if r)
         return LineResult(line, decision, hooks=_names(deciders), reason=reason, **common)
     if failed and fail_closed:
         return LineResult(line, "failed", hooks=_names(failed), reason=_failures(failed), **common)
@@ -137,6 +138,13 @@ def reason_of(answer: Mapping[str, Any]) -> str:
 
 def _names(outcomes: Sequence[HookOutcome]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(o.spec.name for o in outcomes))
+
+
+def _stopped(outcomes: Sequence[HookOutcome]) -> str:
+    """What the sandbox stopped the hooks behind a decision, if their stderr shows it (a
+    hint beside the decision: a block may be the hook's answer to a sandbox wall)."""
+    stopped = dict.fromkeys(o.sandbox_stopped for o in outcomes if o.sandbox_stopped)
+    return printable(f"sandbox stopped: {', '.join(stopped)}") if stopped else ""
 
 
 def _failures(outcomes: Sequence[HookOutcome]) -> str:

@@ -55,6 +55,14 @@ def agent_answer(dialect: Dialect, event: str, result: CombinedResult) -> AgentA
         for o in result.outcomes
         if o.status != "completed" and o.error
     ]
+    # What the sandbox stopped a hook that answered anyway (its `error` says it otherwise):
+    # a hint beside the answer, never a change to it.
+    stopped = [
+        printable(f"sandboxrun: hook {o.spec.name}: sandbox stopped: {o.sandbox_stopped}")
+        for o in result.outcomes
+        if o.status == "completed" and o.sandbox_stopped
+    ]
+    notes += stopped
     answer = dict(result.answer)
     if not isinstance(dialect, ClaudeDialect):
         fields = ("cancel", "contextModification", "errorMessage")
@@ -67,7 +75,7 @@ def agent_answer(dialect: Dialect, event: str, result: CombinedResult) -> AgentA
         return AgentAnswer(_json(document), _lines(notes), 0)
     if answer.get("blocked"):
         reason = answer.get("reason") or "blocked by a hook run in sandboxrun's sandbox"
-        return AgentAnswer(b"", _lines([reason]), 2)
+        return AgentAnswer(b"", _lines([reason, *stopped]), 2)
     document, dropped = _claude_document(event, answer)
     if dropped:
         notes.append(f"sandboxrun: {event} takes no additionalContext; dropped: {dropped[:200]}")

@@ -19,12 +19,13 @@ GVISOR_NONE = "Debian's runsc runs with --network=none: allowlist hooks have no 
 IMAGE = "sandboxrun/hooks:latest"
 PROXY_IMAGE = "sandboxrun/proxy:latest"
 DOMAINS = ["allowed.test"]
-SERVE = "python3 -m http.server 80 & exec python3 -m http.server 443"
+# Plain HTTP on all three ports (443 too): what reaches a port shows what the proxy let by.
+SERVE = "python3 -m http.server 80 & python3 -m http.server 8080 & exec python3 -m http.server 443"
 
 
 @pytest.fixture(scope="module")
 def hosts(engine: DockerBackend) -> Iterator[dict[str, Any]]:
-    """Two HTTP servers (ports 80 and 443) on a network of the test's own, as allowed.test
+    """Two HTTP servers (ports 80, 443 and 8080) on a network of the test's own, as allowed.test
     and denied.test; removed afterwards with the proxy the test's settings started."""
     api = engine.api
     try:
@@ -101,6 +102,71 @@ def test_denied_host_is_refused_at_once_and_named(
     assert seconds < 10, report  # refused, not left to time out (observed: milliseconds)
     assert report["refusedHosts"] == ["denied.test"], report
     assert "denied.test" in report["error"], report
+
+
+@pytest.mark.runc_only(GVISOR_NONE)
+def test_only_port_80_for_plain_http_and_443_for_connect(
+    run_hooks: Runner, hook: HookWriter, hosts: dict[str, Any]
+) -> None:
+    """An allowed host is reachable by plain HTTP on port 80 only and by CONNECT on 443
+    only: plain HTTP to 8080 or 443 and CONNECT to 80 or 8080 get the proxy's 403, and
+    the report names each refused host:port (never the allowed host bare)."""
+    report = _run(run_hooks, hook, hosts, """
+        for url in http://allowed.test:8080/ http://allowed.test:443/ http://allowed.test:80/; do
+          curl -sS -m 20 -o /dev/null -w "plain $url %{http_code}\n" $url >&2
+        done
+        for port in 80 8080 443; do
+          curl -sS -m 20 -p -o /dev/null -w "connect $port %{http_code} %{http_connect}\n" \
+            http://allowed.test:$port/ >&2 2>&1
+        done
+        echo '{"cancel": false}'
+    """)  # fmt: skip
+    err = report["stderr"]
+    assert "plain http://allowed.test:8080/ 403" in err, report
+    assert "plain http://allowed.test:443/ 403" in err, report
+    assert "plain http://allowed.test:80/ 200" in err, report
+    assert "connect 443 200 200" in err, report
+    for port in ("80", "8080"):
+        assert f"connect {port} 000 403" in err, report
+    assert report["refusedHosts"] == [
+        "allowed.test:8080", "allowed.test:443", "allowed.test:80"
+    ], report  # fmt: skip
+
+
+# Requests written by hand, so that no client lower-cases the host first.
+CASE_PROBE = r"""
+import os, socket
+host, port = os.environ["HTTP_PROXY"].removeprefix("http://").split(":")
+def ask(line):
+    with socket.create_connection((host, int(port)), timeout=20) as s:
+        s.sendall(line.encode() + b"\r\nHost: x\r\n\r\n")
+        return s.recv(100).split(b"\r\n")[0].decode()
+for line in ("GET http://ALLOWED.test/ HTTP/1.0", "GET http://Allowed.TEST.:80/ HTTP/1.0",
+             "CONNECT ALLOWED.TEST.:443 HTTP/1.0", "GET http://DENIED.Test./ HTTP/1.0",
+             "CONNECT Denied.TEST:443 HTTP/1.0"):
+    print(line.split()[0], line.split()[1], "->", ask(line))
+"""
+
+
+@pytest.mark.runc_only(GVISOR_NONE)
+def test_host_names_compare_in_any_case_and_with_a_trailing_dot(
+    run_hooks: Runner, hook: HookWriter, hosts: dict[str, Any]
+) -> None:
+    """`ALLOWED.test`, `Allowed.TEST.` (absolute) are the allowed host: admitted, never
+    named refused; `DENIED.Test.` is refused and named normalised, as `denied.test`."""
+    report = _run(run_hooks, hook, hosts, f"""
+        python3 - <<'PY' >&2
+{CASE_PROBE}
+PY
+        echo '{{"cancel": false}}'
+    """)  # fmt: skip
+    err = report["stderr"]
+    assert "GET http://ALLOWED.test/ -> HTTP/1.0 200" in err, report
+    assert "GET http://Allowed.TEST.:80/ -> HTTP/1.0 200" in err, report
+    assert "CONNECT ALLOWED.TEST.:443 -> HTTP/1.0 200" in err, report
+    assert "GET http://DENIED.Test./ -> HTTP/1.0 403" in err, report
+    assert "CONNECT Denied.TEST:443 -> HTTP/1.0 403" in err, report
+    assert report["refusedHosts"] == ["denied.test"], report
 
 
 def test_no_direct_route_to_either_server(

@@ -2,9 +2,18 @@
 user's `allow_domains` and refuses the rest at once (403).
 
 The proxy is Debian's tinyproxy (images/proxy.Dockerfile): kept, small, and it has what
-this needs (FilterDefaultDeny with a file of domain patterns, CONNECT limited to 443, a
-log naming each refused host). One long-lived proxy container per distinct allowlist and
-egress network, keyed by a hash of both, started on first use and shared by every run.
+this needs (FilterDefaultDeny with a file of patterns, CONNECT limited to 443, a log
+naming each refused request). One long-lived proxy container per distinct allowlist,
+egress network and proxy config, keyed by a hash of them, started on first use and
+shared by every run.
+
+What it admits is an allowlist of (method, port) pairs per allowed host, matched on the
+whole request target (`FilterURLs`), not on the host alone (which let plain HTTP reach
+any port): plain HTTP (`http://host[:80]/...`) only to port 80, CONNECT (`host[:443]`)
+only to 443. Host names compare case-insensitively (POSIX regexes with REG_ICASE in the
+C locale: ASCII letters only) and may end in one dot (the same name, absolute); the
+filter is anchored at both ends so no user@, port or path can smuggle another host or
+port past it. tinyproxy's fnmatch filter was case-sensitive: `ALLOWED.test` was refused.
 
 Each hook gets a network of its own: `--internal` (no route out) and with no IPv4
 address on the host's side of the bridge (`inhibit_ipv4`), so the docker host is not
@@ -26,7 +35,6 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import docker.errors
 from docker.types import LogConfig
@@ -46,29 +54,52 @@ _SCRIPT = (
     'printf "%s\\n" "$PROXY_CONF" >/tmp/tinyproxy.conf && printf "%s\\n" "$PROXY_FILTER"'
     " >/tmp/filter && exec tinyproxy -d -c /tmp/tinyproxy.conf"
 )
+# CONNECT stays limited to 443 twice over: ConnectPort (checked before the filter) and
+# the filter's own pattern. FilterCaseSensitive No is tinyproxy's default, said aloud.
 _CONF = f"""Port {PORT}
 Timeout 60
 MaxClients 200
 LogLevel Connect
 FilterDefaultDeny Yes
-FilterType fnmatch
+FilterType ere
+FilterURLs Yes
+FilterCaseSensitive No
 Filter "/tmp/filter"
 ConnectPort 443
 DisableViaHeader Yes"""
-_CONNECT = re.compile(r"Connect \(file descriptor (\d+)\): (\S+)")
-_REQUEST = re.compile(r"Request \(file descriptor (\d+)\): (\S+) (\S+)")
-_REFUSED = re.compile(r'Proxying refused on filtered domain "([^"]*)"')
+# The (method, port) pairs: the scheme a plain HTTP request names, and its only port.
+PLAIN_PORT, CONNECT_PORT = "80", "443"
+# tinyproxy's log lines (log.c): `LEVEL Mon DD HH:MM:SS.mmm [pid]: message`. Matched from
+# the start of a line, and lines split on "\n" only: a request line is the client's
+# bytes, and must not pass for a line of the proxy's own (a forged Connect or refusal).
+_LINE = r"[A-Z]+ +\w+ +\d+ [\d:.]+ \[\d+\]: "
+_CONNECT = re.compile(_LINE + r"Connect \(file descriptor (\d+)\): (\S+)")
+_REQUEST = re.compile(_LINE + r"Request \(file descriptor (\d+)\): (\S+) (\S+)")
+_REFUSED = re.compile(_LINE + r'Proxying refused on filtered (?:url|domain) "(.*)"\s*$')
 
 
 def proxy_key(domains: Sequence[str], egress: str) -> str:
-    """The proxy's identity: the sorted allowlist and the egress network."""
-    text = json.dumps([sorted(set(domains)), egress])
+    """The proxy's identity: the sorted allowlist, the egress network and what the proxy
+    is told (a proxy started with an older config is never reused for a newer one)."""
+    text = json.dumps([sorted(set(domains)), egress, _CONF, filter_text(domains)])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def filter_text(domains: Sequence[str]) -> str:
-    """tinyproxy's filter file: one fnmatch pattern per line, matched on the whole host."""
-    return "\n".join(sorted(set(domains)))
+    """tinyproxy's filter file: per domain (validated: letters, digits, `_`, `-`, dots, a
+    leading `*.`), one extended regex for plain HTTP to port 80 and one for CONNECT to
+    443, each matched on the whole request target (module docstring)."""
+    lines = []
+    for domain in sorted(set(domains)):
+        host = re.escape(domain.removeprefix("*."))
+        if domain.startswith("*."):  # one or more labels before it, never the domain itself
+            host = "([a-z0-9_-]+\\.)+" + host
+        host += "\\.?"  # the absolute spelling, `pypi.org.`, is the same host
+        # A `user:password@` before it: tinyproxy drops it (up to the first `@`) and goes
+        # to the host after it, so it is admitted rather than refused under an allowed name.
+        lines.append(f"^http://([^/@]*@)?{host}(:{PLAIN_PORT})?(/|$)")
+        lines.append(f"^([^/@]*@)?{host}(:{CONNECT_PORT})?$")
+    return "\n".join(lines)
 
 
 def ensure_proxy(
@@ -189,20 +220,35 @@ def refused_hosts(api: Any, net: HookNet, since: int) -> tuple[str, ...]:
 
 
 def parse_refused(log: str, subnet: str) -> tuple[str, ...]:
-    """Refused hosts that clients in `subnet` asked for, in order, from tinyproxy's log."""
+    """What the proxy refused to clients in `subnet`, in order, from tinyproxy's log: each
+    as `report_name` names it. The proxy is shared, and its refusal lines carry no client:
+    a request of ours counts as refused when the proxy refused that very target (its
+    filter decides on the target alone, so the same target is refused to everyone), or
+    when it is a CONNECT to a port other than 443 (ConnectPort refuses those before the
+    filter, logging no target). Requests in origin form (`GET /x` with a Host header)
+    are judged by the proxy on a target it builds itself, so they are never named here."""
     inside = ipaddress.ip_network(subnet)
     clients: dict[str, str] = {}
-    asked: list[str] = []
+    asked: list[tuple[str, str]] = []
     refused: set[str] = set()
-    for line in log.splitlines():
-        if m := _CONNECT.search(line):
+    for line in log.split("\n"):
+        if m := _CONNECT.match(line):
             clients[m[1]] = m[2]
-        elif m := _REQUEST.search(line):
+        elif m := _REQUEST.match(line):
             if _in(clients.get(m[1], ""), inside):
-                asked.append(_host(m[2], m[3]))
-        elif m := _REFUSED.search(line):
-            refused.add(m[1].lower())
-    return tuple(dict.fromkeys(h for h in asked if h in refused))
+                asked.append((m[2], m[3]))
+        elif m := _REFUSED.match(line):
+            refused.add(m[1])
+    names = []
+    for method, target in asked:
+        split = _split(method, target)
+        if split is None:
+            continue
+        host, port, default = split
+        if target in refused or (default == CONNECT_PORT and port.isdigit()
+                                 and int(port) != int(CONNECT_PORT)):  # fmt: skip
+            names.append(report_name(host, port, default))
+    return tuple(dict.fromkeys(names))
 
 
 def _in(address: str, subnet: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
@@ -212,10 +258,30 @@ def _in(address: str, subnet: ipaddress.IPv4Network | ipaddress.IPv6Network) -> 
         return False
 
 
-def _host(method: str, target: str) -> str:
-    if method.upper() == "CONNECT":
-        return target.rsplit(":", 1)[0].strip("[]").lower()
-    return (urlsplit(target).hostname or "").lower()
+def _split(method: str, target: str) -> tuple[str, str, str] | None:
+    """(host, port as written or "", the pair's port) of a request target, split the way
+    tinyproxy splits it (reqs.c: extract_url), or None for a target it builds itself."""
+    if target[:7].lower() == "http://":
+        rest, default = target[7:], PLAIN_PORT
+    elif method == "CONNECT":  # tinyproxy compares the method case-sensitively too
+        rest, default = target, CONNECT_PORT
+    else:
+        return None
+    authority = rest.split("/", 1)[0].split("@", 1)[-1]  # no path, no user:password@
+    host, colon, port = authority.rpartition(":")
+    if not colon or "]" in port:  # no port, or the colons of an IPv6 literal
+        host, port = authority, ""
+    return host.removeprefix("[").removesuffix("]"), port, default
+
+
+def report_name(host: str, port: str, default: str) -> str:
+    """How `refusedHosts` names a refused request: the host in lower case (ASCII letters
+    only, as the proxy compares them: `str.lower` would turn the Kelvin sign into `k`)
+    without one trailing dot, and the port as written unless it is the pair's own. An
+    allowed host is thus never named bare: refused for its port, it is `host:port`."""
+    name = host.encode("utf-8", "surrogateescape").lower().decode("utf-8", "surrogateescape")
+    name = name.removesuffix(".")
+    return f"{name}:{port}" if port and port != default else name
 
 
 def sweep_networks(api: Any, doomed: Callable[[Mapping[str, str]], bool]) -> list[str]:
