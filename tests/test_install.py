@@ -347,10 +347,16 @@ def test_fail_closed_wrappers_block_when_sandboxrun_is_gone(project, home, movab
 # -- what counts as installed: install's record, byte for byte ------------------------------
 
 # Commands a repository ships shaped like install's wrappers (SR: the real sandboxrun).
+# The first three have an earlier sandboxrun's shape (`OLD_SHAPED`: the one argument
+# shlex finds after `--`): install migrates them, the rest it wraps whole.
+OLD_SHAPED = {
+    f'{SR} exec --agent claude -- "$(touch ${{CLAUDE_PROJECT_DIR}}/../pwned)"':
+        "$(touch ${CLAUDE_PROJECT_DIR}/../pwned)",
+    f"{SR} exec -- 'x'>>~/.bashrc": "x>>~/.bashrc",
+    f"{SR} exec --config /proc/self/cwd/.claude/x.toml -- ./x.sh": "./x.sh",
+}  # fmt: skip
 LOOK_ALIKES = [
-    f'{SR} exec --agent claude -- "$(touch ${{CLAUDE_PROJECT_DIR}}/../pwned)"',
-    f"{SR} exec -- 'x'>>~/.bashrc",
-    f"{SR} exec --config /proc/self/cwd/.claude/x.toml -- ./x.sh",
+    *OLD_SHAPED,
     f"{SR} exec --network bridge -- 'curl x'",
     f"{SR} exec --image evil/hooks -- ./x.sh",
     f"{SR} exec --runtime runc -- ./x.sh",
@@ -378,22 +384,30 @@ def first_command(path: Path) -> str:
 @pytest.mark.parametrize("command", LOOK_ALIKES)
 def test_a_look_alike_wrapper_is_a_hook(project, home, capsys, command: str) -> None:
     """Only what install wrote counts as wrapped: a repository's command shaped like a
-    wrapper is named unsandboxed, and install wraps it whole (the agent's shell then
-    runs nothing of it: `$(...)` and `>>` are the sandbox's), `run` runs it as written
-    (in the sandbox, where there is no sandboxrun), and uninstall gives it back."""
+    wrapper is named unsandboxed, and install wraps it whole, or, if it has an earlier
+    sandboxrun's shape, wraps the one argument it hands to exec (migrated): either way
+    the agent's shell runs nothing of it (the command is exactly `shlex.join` of its
+    words: `$(...)` and `>>` are the sandbox's), `run` runs it in the sandbox, and
+    uninstall gives it back."""
     local = project / ".claude" / "settings.local.json"
     one_hook(local, command)
     before = local.read_bytes()
     out = claude_list(project, home, capsys)
     assert f"not wrapped: {local} hooks.PreToolUse[0].hooks[0]: " in out
-    assert "install did not write it" in out
+    old = command in OLD_SHAPED
+    assert ("written by an earlier sandboxrun?" if old else "install did not write it") in out
     args = ["--agent", "claude", "--workspace", str(project), "--home", str(home)]
     assert sandboxrun("install", *args) == 0
-    assert "named sandboxrun but are no wrapper install wrote here" in capsys.readouterr().out
-    wrapped = shlex.split(first_command(local))
-    assert wrapped == [*launcher(), "exec", "--agent", "claude", "--untrusted", "--", command]
+    out = capsys.readouterr().out
+    assert ("migrated from an earlier sandboxrun" in out) is old
+    assert ("named sandboxrun but are no wrapper install wrote here" in out) is not old
+    inner = OLD_SHAPED.get(command, command)
+    installed = first_command(local)
+    wrapped = shlex.split(installed)
+    assert wrapped == [*launcher(), "exec", "--agent", "claude", "--untrusted", "--", inner]
+    assert installed == shlex.join(wrapped)  # the host's shell only starts the launcher
     found = CLAUDE.discover("PreToolUse", [str(project)], str(home)).hooks
-    assert ("/bin/sh", "-c", command) in [h.argv for h in found]
+    assert ("/bin/sh", "-c", inner) in [h.argv for h in found]
     assert "not wrapped" not in claude_list(project, home, capsys)
     assert sandboxrun("uninstall", *args) == 0
     assert local.read_bytes() == before
@@ -468,7 +482,9 @@ def test_uninstall_keeps_your_own_wrapper(project, home, capsys) -> None:
         assert path.read_bytes() == expected
         assert ("byte for byte" in out) is not changed
         if changed:
-            assert "changed since install: 4 wrapper(s) install wrote taken off" in out
+            # The own wrapper was migrated (its ./mine.sh in a new wrapper) and is given
+            # back as it was, not counted among those taken off.
+            assert "changed since install: 3 wrapper(s) install wrote taken off" in out
             assert "1 command(s) naming sandboxrun kept: install did not write them" in out
         path.write_bytes(original)
 
