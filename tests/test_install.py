@@ -24,6 +24,7 @@ from sandboxrun._dialects.claude.wrapped import wrap
 from sandboxrun._dialects.cline import CLINE
 from sandboxrun._dialects.installed import read_shim as _read_shim
 from sandboxrun._install import answer as _answer
+from sandboxrun._install import claude as _claude_install
 from sandboxrun._install import command as _command
 from sandboxrun._install import files as _files
 from sandboxrun._install import jsonspan
@@ -347,10 +348,16 @@ def test_fail_closed_wrappers_block_when_sandboxrun_is_gone(project, home, movab
 # -- what counts as installed: install's record, byte for byte ------------------------------
 
 # Commands a repository ships shaped like install's wrappers (SR: the real sandboxrun).
+# The first three have an earlier sandboxrun's shape (`OLD_SHAPED`: the one argument
+# shlex finds after `--`): install migrates them, the rest it wraps whole.
+OLD_SHAPED = {
+    f'{SR} exec --agent claude -- "$(touch ${{CLAUDE_PROJECT_DIR}}/../pwned)"':
+        "$(touch ${CLAUDE_PROJECT_DIR}/../pwned)",
+    f"{SR} exec -- 'x'>>~/.bashrc": "x>>~/.bashrc",
+    f"{SR} exec --config /proc/self/cwd/.claude/x.toml -- ./x.sh": "./x.sh",
+}  # fmt: skip
 LOOK_ALIKES = [
-    f'{SR} exec --agent claude -- "$(touch ${{CLAUDE_PROJECT_DIR}}/../pwned)"',
-    f"{SR} exec -- 'x'>>~/.bashrc",
-    f"{SR} exec --config /proc/self/cwd/.claude/x.toml -- ./x.sh",
+    *OLD_SHAPED,
     f"{SR} exec --network bridge -- 'curl x'",
     f"{SR} exec --image evil/hooks -- ./x.sh",
     f"{SR} exec --runtime runc -- ./x.sh",
@@ -378,22 +385,30 @@ def first_command(path: Path) -> str:
 @pytest.mark.parametrize("command", LOOK_ALIKES)
 def test_a_look_alike_wrapper_is_a_hook(project, home, capsys, command: str) -> None:
     """Only what install wrote counts as wrapped: a repository's command shaped like a
-    wrapper is named unsandboxed, and install wraps it whole (the agent's shell then
-    runs nothing of it: `$(...)` and `>>` are the sandbox's), `run` runs it as written
-    (in the sandbox, where there is no sandboxrun), and uninstall gives it back."""
+    wrapper is named unsandboxed, and install wraps it whole, or, if it has an earlier
+    sandboxrun's shape, wraps the one argument it hands to exec (migrated): either way
+    the agent's shell runs nothing of it (the command is exactly `shlex.join` of its
+    words: `$(...)` and `>>` are the sandbox's), `run` runs it in the sandbox, and
+    uninstall gives it back."""
     local = project / ".claude" / "settings.local.json"
     one_hook(local, command)
     before = local.read_bytes()
     out = claude_list(project, home, capsys)
     assert f"not wrapped: {local} hooks.PreToolUse[0].hooks[0]: " in out
-    assert "install did not write it" in out
+    old = command in OLD_SHAPED
+    assert ("written by an earlier sandboxrun?" if old else "install did not write it") in out
     args = ["--agent", "claude", "--workspace", str(project), "--home", str(home)]
     assert sandboxrun("install", *args) == 0
-    assert "named sandboxrun but are no wrapper install wrote here" in capsys.readouterr().out
-    wrapped = shlex.split(first_command(local))
-    assert wrapped == [*launcher(), "exec", "--agent", "claude", "--untrusted", "--", command]
+    out = capsys.readouterr().out
+    assert ("migrated from an earlier sandboxrun" in out) is old
+    assert ("named sandboxrun but are no wrapper install wrote here" in out) is not old
+    inner = OLD_SHAPED.get(command, command)
+    installed = first_command(local)
+    wrapped = shlex.split(installed)
+    assert wrapped == [*launcher(), "exec", "--agent", "claude", "--untrusted", "--", inner]
+    assert installed == shlex.join(wrapped)  # the host's shell only starts the launcher
     found = CLAUDE.discover("PreToolUse", [str(project)], str(home)).hooks
-    assert ("/bin/sh", "-c", command) in [h.argv for h in found]
+    assert ("/bin/sh", "-c", inner) in [h.argv for h in found]
     assert "not wrapped" not in claude_list(project, home, capsys)
     assert sandboxrun("uninstall", *args) == 0
     assert local.read_bytes() == before
@@ -468,7 +483,9 @@ def test_uninstall_keeps_your_own_wrapper(project, home, capsys) -> None:
         assert path.read_bytes() == expected
         assert ("byte for byte" in out) is not changed
         if changed:
-            assert "changed since install: 4 wrapper(s) install wrote taken off" in out
+            # The own wrapper was migrated (its ./mine.sh in a new wrapper) and is given
+            # back as it was, not counted among those taken off.
+            assert "changed since install: 3 wrapper(s) install wrote taken off" in out
             assert "1 command(s) naming sandboxrun kept: install did not write them" in out
         path.write_bytes(original)
 
@@ -501,6 +518,112 @@ def test_a_file_changed_since_install_is_unwrapped_in_place(project, home, capsy
     assert sandboxrun("uninstall", *args) == 0
     assert "changed since install" in capsys.readouterr().out
     assert path.read_bytes().decode() == SETTINGS.replace('"Bash(ls)"', '"Bash(pwd)"')
+
+
+# -- an earlier sandboxrun's install (before the record): migrated ---------------------------
+
+
+def old_wrap(
+    command: str, args: list[str] | None, shell: object, options: list[str]
+) -> tuple[str, list[str] | None]:  # fmt: skip
+    """What the earlier install (35cbcc0) wrote around a handler: `SR exec --agent
+    claude [options] -- ORIGINAL` (a copy of its `wrap`, as the fixture of its bytes)."""
+    head = ["exec", "--agent", "claude", *options, "--"]
+    if args is not None:
+        return SR, [*head, *([shlex.quote(command)] if not args else [command, *args])]
+    tail = ["bash", "-c", command] if shell == "bash" else [command]
+    why = shlex.quote(f"sandboxrun (fail-closed): {SR} is missing")
+    guard = f"[ -x {shlex.quote(SR)} ] || {{ echo {why} >&2; exit 2; }}; "
+    return (guard if "--fail-closed" in options else "") + shlex.join([SR, *head, *tail]), None
+
+
+def old_install(path: Path, home: Path, options: list[str]) -> bytes:
+    """Leave `path` as the earlier install did: every handler (PowerShell's aside) in
+    its old wrapper, and its backup in the earlier store format (no record)."""
+    original = path.read_bytes()
+
+    def each(hook: dict[str, Any]) -> tuple[str, list[str] | None] | None:
+        if hook.get("shell") == "powershell":
+            return None
+        timeout = ["--timeout", "28"] if hook.get("timeout") == 30 else []
+        return old_wrap(hook["command"], hook.get("args"), hook.get("shell"), options + timeout)
+
+    installed = _claude_install.rewrite(str(path), original, each)
+    path.write_bytes(installed)
+    store = home / ".local/share/sandboxrun/install"
+    store.mkdir(parents=True, exist_ok=True)
+    key = _files.sha256(os.path.realpath(path).encode())[:24]
+    (store / f"{key}.orig").write_bytes(original)
+    meta = {"path": os.path.realpath(path), "existed": True,
+            "mode": stat.S_IMODE(path.stat().st_mode), "installed": _files.sha256(installed)}  # fmt: skip
+    (store / f"{key}.json").write_text(json.dumps(meta))
+    return installed
+
+
+@pytest.mark.parametrize("options", [[], ["--fail-closed", "--config", "/etc/sr.toml"]])
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_an_earlier_install_is_migrated(project, home, tmp_path, capsys, scope, options) -> None:
+    """Installed by an earlier sandboxrun (old wrappers, an old backup, no record),
+    install again: each old wrapper's original gets the wrapper a fresh install writes
+    (this install's options, never the old `--config`), the guard runs its original,
+    `list` is quiet, and uninstall gives back the file from before the first install."""
+    fresh_home = tmp_path / "fresh-home"
+    if scope == "project":
+        path = fresh_path = project / ".claude" / "settings.json"
+        args = ["--agent", "claude", "--workspace", str(project)]
+    else:
+        path, fresh_path = home / ".claude/settings.json", fresh_home / ".claude/settings.json"
+        for each in (path, fresh_path):
+            each.parent.mkdir(parents=True)
+            each.write_bytes(SETTINGS.encode())
+        args = ["--agent", "claude", "--user"]
+    # What a fresh install writes, for comparison (another home: another record).
+    assert sandboxrun("install", *args, "--home", str(fresh_home)) == 0
+    fresh = fresh_path.read_bytes()
+    path.write_bytes(SETTINGS.encode())
+    old = old_install(path, home, options)
+    out = claude_list(project, home, capsys)
+    assert out.count("written by an earlier sandboxrun?") == 3
+    capsys.readouterr()
+    assert sandboxrun("install", *args, "--home", str(home)) == 0
+    assert "3 of them migrated from an earlier sandboxrun's wrapper" in capsys.readouterr().out
+    assert path.read_bytes() == fresh
+    assert "/etc/sr.toml" not in path.read_text()
+    found = CLAUDE.discover("PreToolUse", [str(project)], str(home)).hooks
+    assert found[0].argv == ("/bin/sh", "-c", "./hooks/guard.sh | tee -a /tmp/log 2>&1")
+    assert found[1].argv == ("python3", "hooks/g.py", "a b", "$HOME")
+    assert "not wrapped" not in claude_list(project, home, capsys)
+    assert sandboxrun("install", *args, "--home", str(home)) == 0  # again: no change
+    assert path.read_bytes() == fresh
+    assert sandboxrun("uninstall", *args, "--home", str(home)) == 0
+    assert "restored byte for byte" in capsys.readouterr().out
+    assert path.read_bytes() == SETTINGS.encode() != old
+
+
+def test_uninstall_of_an_earlier_install(project, home, capsys) -> None:
+    """Uninstall, never installed again since an earlier sandboxrun: the old backup if
+    the file is as that install left it; after a pull, only the wrappers it wrote come
+    off, a repository's look-alike and the user's own `sandboxrun exec` stay."""
+    path = project / ".claude" / "settings.json"
+    args = ["--agent", "claude", "--workspace", str(project), "--home", str(home)]
+    old_install(path, home, ["--fail-closed"])
+    assert sandboxrun("uninstall", *args) == 0
+    assert "restored byte for byte" in capsys.readouterr().out
+    assert path.read_bytes() == SETTINGS.encode()
+    kept = [f"{SR} exec -- ./mine.sh", next(iter(OLD_SHAPED))]
+    extra = "".join(", " + json.dumps({"type": "command", "command": c}) for c in kept)
+
+    def pull(text: str) -> str:
+        return text.replace('"Bash(ls)"', '"Bash(pwd)"').replace('"bash"}]}]', f'"bash"}}{extra}]}}]')
+
+    old_install(path, home, [])
+    path.write_bytes(pull(path.read_bytes().decode()).encode())  # after the earlier install
+    capsys.readouterr()
+    assert sandboxrun("uninstall", *args) == 0
+    out = capsys.readouterr().out
+    assert "3 wrapper(s) install wrote taken off in place (3 written by an earlier" in out
+    assert "2 command(s) naming sandboxrun kept" in out
+    assert path.read_bytes() == pull(SETTINGS).encode()
 
 
 def test_user_settings(home, tmp_path) -> None:
@@ -640,6 +763,84 @@ def test_cline_look_alike_shim_is_a_hook(cline_ws, home, capsys, form: str) -> N
     assert read_shim(alike, home).hooks_dirs == (str(moved.parent),)
     assert sandboxrun("uninstall", *args) == 0
     assert snapshot(cline_ws) == before
+
+
+def old_shim(name: str, dirs: list[str]) -> bytes:
+    """The bytes of a shim the earlier install (35cbcc0) wrote."""
+    run = shlex.join([SR, "run", name, "--agent", "cline", "--answer", "agent",
+                      *[w for d in dirs for w in ("--hooks-dir", d)]])  # fmt: skip
+    return (
+        "#!/bin/sh\n# sandboxrun shim: `sandboxrun uninstall --agent cline` puts the original"
+        " hooks back.\n# It runs the hooks of its --hooks-dir folders in sandboxrun's sandbox.\n"
+        f"exec {run}\n"
+    ).encode()
+
+
+def old_cline_install(base: Path, folders: dict[str, list[str]], dirs: Any) -> None:
+    """Leave `base` as the earlier install did: each folder moved aside, and a shim (no
+    record) per hook name given, over `dirs(moved)`."""
+    for rel, names in folders.items():
+        folder, moved = base / rel, base / ".sandboxrun/moved" / rel
+        if folder.exists():
+            moved.parent.mkdir(parents=True, exist_ok=True)
+            mode = stat.S_IMODE(folder.stat().st_mode)
+            folder.rename(moved)
+            folder.mkdir()
+            folder.chmod(mode)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            (folder / name).write_bytes(old_shim(name, dirs(moved)))
+            (folder / name).chmod(0o755)
+
+
+def test_cline_earlier_install_is_migrated(cline_ws, home, capsys) -> None:
+    """Shims of an earlier sandboxrun (no record) whose hooks were moved aside are
+    replaced by recorded shims of this install; the originals stay in moved/; uninstall
+    gives back the folders as they were before the first install."""
+    before = snapshot(cline_ws)
+    folders = {".clinerules/hooks": ["PreToolUse"], ".cline/hooks": ["PostToolUse"]}
+    old_cline_install(cline_ws, folders, lambda moved: [str(moved)])
+    args = ["--agent", "cline", "--workspace", str(cline_ws), "--home", str(home)]
+    capsys.readouterr()
+    sandboxrun("list", "--workspace", str(cline_ws), "--home", str(home))
+    assert capsys.readouterr().out.count("written by an earlier sandboxrun?") == 2
+    assert sandboxrun("install", *args) == 0
+    assert capsys.readouterr().out.count("an earlier sandboxrun's shim, now a new one") == 2
+    for rel, (name,) in folders.items():
+        moved = str(cline_ws / ".sandboxrun/moved" / rel)
+        shim = cline_ws / rel / name
+        assert shim.read_bytes() == shim_text(
+            launcher(), "cline", name, ["--hooks-dir", moved, "--home", str(home)]
+        )
+        assert read_shim(shim, home).hooks_dirs == (moved,)
+    found = CLINE.discover(None, [str(cline_ws)], str(home)).hooks
+    assert sorted(h.name for h in found) == [
+        str(cline_ws / ".sandboxrun/moved/.cline/hooks/PostToolUse.py"),
+        str(cline_ws / ".sandboxrun/moved/.clinerules/hooks/PreToolUse"),
+    ]
+    sandboxrun("list", "--workspace", str(cline_ws), "--home", str(home))
+    assert "not wrapped" not in capsys.readouterr().out
+    assert sandboxrun("uninstall", *args) == 0
+    assert snapshot(cline_ws) == before
+    # Never installed again: uninstall of the earlier install alone does the same.
+    old_cline_install(cline_ws, folders, lambda moved: [str(moved)])
+    assert sandboxrun("uninstall", *args) == 0
+    assert snapshot(cline_ws) == before
+
+
+def test_cline_earlier_global_forwarders_are_migrated(home, cline_ws, make_hook) -> None:
+    make_hook(home / ".cline/hooks", "PreToolUse")
+    before_home = snapshot(home)
+    rels = {".cline/hooks": CLINE.hook_names, "Documents/Cline/Hooks": CLINE.hook_names}
+    old_cline_install(home, rels, lambda moved: [str(moved), ".sandboxrun/moved/.cline/hooks",
+                                                 ".sandboxrun/moved/.clinerules/hooks"])  # fmt: skip
+    (home / "Documents/Cline/Hooks/.sandboxrun-made").write_text(f"{home}/Documents\n")
+    assert sandboxrun("install", "--agent", "cline", "--global", "--home", str(home)) == 0
+    for rel in rels:
+        assert all(read_shim(home / rel / n, home) for n in CLINE.hook_names)
+    assert sandboxrun("uninstall", "--agent", "cline", "--global", "--home", str(home)) == 0
+    after = {k: v for k, v in snapshot(home).items() if not k.startswith(".local")}
+    assert after == before_home
 
 
 def test_cline_dry_run(cline_ws, home, capsys) -> None:

@@ -9,6 +9,9 @@ is a hook like any other and is wrapped in turn. The original of each file is ke
 byte for byte, in the user's data folder (`files.BackupStore`): `uninstall` writes it
 back when the file is as `install` left it, and otherwise takes off only the recorded
 wrappers, in place (the file changed since: a pull, an edit), saying so.
+A wrapper an earlier sandboxrun wrote (before the record: `legacy`) is migrated: its
+one original gets a new recorded wrapper, exactly as a fresh hook would; `uninstall`
+of an earlier install takes off the wrappers that install wrote, and no other.
 (`--managed` writes Claude Code's managed settings instead: `managed.py`.)
 """
 
@@ -25,7 +28,7 @@ from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.settings import project_root
 from .._dialects.claude.wrapped import wrap
 from .._errors import ConfigError
-from . import jsonspan
+from . import jsonspan, legacy
 from .files import Backup, BackupStore, atomic_write, file_mode, read_bytes, sha256
 from .record import Record, names_sandboxrun, value_key
 
@@ -134,16 +137,40 @@ def rewrite(path: str, raw: bytes, each: Rewrite) -> bytes:
     return bom + jsonspan.replace_values(text, changes).encode("utf-8")
 
 
-# The (command, args) a handler recorded as a wrapper runs, else None.
-Ours = Callable[[dict[str, Any]], tuple[str, tuple[str, ...] | None] | None]
+# What install recorded for a handler that is a wrapper of its own (`Record.entry`:
+# `command` and `args` of the handler it runs, maybe `was`), else None.
+Ours = Callable[[dict[str, Any]], dict[str, Any] | None]
 
 
 def ours_in(record: Record, path: str) -> Ours:
     """The wrappers install recorded for `path` (whatever their options: this is for
     `install` and `uninstall`, which rewrite them; the readers that trust one also want
-    `--untrusted` in a project's file)."""
+    `--untrusted` in a project's file), and those an earlier sandboxrun wrote
+    (`legacy`; marked `earlier`). An earlier one install did not write byte for byte (a
+    `sandboxrun exec` of the user's own) is given back as it was (`was`): only its
+    original is taken out of it, to run in a new wrapper, never the string it is."""
     entries = record.entries(path)
-    return lambda hook: record.original(path, hook, False, entries)
+
+    def ours(hook: dict[str, Any]) -> dict[str, Any] | None:
+        found = record.entry(path, hook, entries)
+        if found is not None:
+            return found
+        old = legacy.old_wrapper(hook)
+        if old is None:
+            return None
+        args = None if old.args is None else list(old.args)
+        entry: dict[str, Any] = {"command": old.command, "args": args, "earlier": True}
+        if not old.by_install:
+            entry["was"] = {"command": hook["command"], "args": hook.get("args")}
+        return entry
+
+    return ours
+
+
+def recorded_in(record: Record, path: str) -> Ours:
+    """Only the wrappers install recorded for `path`."""
+    entries = record.entries(path)
+    return lambda hook: record.entry(path, hook, entries)
 
 
 def wrapper_of(
@@ -159,7 +186,8 @@ def wrapper_of(
         args = _args(hook)
         if args is False or hook.get("shell") == "powershell":
             return None
-        command, argv = ours(hook) or (hook["command"], args)
+        found = ours(hook)
+        command, argv = (found["command"], found.get("args")) if found else (hook["command"], args)
         extra = list(options)
         timeout = hook.get("timeout")
         if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
@@ -167,6 +195,8 @@ def wrapper_of(
             extra += ["--timeout", f"{max(timeout - 2, timeout / 2):g}"]
         new = wrap(launcher, agent, command, argv, hook.get("shell"), extra)  # type: ignore[arg-type]
         original = {"command": command, "args": None if argv is None else list(argv)}  # type: ignore[arg-type]
+        if found and isinstance(found.get("was"), dict):  # the user's own, to give back
+            original["was"] = found["was"]
         wrote[value_key(*new, hook.get("shell"))] = original
         return None if new == (hook["command"], hook.get("args")) else new
 
@@ -174,14 +204,31 @@ def wrapper_of(
 
 
 def _unwrap_each(ours: Ours) -> Rewrite:
+    """The rewrite that gives back what each wrapper of ours stands for (its original,
+    or the user's own command it was)."""
+
     def each(hook: dict[str, Any]) -> tuple[str, list[str] | None] | None:
         found = ours(hook)
         if found is None:
             return None
-        command, args = found
-        return command, None if args is None else list(args)
+        back = found["was"] if isinstance(found.get("was"), dict) else found
+        command, args = back.get("command"), back.get("args")
+        if not isinstance(command, str) or not (
+            args is None or (isinstance(args, list) and all(isinstance(a, str) for a in args))
+        ):
+            return None
+        if (command, args) == (hook["command"], hook.get("args")):
+            return None
+        return command, args
 
     return each
+
+
+def _taken_off(handlers: Iterator[tuple[jsonspan.Path, dict[str, Any]]], ours: Ours) -> list[bool]:
+    """For each wrapper uninstall takes off (not a user's own it gives back as it was):
+    whether an earlier sandboxrun wrote it."""
+    found = [ours(h) for _, h in handlers]
+    return [bool(e.get("earlier")) for e in found if e is not None and "was" not in e]
 
 
 def _alike(handlers: Iterator[tuple[jsonspan.Path, dict[str, Any]]], ours: Ours) -> int:
@@ -207,6 +254,16 @@ def plan_install(
             if value_key(h["command"], h.get("args"), h.get("shell")) in wrote
         )  # fmt: skip
         note = f"{count} hook command(s) run through sandboxrun exec"
+        earlier = [
+            h["command"] for _, h in command_handlers(parse(path, old)[1])
+            if (e := ours(h)) is not None and e.get("earlier")
+        ]  # fmt: skip
+        if earlier:
+            note += (
+                f"; {len(earlier)} of them migrated from an earlier sandboxrun's wrapper (the"
+                " one command it ran, now in a new wrapper): "
+                + ", ".join(repr(c[:80]) for c in earlier)
+            )
         alike = _alike(command_handlers(parse(path, old)[1]), ours)
         if alike:
             note += (
@@ -255,12 +312,15 @@ def plan_uninstall(paths: Sequence[str], store: BackupStore, record: Record) -> 
             out.append(Change(path, None, None, "gone since install; nothing to restore"))
             continue
         ours = ours_in(record, path)
-        count = sum(1 for _, h in command_handlers(parse(path, old)[1]) if ours(h))
+        taken_off = _taken_off(command_handlers(parse(path, old)[1]), ours)
         new = rewrite(path, old, _unwrap_each(ours))
-        taken = f"{count} wrapper(s) install wrote taken off in place, everything else kept"
+        taken = f"{len(taken_off)} wrapper(s) install wrote taken off in place"
+        if any(taken_off):
+            taken += f" ({sum(taken_off)} written by an earlier sandboxrun)"
+        taken += ", everything else kept"
         why = f"changed since install: {taken}" if backup else taken
         note = why if new != old else "no wrapper install wrote; no change"
-        alike = _alike(command_handlers(parse(path, new)[1]), ours)
+        alike = _alike(command_handlers(parse(path, new)[1]), recorded_in(record, path))
         if alike:
             note += f"; {alike} command(s) naming sandboxrun kept: install did not write them"
         out.append(Change(path, old, new, note))

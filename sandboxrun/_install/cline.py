@@ -10,6 +10,12 @@ the originals in the sandbox and prints exactly Cline's answer (`cancel`,
 (`record.Record`) before the shim is written: only a recorded shim is ours; a file a
 repository shaped like one is a hook, moved aside like any other.
 
+A shim an earlier sandboxrun wrote (before the record: `legacy.old_shim`) is replaced
+by a new recorded one when a hook of its name was moved aside (its original), and in
+the user's own folders (no repository writes there); in a workspace, one with no
+original is a hook like any other. Whatever its text ran, it runs no more: the new
+shim runs the moved originals in the sandbox.
+
 `--global` puts a forwarding shim for every hook name in the user's global folders;
 besides the user's own global hooks (moved aside like a workspace's), it runs the
 hooks `install` moved out of the primary workspace root (`--hooks-dir` relative to
@@ -31,6 +37,7 @@ from pathlib import Path
 from .._dialects.cline import ClineDialect
 from .._dialects.installed import MOVED, SHIM_MARK, missing_guard, read_shim
 from .._errors import ConfigError
+from . import legacy
 from .files import atomic_write, diff, read_bytes, sha256, sync_folder
 from .record import Record
 
@@ -97,12 +104,29 @@ def hook_names(dialect: ClineDialect, home: str, folders: Sequence[str],
     return [n for n in dialect.hook_names if n in names]
 
 
+def earlier_shims(folder: str, moved: str, entries: Sequence[str], user: bool) -> list[str]:
+    """The entries of `folder` that are shims of an earlier sandboxrun to replace (see
+    the module): any in the user's own folders (`user`); in a workspace, one only if a
+    hook of its name lies in `moved`."""
+    originals = _entries(moved) if os.path.isdir(moved) else []
+    out = []
+    for e in entries:
+        shim = legacy.old_shim(os.path.join(folder, e))
+        if shim is None or shim.hook_name != e:
+            continue
+        if user or any(o == e or o.startswith(f"{e}.") for o in originals):
+            out.append(e)
+    return out
+
+
 def plan_install(
     dialect: ClineDialect, folder: str, moved: str, home: str, launcher: Sequence[str],
     run_options: Sequence[str], record: Record, all_names: bool = False, shims: bool = True,
+    user: bool = False,
 ) -> FolderPlan:  # fmt: skip
     """Move `folder`'s hooks to `moved` and put shims in their place (every hook name
-    when `all_names`: a global forwarder; none when not `shims`)."""
+    when `all_names`: a global forwarder; none when not `shims`). `user`: one of the
+    user's own folders, not a workspace's."""
     _check_folder(folder)
     _check_folder(moved)
     plan = FolderPlan(folder, moved)
@@ -110,16 +134,23 @@ def plan_install(
         return plan  # nothing installed here, nothing to install
     entries = [e for e in _entries(folder) if e != MADE]
     ours = [e for e in entries if read_shim(os.path.join(folder, e), record)]
-    theirs = [e for e in entries if e not in ours]
-    if os.path.isdir(folder) and not os.path.lexists(moved):
-        if ours:
-            raise ConfigError(f"{folder} holds sandboxrun shims but {moved} is gone; not changed")
+    earlier = earlier_shims(folder, moved, [e for e in entries if e not in ours], user)
+    theirs = [e for e in entries if e not in ours and e not in earlier]
+    for e in theirs:
+        if legacy.old_shim(os.path.join(folder, e)):
+            plan.notes.append(
+                f"{os.path.join(folder, e)} is shaped like an earlier sandboxrun's shim, but"
+                f" no hook of its name is in {moved}: moved aside like any hook"
+            )
+    if os.path.isdir(folder) and not os.path.lexists(moved) and not (ours or earlier):
         plan.renames.append((folder, moved))
         plan.make_folder = stat.S_IMODE(os.stat(folder).st_mode)
         plan.notes.append(f"moved {folder} -> {moved}")
         new_names = hook_names(dialect, home, [folder])
         original = {e: os.path.join(folder, e) for e in theirs}
     else:
+        if ours and not all_names and not os.path.lexists(moved):
+            raise ConfigError(f"{folder} holds sandboxrun shims but {moved} is gone; not changed")
         clash = [e for e in theirs if os.path.lexists(os.path.join(moved, e))]
         if clash:
             both = ", ".join(
@@ -134,12 +165,21 @@ def plan_install(
         elif not os.path.isdir(folder):  # a global folder the user never had
             plan.make_folder, plan.made_top = 0o755, _top_missing(folder)
         new_names = hook_names(dialect, home, [moved, folder],
-                               skip=[os.path.join(folder, e) for e in ours])  # fmt: skip
+                               skip=[os.path.join(folder, e) for e in ours + earlier])  # fmt: skip
         original = {e: os.path.join(folder, e) for e in theirs}
     names = list(dialect.hook_names) if all_names else new_names
     if not shims:
-        plan.unlink += [os.path.join(folder, e) for e in ours]
+        plan.unlink += [os.path.join(folder, e) for e in ours + earlier]
         names = []
+    for e in earlier:
+        path = os.path.join(folder, e)
+        if e in names:
+            plan.notes.append(f"migrated {path}: an earlier sandboxrun's shim, now a new one")
+        elif shims:
+            plan.notes.append(
+                f"kept {path}: an earlier sandboxrun's shim with no hook left to run"
+                " (not trusted: `list` names it); delete it"
+            )
     for name in names:
         path = os.path.join(folder, name)
         content = shim_text(launcher, dialect.agent, name, run_options)
@@ -153,13 +193,16 @@ def plan_install(
     return plan
 
 
-def plan_uninstall(folder: str, moved: str, record: Record) -> FolderPlan:
-    """Take the shims out of `folder` (those install recorded, no other file) and put
-    the moved hooks back."""
+def plan_uninstall(folder: str, moved: str, record: Record, user: bool = False) -> FolderPlan:
+    """Take the shims out of `folder` (those install recorded, and an earlier
+    sandboxrun's that `install` would replace; no other file) and put the moved hooks
+    back."""
     _check_folder(folder)
     plan = FolderPlan(folder, moved, prune=True, forget=True)
     entries = [e for e in _entries(folder) if e != MADE]
-    ours = [os.path.join(folder, e) for e in entries if read_shim(os.path.join(folder, e), record)]
+    recorded = [e for e in entries if read_shim(os.path.join(folder, e), record)]
+    earlier = earlier_shims(folder, moved, [e for e in entries if e not in recorded], user)
+    ours = [os.path.join(folder, e) for e in recorded + earlier]
     theirs = [e for e in entries if os.path.join(folder, e) not in ours]
     plan.unlink = ours
     for path in ours:

@@ -112,15 +112,17 @@ def _cline_command(
     for rel in rels:
         folder, moved = os.path.join(base, rel), moved_folder(base, rel)
         if undo:
-            plans.append(_cline.plan_uninstall(folder, moved, record))
+            plans.append(_cline.plan_uninstall(folder, moved, record, user=user))
             continue
         dirs = [moved]
         if args.global_:  # relative: Cline runs global hooks in the primary workspace root
             dirs += [os.path.join(MOVED, d) for d in dialect.workspace_dirs]
         options = [w for d in dirs for w in ("--hooks-dir", d)] + _run_options(args)
         shims = user or not forwarding
-        plans.append(_cline.plan_install(dialect, folder, moved, home, launch, options,
-                                         record, all_names=args.global_, shims=shims))  # fmt: skip
+        plans.append(_cline.plan_install(
+            dialect, folder, moved, home, launch, options, record,
+            all_names=args.global_, shims=shims, user=user,
+        ))  # fmt: skip
     for plan in plans:
         if args.dry_run:
             for preview in plan.previews:

@@ -101,6 +101,21 @@ class Record:
         """(command, args) of the handler a recorded wrapper in `path` runs, or None if
         `hook` is not byte for byte one `install` wrote there. `untrusted` (a project or
         local file): the wrapper must also carry `--untrusted`, as `install` writes it."""
+        found = self.entry(path, hook, entries)
+        if found is None:
+            return None
+        if untrusted and UNTRUSTED not in options_of(hook["command"], hook.get("args")):
+            return None
+        wrapped = found.get("args")
+        return found["command"], None if wrapped is None else tuple(wrapped)
+
+    def entry(
+        self, path: str, hook: dict[str, Any], entries: dict[str, Any] | None = None
+    ) -> dict[str, Any] | None:
+        """What install recorded for the wrapper `hook` in `path` (byte for byte), or
+        None: `command` and `args` of the handler it wraps, and `was`, a `sandboxrun
+        exec` command of the user's own that install migrated (`legacy`), which
+        `uninstall` gives back as it was."""
         command, args = hook.get("command"), hook.get("args")
         if not isinstance(command, str):
             return None
@@ -109,10 +124,7 @@ class Record:
         )
         if not isinstance(found, dict) or not isinstance(found.get("command"), str):
             return None
-        if untrusted and UNTRUSTED not in options_of(command, args):
-            return None
-        wrapped = found.get("args")
-        return found["command"], None if wrapped is None else tuple(wrapped)
+        return found
 
     # -- Cline family: shims -----------------------------------------------------------
 

@@ -17,6 +17,7 @@ from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
 from .._errors import ConfigError
 from . import claude as _claude
+from . import legacy
 from . import managed as _managed
 from .cline import forwarders_installed, listdir
 from .files import BackupStore, read_bytes
@@ -31,6 +32,14 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
         return _claude_notes(dialect, roots, home)
     assert isinstance(dialect, ClineDialect)
     return _cline_notes(dialect, roots, home)
+
+
+# An old-shaped wrapper or shim: most likely an earlier sandboxrun's, which kept no
+# record, but a repository can write the same shape, so it is not trusted.
+EARLIER = (
+    "written by an earlier sandboxrun? it is in no record of install's, so it is not"
+    " trusted and may run on the host as written"
+)
 
 
 def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> list[str]:
@@ -77,6 +86,7 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
                     out.append(_missing(f"{path} {at}", script, dialect.agent, again))
             elif hook.get("shell") != "powershell":
                 why = (
+                    EARLIER if legacy.old_wrapper(hook) else
                     "install did not write it: a command shaped like a wrapper runs on the"
                     " host as written" if alike else "new since install?"
                 )  # fmt: skip
@@ -137,6 +147,7 @@ def _cline_notes(dialect: ClineDialect, roots: Sequence[str], home: str) -> list
         for hook in found:
             if installed or hook.name in alike:
                 why = (
+                    EARLIER if legacy.old_shim(hook.name) else
                     "install did not write it: a file shaped like a shim runs on the host as"
                     " written" if hook.name in alike else "new since install?"
                 )  # fmt: skip

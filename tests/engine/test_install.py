@@ -305,8 +305,10 @@ def test_a_look_alike_wrapper_runs_nothing_on_the_host(
     engine: DockerBackend, tmp_path: Path
 ) -> None:
     """A repository's commands shaped like install's wrappers (`$(...)` in double quotes,
-    `>>` glued to the quoted word) are no wrappers of install's: it wraps them whole, and
-    the agent's shell, running the installed command, runs nothing of them on the host."""
+    `>>` glued to the quoted word, options naming settings) are no wrappers of
+    install's: it wraps them whole, or migrates the one argument of an earlier
+    sandboxrun's shape into a new wrapper, and the agent's shell, running the installed
+    command, runs nothing of them on the host."""
     root, home, host = tmp_path / "project", tmp_path / "home", tmp_path / "host"
     for folder in (root / ".claude", root / ".git", home, host):
         folder.mkdir(parents=True)
@@ -314,17 +316,50 @@ def test_a_look_alike_wrapper_runs_nothing_on_the_host(
     alike = [
         f'{SANDBOXRUN} exec --agent claude -- "$(touch {substituted})"',
         f"{SANDBOXRUN} exec -- 'true'>>{appended}",
+        f"{SANDBOXRUN} exec --config /proc/self/cwd/x.toml -- 'touch {host}/config'",
+        f"{SANDBOXRUN} exec --network bridge -- 'touch {host}/network'",
     ]
     settings = root / ".claude" / "settings.json"
     hooks = [{"type": "command", "command": c} for c in alike]
     settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": hooks}]}}))
-    sandboxrun("install", "--agent", "claude", "--workspace", str(root), "--home", str(home))
-    for (code, _, err), _command in zip(
-        claude_runs(settings, root, claude_event("PreToolUse", root, **bash("ls")),
-                    "CLAUDE_PROJECT_DIR"), alike, strict=True,
-    ):  # fmt: skip
-        assert code != 0, err  # it ran in the sandbox, where there is no sandboxrun
+    (root / "x.toml").write_text('network = "bridge"\n')  # never read: not the user's
+    done = sandboxrun("install", "--agent", "claude", "--workspace", str(root), "--home", str(home))
+    assert "3 of them migrated from an earlier sandboxrun's wrapper" in done.stdout
+    # Each runs in the sandbox (where the host's folder is not mounted: `>>` fails
+    # there, exit 2, the hook's own answer), nothing on the host.
+    claude_runs(settings, root, claude_event("PreToolUse", root, **bash("ls")),
+                "CLAUDE_PROJECT_DIR")  # fmt: skip
     assert list(host.iterdir()) == []
+
+
+def test_an_earlier_install_still_blocks_after_install_again(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """A guard wrapped by an earlier sandboxrun (its wrapper, no record), installed
+    again: the new wrapper runs the guard itself in the sandbox, so it still blocks
+    (exit 2, its reason), rather than a second wrapper that cannot start it."""
+    root, home = tmp_path / "project", tmp_path / "home"
+    home.mkdir()
+    settings = claude_project(root, "claude")
+    config = Path(cli("install")[-1])  # this run's settings, as the earlier install named them
+    data = json.loads(settings.read_text())
+    guard = data["hooks"]["PreToolUse"][0]["hooks"][0]
+    why = shlex.quote(f"sandboxrun (fail-closed): {SANDBOXRUN} is missing")
+    guard["command"] = (  # byte for byte what the earlier install (35cbcc0) wrote
+        f"[ -x {shlex.quote(SANDBOXRUN)} ] || {{ echo {why} >&2; exit 2; }}; "
+        + shlex.join([SANDBOXRUN, "exec", "--agent", "claude", "--fail-closed", "--config",
+                      str(config), "--timeout", "28", "--", guard["command"]])
+    )  # fmt: skip
+    data["hooks"]["PreToolUse"][0]["hooks"][1:] = []
+    del data["hooks"]["UserPromptSubmit"], data["hooks"]["Stop"]
+    settings.write_text(json.dumps(data, indent=2) + "\n")
+    sandboxrun("install", "--agent", "claude", "--workspace", str(root), "--home", str(home))
+    rm = claude_event("PreToolUse", root, **bash("rm -rf /"))
+    ls = claude_event("PreToolUse", root, **bash("ls"))
+    assert claude_runs(settings, root, rm, "CLAUDE_PROJECT_DIR") == [
+        (2, b"", b"rm -rf is not allowed (rm -rf /)\n")
+    ]
+    assert claude_runs(settings, root, ls, "CLAUDE_PROJECT_DIR") == [(0, b"", b"")]
 
 
 def test_the_installed_command_starts_python_isolated(
