@@ -128,6 +128,7 @@ def open_servers(
         os.umask(old)
     os.chmod(path, 0o600)
     unix.app = app
+    _limit(unix, app.settings)
     servers: list[UnixServer | TCPServer] = [unix]
     if listen:
         if not token:
@@ -141,8 +142,16 @@ def open_servers(
             os.unlink(path)
             raise ConfigError(f"cannot listen on {listen[0]}:{listen[1]}: {exc.strerror}") from None
         tcp.app, tcp.token = app, token
+        _limit(tcp, app.settings)
         servers.append(tcp)
     return servers
+
+
+def _limit(server: UnixServer | TCPServer, settings: Settings | None) -> None:
+    """The server's limits from its own settings (`front.py`; else the defaults)."""
+    if settings is not None:
+        server.max_requests = settings.serve_max_requests
+        server.read_timeout = settings.serve_read_timeout
 
 
 def close_servers(app: App, servers: list[UnixServer | TCPServer], path: str) -> None:
