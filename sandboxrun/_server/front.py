@@ -14,8 +14,9 @@ threads and every file descriptor, and /healthz went dark. Here instead:
 - A complete head is dispatched by its method: GET (the probes /healthz and /readyz,
   /metrics) and anything else but POST go to a few probe threads (`PROBE_THREADS`),
   answered without a body to wait for; POST (`run`, `exec`) gets a thread of its own,
-  at most `max_requests` at once; past them it is answered 503 at once (`{"fallback":
-  ...}`: our client runs the command cold) and closed. A probe never waits for a slot.
+  at most `slots.most` at once over both listeners; past them it is answered 503 at
+  once (`{"fallback": ...}`: our client runs the command cold) and closed. A probe
+  never waits for a slot.
 - While a request is answered, `watching` polls its socket: when the client hangs up
   (EOF or a reset: it was killed, or gave up), the request's `Cancel` is set, which
   removes that request's sandboxes and nothing else (`App.answer`). A client must keep
@@ -31,8 +32,10 @@ the same way, and would mean a new dependency and a WSGI rewrite of the handler)
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import re
+import resource
 import select
 import selectors
 import socket
@@ -48,7 +51,8 @@ from .._types import Cancel
 
 READ_TIMEOUT = 10.0  # seconds to send a whole request (setting `serve_read_timeout`)
 MAX_REQUESTS = 64  # requests answered at once (setting `serve_max_requests`)
-MAX_WAITING = 256  # connections still sending their head; more drop the oldest
+MAX_WAITING = 256  # connections still sending their head; more drop the oldest (and
+# at most a quarter of the descriptors the process may open)
 PROBE_THREADS = 4  # threads answering GETs and refusals: each answer takes microseconds
 WRITE_TIMEOUT = 10.0  # seconds to hand an answer to a client that does not read it
 MAX_HEAD = 64 << 10  # bytes of a request's line and headers
@@ -60,6 +64,25 @@ BUSY = (
     b"Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
     % (len(_BUSY_BODY), _BUSY_BODY)
 )
+
+
+class Slots:
+    """The requests answered at once, shared by a server's listeners."""
+
+    def __init__(self, most: int = MAX_REQUESTS) -> None:
+        self.most, self.taken = most, 0
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self._lock:
+            if self.taken >= self.most:
+                return False
+            self.taken += 1
+            return True
+
+    def give(self) -> None:
+        with self._lock:
+            self.taken -= 1
 
 
 @dataclass
@@ -76,13 +99,12 @@ class Front:
     (in place of ThreadingMixIn)."""
 
     request_queue_size = 128  # the listen backlog: a burst waits to be accepted
-    max_requests = MAX_REQUESTS
     read_timeout = READ_TIMEOUT
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._waiting: dict[socket.socket, _Waiting] = {}  # oldest first
         self._early: dict[socket.socket, tuple[bytes, float]] = {}  # head read, deadline
-        self._busy = 0
+        self.slots = Slots()  # `open_servers` gives the listeners one to share
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._probes = ThreadPoolExecutor(PROBE_THREADS, thread_name_prefix="serve-probe")
@@ -91,6 +113,12 @@ class Front:
         self._stopped = threading.Event()
         self._stopped.set()  # not serving yet
         self._selector: selectors.BaseSelector | None = None
+        # A quarter of the descriptors this process may open, for waiting connections:
+        # the rest stay for requests in flight, the engine, the probes.
+        files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        self._most_waiting = MAX_WAITING
+        if files != resource.RLIM_INFINITY:
+            self._most_waiting = max(8, min(MAX_WAITING, files // 4))
         try:
             super().__init__(*args, **kwargs)
         except BaseException:
@@ -129,10 +157,23 @@ class Front:
             self._wake_w.send(b"x")
         self._stopped.wait()
 
+    def get_request(self) -> tuple[Any, Any]:
+        """Accept; out of file descriptors, the oldest idle connection makes room."""
+        try:
+            return super().get_request()  # type: ignore[misc, no-any-return]
+        except OSError as exc:
+            if exc.errno not in (errno.EMFILE, errno.ENFILE):
+                raise
+            if not self._waiting:  # nothing of ours to give back: let the others end
+                time.sleep(0.05)
+                raise
+            self._drop(next(iter(self._waiting)))
+            return super().get_request()  # type: ignore[misc, no-any-return]
+
     def process_request(self, request: Any, client_address: Any) -> None:
         """An accepted (and verified) connection: wait for its head, without a thread."""
         assert self._selector is not None
-        if len(self._waiting) >= MAX_WAITING:
+        if len(self._waiting) >= self._most_waiting:
             self._drop(next(iter(self._waiting)))  # the oldest idle one makes room
         request.setblocking(False)
         self._waiting[request] = _Waiting(client_address, time.monotonic() + self.read_timeout)
@@ -167,12 +208,7 @@ class Front:
         if not waiting.head.startswith(b"POST "):  # probes, metrics, 404s: no slot
             self._probes.submit(self._answer, sock, waiting.address, False)
             return
-        with self._lock:
-            admitted = self._busy < self.max_requests
-            if admitted:
-                self._busy += 1
-                self._threads = [t for t in self._threads if t.is_alive()]
-        if not admitted:
+        if not self.slots.take():
             self._early.pop(sock, None)
             self._probes.submit(self._refuse, sock)
             return
@@ -180,6 +216,7 @@ class Front:
             target=self._answer, args=(sock, waiting.address, True), name="serve", daemon=True
         )
         with self._lock:
+            self._threads = [t for t in self._threads if t.is_alive()]
             self._threads.append(thread)
         thread.start()
 
@@ -191,13 +228,12 @@ class Front:
             self.handle_error(sock, address)  # type: ignore[attr-defined]
         finally:
             self._early.pop(sock, None)
+            if counted:  # before the client sees its answer end: it may send the next
+                self.slots.give()
             self.shutdown_request(sock)  # type: ignore[attr-defined]
-            if counted:
-                with self._lock:
-                    self._busy -= 1
 
     def _refuse(self, sock: socket.socket) -> None:
-        logger.warning("serve: {} requests in flight: answered 503", self.max_requests)
+        logger.warning("serve: {} requests in flight: answered 503", self.slots.most)
         try:
             sock.settimeout(WRITE_TIMEOUT)
             sock.sendall(BUSY)

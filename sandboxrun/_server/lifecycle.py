@@ -20,6 +20,7 @@ from .._backends.base import Backend
 from .._errors import ConfigError
 from .._settings import Settings
 from .app import App
+from .front import Slots
 from .handler import Handler, TCPServer, UnixServer
 
 
@@ -128,7 +129,6 @@ def open_servers(
         os.umask(old)
     os.chmod(path, 0o600)
     unix.app = app
-    _limit(unix, app.settings)
     servers: list[UnixServer | TCPServer] = [unix]
     if listen:
         if not token:
@@ -142,16 +142,19 @@ def open_servers(
             os.unlink(path)
             raise ConfigError(f"cannot listen on {listen[0]}:{listen[1]}: {exc.strerror}") from None
         tcp.app, tcp.token = app, token
-        _limit(tcp, app.settings)
         servers.append(tcp)
+    _limit(servers, app.settings)
     return servers
 
 
-def _limit(server: UnixServer | TCPServer, settings: Settings | None) -> None:
-    """The server's limits from its own settings (`front.py`; else the defaults)."""
-    if settings is not None:
-        server.max_requests = settings.serve_max_requests
-        server.read_timeout = settings.serve_read_timeout
+def _limit(servers: list[UnixServer | TCPServer], settings: Settings | None) -> None:
+    """The limits of the server's own settings (else the defaults), its listeners
+    sharing one count of requests in flight (`front.py`)."""
+    slots = Slots(settings.serve_max_requests) if settings else Slots()
+    for server in servers:
+        server.slots = slots
+        if settings:
+            server.read_timeout = settings.serve_read_timeout
 
 
 def close_servers(app: App, servers: list[UnixServer | TCPServer], path: str) -> None:
