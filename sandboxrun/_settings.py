@@ -202,8 +202,7 @@ class Settings(BaseSettings):
         10.0,
         gt=0,
         le=300,
-        description="seconds a client of `serve` has to send its whole request, else it is"
-        " dropped",
+        description="seconds a client of `serve` has to send its whole request, else it is dropped",
     )
     log_format: Literal["text", "json"] = Field(
         "text", description="how `serve` logs on stderr: text lines, or one JSON object a line"

@@ -167,9 +167,7 @@ class App:
         self.metrics.latency.labels(command).observe(time.monotonic() - started)
         return reply
 
-    def _answer(
-        self, command: str, request: dict[str, Any], gone: Cancel
-    ) -> tuple[Reply, _Tally]:
+    def _answer(self, command: str, request: dict[str, Any], gone: Cancel) -> tuple[Reply, _Tally]:
         args = _parse(command, request)
         if args.config is None:
             args.config = self.config
