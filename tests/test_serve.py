@@ -1068,3 +1068,25 @@ def test_an_exec_whose_client_hung_up_hands_nothing_to_the_env_file(
         assert status == 200 and "FROM_HOOK" in target.read_text()  # the control
     finally:
         close_servers(app, servers, path)
+
+
+def test_past_max_backends_a_request_runs_cold_on_a_backend_closed_after_it(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kept backends are made warm and live as long as the server; a request with
+    settings past MAX_BACKENDS gets a backend without a pool, closed after it."""
+    monkeypatch.setattr(_app, "MAX_BACKENDS", 1)
+    made: list[tuple[int, FakeBackend]] = []
+
+    def make(settings: Settings) -> FakeBackend:
+        made.append((settings.pool_size, FakeBackend(answer)))
+        return made[-1][1]
+
+    app = App(make)
+    (tmp_path / "w").mkdir()
+    for timeout in ("5", "6", "5"):  # two distinct settings, the first twice
+        reply = app.answer("exec", _request(["--timeout", timeout, "--", "binary"], tmp_path / "w"))
+        assert reply.exit_code == 3
+    assert [(size, backend.closed) for size, backend in made] == [(2, False), (0, True)]
+    app.close()
+    assert made[0][1].closed

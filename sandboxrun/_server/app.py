@@ -64,16 +64,17 @@ class App:
         self._ready_lock = threading.Lock()
         self.metrics = Metrics(lambda: self.inflight, self._pool_stats)
 
-    def _kept(self, settings: Settings) -> tuple[Backend, bool]:
+    def _kept(self, settings: Settings, own: bool = False) -> tuple[Backend, bool]:
         """The kept backend for these settings (made on first use), shared by every
         request with the same settings (each sees it through a `_Shared`); past
         MAX_BACKENDS distinct settings, a one-off backend (True) for one request: cold
-        (no pool: nothing would ever close it), closed after its request."""
+        (no pool: nothing would ever close it), closed after its request. `own`: the
+        server's own settings, which /readyz checks, are always kept."""
         with self._lock:
             backend = self._backends.get(settings)
             if backend is not None:
                 return backend, False
-            if len(self._backends) < MAX_BACKENDS:
+            if len(self._backends) < MAX_BACKENDS or own:
                 backend = self._backends[settings] = self.make_backend(settings)
                 return backend, False
         return self.make_backend(settings.model_copy(update={"pool_size": 0})), True
@@ -128,8 +129,8 @@ class App:
     def _check(self) -> str | None:
         from .._answer import one_line
 
-        backend, one_off = self._kept(self.settings or Settings.load())
         try:
+            backend, _ = self._kept(self.settings or Settings.load(), own=True)
             backend.check()
             ping = getattr(backend, "ping", None)
             if callable(ping):
@@ -138,9 +139,6 @@ class App:
             why = one_line(exc) or type(exc).__name__
             logger.warning("serve: not ready: {}", why)
             return why
-        finally:
-            if one_off:
-                _close(backend)
         return None
 
     def _pool_stats(self) -> list[dict[str, int]]:
