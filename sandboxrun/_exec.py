@@ -297,9 +297,8 @@ def run_exec(
                 f"sandboxrun: CLAUDE_ENV_FILE {names} not copied: the command is untrusted"
                 " (--untrusted: from a repository's settings)\n"
             )
-        elif parsed.accepted and not out.sandbox_ended:
-            if cancel is None or not cancel.is_set():  # a caller that has gone gets nothing
-                notes += hand_on(parsed, environ)
+        elif parsed.accepted and not out.sandbox_ended and not (cancel and cancel.is_set()):
+            notes += hand_on(parsed, environ)  # (a caller that has gone gets nothing)
     return replace(out, stderr=out.stderr + "".join(notes).encode())
 
 

@@ -849,8 +849,11 @@ def test_idle_connections_never_take_the_probes_down(short_dir: Path, tmp_path: 
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SANDBOXRUN_")}
     env["HOME"] = str(tmp_path)
-    argv = [sys.executable, "-m", "sandboxrun", "serve", "--socket", path,
-            "--listen", f"127.0.0.1:{port}", "--token-file", str(token)]  # fmt: skip
+    (tmp_path / "w").mkdir()
+    config = tmp_path / "config.toml"  # a server on TCP confines its roots
+    config.write_text(f'allowed_roots = ["{tmp_path / "w"}"]\n')
+    argv = [sys.executable, "-m", "sandboxrun", "serve", "--socket", path, "--config",
+            str(config), "--listen", f"127.0.0.1:{port}", "--token-file", str(token)]  # fmt: skip
     log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=log,
                             preexec_fn=_limited_files)  # fmt: skip
@@ -966,7 +969,8 @@ def test_past_the_cap_a_request_gets_503_and_probes_still_answer(
 class Hanging(FakeBackend):
     """Hooks that run until their request is cancelled (at most `most` seconds), but
     for commands ending in "quick", which answer after `quick` seconds. A hook writes
-    `export FROM_HOOK=1` to its CLAUDE_ENV_FILE first."""
+    `export NODE_ENV=from-the-hook` to its CLAUDE_ENV_FILE first (a name the default
+    `env_file_allow` passes)."""
 
     def __init__(self, most: float = 30.0, quick: float = 1.0) -> None:
         super().__init__(self._run)
@@ -978,7 +982,7 @@ class Hanging(FakeBackend):
         name = request.argv[-1]
         if request.env_file:
             with open(request.env_file, "a") as f:
-                f.write("export FROM_HOOK=1\n")
+                f.write("export NODE_ENV=from-the-hook\n")
         self.started.setdefault(name, threading.Event()).set()
         if name.endswith("quick"):
             time.sleep(self.quick)
@@ -1062,10 +1066,10 @@ def test_an_exec_whose_client_hung_up_hands_nothing_to_the_env_file(
     try:
         _hang_up_after_start(path, _exec_body("gone", tmp_path / "p", env), backend, "gone")
         _wait_idle(app)
-        assert not target.exists() or "FROM_HOOK" not in target.read_text()
+        assert not target.exists() or "from-the-hook" not in target.read_text()
         status, _ = fetch(path, "/v1/exec", method="POST",
                           body=_exec_body("answered-quick", tmp_path / "p", env))  # fmt: skip
-        assert status == 200 and "FROM_HOOK" in target.read_text()  # the control
+        assert status == 200 and "from-the-hook" in target.read_text()  # the control
     finally:
         close_servers(app, servers, path)
 
