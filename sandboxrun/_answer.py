@@ -24,7 +24,7 @@ from ._text import printable
 if TYPE_CHECKING:
     from ._backends.base import Backend
     from ._settings import Settings
-    from ._types import CombinedResult, HookOutcome
+    from ._types import Cancel, CombinedResult, HookOutcome
 
 # Heavy modules (settings, dialects, the runner) are imported by each function when it
 # runs: the CLI imports this module for every command.
@@ -37,6 +37,7 @@ class Caller:
     stdin (read when the command needs it), its environment (only the variables
     sandboxrun reads: the tightening one, and those the agent hands `exec`'s hook) and
     its current directory (`cwd`: absolute, or "" for a folder removed under it).
+    `gone`: set when the caller has gone (`serve`: its client hung up mid-request).
 
     The answer never reads the answering process's own current directory: `serve`
     answers many callers at once, each in a folder of its own, so every relative path
@@ -46,6 +47,7 @@ class Caller:
     read_stdin: Callable[[], bytes]
     environ: Mapping[str, str]
     cwd: str
+    gone: Cancel | None = None
 
     @classmethod
     def this_process(cls) -> Caller:
@@ -159,7 +161,10 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         request = exec_request(
             settings, command, stdin, args.workspace, caller.environ, cwd=caller.cwd
         )
-        out = run_exec(settings, backend, request, caller.environ, untrusted=args.untrusted)
+        out = run_exec(
+            settings, backend, request, caller.environ, untrusted=args.untrusted,
+            cancel=caller.gone,
+        )  # fmt: skip
     except Exception as exc:  # ours, not the hook's: a clear line, a block if fail-closed
         if not isinstance(exc, SandboxrunError):
             logger.opt(exception=exc).debug("internal error")

@@ -8,8 +8,10 @@ exception; it is recorded in the hook's outcome.
     └── EngineError          anything between us and the container engine
         ├── EngineUnavailable   no engine answers at the configured address
         ├── ImageMissing        the configured image is not there
-        └── RuntimeMissing      the requested runtime (e.g. runsc) is not registered:
-                                runs fail closed rather than fall back to a weaker one
+        ├── RuntimeMissing      the requested runtime (e.g. runsc) is not registered:
+        │                       runs fail closed rather than fall back to a weaker one
+        └── Cancelled           whoever asked for the run has gone (`serve`: its client
+                                hung up): the run was stopped, its answer goes nowhere
 
 Every message is one line and says what to do, because the CLI prints it as is.
 """
@@ -39,3 +41,7 @@ class ImageMissing(EngineError):
 
 class RuntimeMissing(EngineError):
     """The requested runtime is not registered with the engine."""
+
+
+class Cancelled(EngineError):
+    """The run's caller has gone: its sandbox was removed (`_types.Cancel`)."""

@@ -52,7 +52,7 @@ from ._preflight import image_tools_of, missing, unreadable
 from ._settings import Settings, account_home
 from ._state import hook_ids, plugin_data
 from ._state import prepare as prepare_state
-from ._types import ExecRequest, ExecResult
+from ._types import Cancel, ExecRequest, ExecResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,13 +261,16 @@ def run_exec(
     environ: Mapping[str, str] | None = None,
     *,
     untrusted: bool = False,
+    cancel: Cancel | None = None,
 ) -> ExecOutput:
     """Run once; pass the hook's bytes through, or say why the sandbox ended it. A
     missing runtime always blocks; other engine failures block under fail-closed.
     `environ`: the agent's environment, as for `exec_request`. `untrusted` (`exec
     --untrusted`: a command from a repository's settings): its env lines never reach
     the agent, and for the Claude family what a repository's hook may not decide is
-    dropped from its stdout unless `trust_workspace_decisions` (`untrusted_stdout`)."""
+    dropped from its stdout unless `trust_workspace_decisions` (`untrusted_stdout`).
+    `cancel`: set when the caller has gone (`serve`: its client hung up): then nothing
+    reaches the agent's env file."""
     try:
         out = _run_exec(settings, backend, request)
     finally:
@@ -294,8 +297,8 @@ def run_exec(
                 f"sandboxrun: CLAUDE_ENV_FILE {names} not copied: the command is untrusted"
                 " (--untrusted: from a repository's settings)\n"
             )
-        elif parsed.accepted and not out.sandbox_ended:
-            notes += hand_on(parsed, environ)
+        elif parsed.accepted and not out.sandbox_ended and not (cancel and cancel.is_set()):
+            notes += hand_on(parsed, environ)  # (a caller that has gone gets nothing)
     return replace(out, stderr=out.stderr + "".join(notes).encode())
 
 

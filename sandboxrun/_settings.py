@@ -191,6 +191,19 @@ class Settings(BaseSettings):
     serve_token_file: str | None = Field(
         None, description="the token a TCP client of `serve --listen` must send (required on TCP)"
     )
+    serve_max_requests: int = Field(
+        64,
+        ge=1,
+        le=1024,
+        description="requests `serve` answers at once; past them a request gets 503 and its"
+        " client runs it cold (probes are always answered)",
+    )
+    serve_read_timeout: float = Field(
+        10.0,
+        gt=0,
+        le=300,
+        description="seconds a client of `serve` has to send its whole request, else it is dropped",
+    )
     log_format: Literal["text", "json"] = Field(
         "text", description="how `serve` logs on stderr: text lines, or one JSON object a line"
     )

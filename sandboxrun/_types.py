@@ -5,7 +5,9 @@ Frozen, slotted dataclasses: cheap to build, safe to share between threads.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,6 +31,61 @@ class ExecRequest:
     # Private writable folders at these paths (CLAUDE_PLUGIN_DATA): (path inside, host
     # folder of ours bound there, or None for an empty tmpfs).
     private_dirs: tuple[tuple[str, str | None], ...] = ()
+    # Set when whoever asked for this run has gone (`serve`: its client hung up): the
+    # backend removes the run's sandbox at once (`on_cancel`). Not part of what is run.
+    cancel: Cancel | None = field(default=None, compare=False, repr=False)
+
+    def on_cancel(self, stop: Callable[[], None]) -> contextlib.AbstractContextManager[None]:
+        """While in the block, `stop()` is called when the run is cancelled (at once if
+        it already was): the backend's way to remove the sandbox it made for this run."""
+        return self.cancel.calling(stop) if self.cancel else contextlib.nullcontext()
+
+
+class Cancel:
+    """A flag that whoever asked for some runs has gone, and what to do then.
+
+    `serve` makes one per request and sets it when the client's connection closes: the
+    backend removes that request's sandboxes (`ExecRequest.on_cancel`), never another
+    client's on the same backend, and nothing the runs did is handed on (an env file).
+    `probe`: asked by `is_set` whether it should be set now (the connection's state),
+    so a check right before a side effect sees a hang-up that no watcher reported yet.
+    Thread-safe; each callback runs once, outside the lock."""
+
+    def __init__(self, probe: Callable[[], bool] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._set = False
+        self._calls: dict[int, Callable[[], None]] = {}
+        self._next = 0
+        self._probe = probe
+
+    def set(self) -> None:
+        with self._lock:
+            if self._set:
+                return
+            self._set = True
+            calls, self._calls = list(self._calls.values()), {}
+        for call in calls:
+            call()
+
+    def is_set(self) -> bool:
+        if not self._set and self._probe is not None and self._probe():
+            self.set()
+        return self._set
+
+    @contextlib.contextmanager
+    def calling(self, call: Callable[[], None]) -> Iterator[None]:
+        with self._lock:
+            now = self._set
+            key, self._next = self._next, self._next + 1
+            if not now:
+                self._calls[key] = call
+        if now:
+            call()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._calls.pop(key, None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@ HTTP protocol, and answers through the server equal to the cold path's (FakeBack
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import io
 import json
@@ -799,3 +800,297 @@ def test_the_server_works_from_the_root_folder(short_dir: Path, tmp_path: Path) 
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert not os.path.lexists(path)
+
+
+# -- hostile clients: idle and slow connections, the cap, clients that hang up --------
+
+
+def _idle(where: str | int) -> socket.socket | None:
+    """A connection that sends nothing; None when the server takes no more (a server
+    out of descriptors leaves it in the backlog: the connect times out)."""
+    family = socket.AF_INET if isinstance(where, int) else socket.AF_UNIX
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.settimeout(2)
+    try:
+        sock.connect(("127.0.0.1", where) if isinstance(where, int) else where)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def _probe(where: str | int) -> tuple[int, bytes]:
+    """GET /healthz within a generous bound (the server may be under attack)."""
+    family = socket.AF_INET if isinstance(where, int) else socket.AF_UNIX
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.settimeout(20)
+        sock.connect(("127.0.0.1", where) if isinstance(where, int) else where)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, payload = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), payload
+
+
+def _limited_files() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+
+def test_idle_connections_never_take_the_probes_down(short_dir: Path, tmp_path: Path) -> None:
+    """More idle connections than the server has descriptors (a server limited to 256),
+    on TCP and on the unix socket: /healthz still answers on both."""
+    path = str(short_dir / "i" / "serve.sock")
+    token = tmp_path / "token"
+    token.write_text(TOKEN)
+    token.chmod(0o600)
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SANDBOXRUN_")}
+    env["HOME"] = str(tmp_path)
+    (tmp_path / "w").mkdir()
+    config = tmp_path / "config.toml"  # a server on TCP confines its roots
+    config.write_text(f'allowed_roots = ["{tmp_path / "w"}"]\n')
+    argv = [sys.executable, "-m", "sandboxrun", "serve", "--socket", path, "--config",
+            str(config), "--listen", f"127.0.0.1:{port}", "--token-file", str(token)]  # fmt: skip
+    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=log,
+                            preexec_fn=_limited_files)  # fmt: skip
+    idle: list[socket.socket] = []
+    try:
+        deadline = time.monotonic() + 60
+        while (sock := client.connect(path)) is None:
+            assert time.monotonic() < deadline and proc.poll() is None, "serve did not start"
+            time.sleep(0.1)
+        sock.close()
+        for where in (port, path):
+            for _ in range(300):  # each listener more than the process has descriptors
+                found = _idle(where)
+                if found is None:
+                    break
+                idle.append(found)
+        assert _probe(port) == (200, b'{"ok": true}')
+        status, health = _probe(path)
+        assert status == 200 and json.loads(health)["pid"] == proc.pid
+    finally:
+        for sock in idle:
+            sock.close()
+        proc.kill()
+        proc.wait()
+        log.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _closed_by_server(sock: socket.socket, dribble: bytes, bound: float) -> float:
+    """Send `dribble` a byte at a time (0.2 s apart, then nothing) until the server
+    closes the connection; the seconds that took (the test fails past `bound`)."""
+    started = time.monotonic()
+    sock.settimeout(0.2)
+    while time.monotonic() - started < bound:
+        if dribble:
+            try:
+                sock.send(dribble[:1])
+            except OSError:  # reset: closed
+                return time.monotonic() - started
+            dribble = dribble[1:]
+        try:
+            if sock.recv(65536) == b"":
+                return time.monotonic() - started
+        except TimeoutError:
+            continue
+        except OSError:
+            return time.monotonic() - started
+    raise AssertionError(f"the server kept a slow client for {bound} s")
+
+
+@pytest.fixture
+def slow_tcp(home: Path, short_dir: Path) -> Iterator[tuple[App, int, str, Gated]]:
+    """A server on TCP and a unix socket that gives a client 1 s to send its request
+    and answers one request at a time, over a `Gated` backend."""
+    path = str(short_dir / "l" / "serve.sock")
+    backend = Gated()
+    settings = Settings.load(serve_read_timeout=1.0, serve_max_requests=1)
+    app = App(lambda settings: backend, settings)
+    servers = open_servers(app, path, ("127.0.0.1", 0), TOKEN.encode())
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield app, servers[1].server_address[1], path, backend
+    backend.release.set()
+    close_servers(app, servers, path)
+
+
+def test_slow_and_silent_clients_are_dropped(slow_tcp: tuple[App, int, str, Gated]) -> None:
+    """A client that sends nothing, dribbles its head (slowloris) or its body is
+    dropped at its deadline (1 s here), on TCP and on the unix socket."""
+    _app, port, path, _backend = slow_tcp
+    body = b"POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n"
+    for where in (port, path):
+        for dribble in (b"", b"GET /healthz HTTP/1.1\r\n" + b"X-Slow: yes\r\n" * 100,
+                        body + b"{" * 1000):  # fmt: skip
+            family = socket.AF_INET if isinstance(where, int) else socket.AF_UNIX
+            with socket.socket(family, socket.SOCK_STREAM) as sock:
+                sock.connect(("127.0.0.1", where) if isinstance(where, int) else where)
+                assert _closed_by_server(sock, dribble, bound=30) < 30
+
+
+def test_past_the_cap_a_request_gets_503_and_probes_still_answer(
+    slow_tcp: tuple[App, int, str, Gated], tmp_path: Path
+) -> None:
+    """With `serve_max_requests = 1` and one request in flight, the next gets 503 with
+    a fallback (the client runs it cold); /healthz and /readyz still answer; once the
+    first is answered, a request is taken again."""
+    _app, port, path, backend = slow_tcp
+    (tmp_path / "w").mkdir()
+    body = json.dumps({"args": ["--", "binary"], "cwd": str(tmp_path / "w"), "stdin": ""})
+    answers: list[tuple[int, bytes]] = []
+    first = threading.Thread(
+        target=lambda: answers.append(fetch(port, "/v1/exec", BEARER, "POST", body.encode()))
+    )
+    first.start()
+    assert backend.started.wait(10)
+    status, busy = fetch(path, "/v1/exec", method="POST", body=body.encode())
+    assert status == 503 and "busy" in json.loads(busy)["fallback"]
+    assert fetch(port, "/healthz") == (200, b'{"ok": true}')
+    assert fetch(port, "/readyz") == (200, b'{"ready": true}')
+    assert fetch(path, "/healthz")[0] == 200
+    backend.release.set()
+    first.join(60)
+    assert [status for status, _ in answers] == [200]
+    status, again = fetch(path, "/v1/exec", method="POST", body=body.encode())
+    assert status == 200 and json.loads(again)["exitCode"] == 3
+
+
+class Hanging(FakeBackend):
+    """Hooks that run until their request is cancelled (at most `most` seconds), but
+    for commands ending in "quick", which answer after `quick` seconds. A hook writes
+    `export NODE_ENV=from-the-hook` to its CLAUDE_ENV_FILE first (a name the default
+    `env_file_allow` passes)."""
+
+    def __init__(self, most: float = 30.0, quick: float = 1.0) -> None:
+        super().__init__(self._run)
+        self.most, self.quick = most, quick
+        self.started: dict[str, threading.Event] = {}
+        self.cancelled: list[str] = []
+
+    def _run(self, request: ExecRequest) -> ExecResult:
+        name = request.argv[-1]
+        if request.env_file:
+            with open(request.env_file, "a") as f:
+                f.write("export NODE_ENV=from-the-hook\n")
+        self.started.setdefault(name, threading.Event()).set()
+        if name.endswith("quick"):
+            time.sleep(self.quick)
+            return ExecResult(0, b"done " + name.encode(), b"", 5)
+        ended = threading.Event()
+        cancel = getattr(request, "cancel", None)  # None before serve could cancel
+        with request.on_cancel(ended.set) if cancel else contextlib.nullcontext():
+            if ended.wait(self.most):
+                self.cancelled.append(name)
+        return ExecResult(0, b"", b"", 5)
+
+    def wait_started(self, name: str) -> None:
+        assert self.started.setdefault(name, threading.Event()).wait(30), name
+
+
+def _exec_body(command: str, cwd: Path, env: dict[str, str] | None = None) -> bytes:
+    args = ["--agent", "claude", "--", command]
+    return json.dumps({"args": args, "cwd": str(cwd), "stdin": "", "env": env or {}}).encode()
+
+
+def _hang_up_after_start(path: str, body: bytes, backend: Hanging, name: str) -> None:
+    """POST `body` on the unix socket, wait until its hook runs, then hang up."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        sock.sendall(b"POST /v1/exec HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
+                     % (len(body), body))  # fmt: skip
+        backend.wait_started(name)
+
+
+def _wait_idle(app: App) -> None:
+    deadline = time.monotonic() + 60
+    while app.inflight:
+        assert time.monotonic() < deadline, "the request never ended"
+        time.sleep(0.05)
+
+
+def test_a_client_that_hangs_up_stops_its_hooks_only(
+    home: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    """A client that closes its connection mid-request: its hook is cancelled within a
+    few seconds (not at its deadline), while another client's request on the same
+    backend runs on and gets its answer."""
+    path = str(short_dir / "h" / "serve.sock")
+    backend = Hanging(most=30.0, quick=2.0)
+    app = App(lambda settings: backend)
+    servers = open_servers(app, path)
+    threading.Thread(target=servers[0].serve_forever, daemon=True).start()
+    (tmp_path / "w").mkdir()  # not the folder of the home: no workspace may hold it
+    try:
+        answers: list[tuple[int, bytes]] = []
+        other = threading.Thread(target=lambda: answers.append(
+            fetch(path, "/v1/exec", method="POST", body=_exec_body("b-quick", tmp_path / "w"))
+        ))  # fmt: skip
+        started = time.monotonic()
+        _hang_up_after_start(path, _exec_body("a-hangs", tmp_path / "w"), backend, "a-hangs")
+        other.start()
+        _wait_idle(app)
+        other.join(60)
+        assert backend.cancelled == ["a-hangs"]
+        assert time.monotonic() - started < 25  # its hook waited 30 s for a cancel
+        [(status, reply)] = answers
+        assert status == 200 and b"done b-quick" in base64.b64decode(json.loads(reply)["stdout"])
+    finally:
+        close_servers(app, servers, path)
+
+
+def test_an_exec_whose_client_hung_up_hands_nothing_to_the_env_file(
+    home: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    """The hook wrote an env line, then its client went away: the agent's
+    CLAUDE_ENV_FILE stays untouched (the same exec, answered, copies it)."""
+    path = str(short_dir / "e" / "serve.sock")
+    backend = Hanging(most=3.0, quick=0.0)
+    app = App(lambda settings: backend)
+    servers = open_servers(app, path)
+    threading.Thread(target=servers[0].serve_forever, daemon=True).start()
+    target = home / ".claude" / "session-env" / "s" / "sessionstart-hook-0.sh"
+    target.parent.mkdir(parents=True)
+    env = {"CLAUDE_ENV_FILE": str(target)}
+    (tmp_path / "p").mkdir()
+    try:
+        _hang_up_after_start(path, _exec_body("gone", tmp_path / "p", env), backend, "gone")
+        _wait_idle(app)
+        assert not target.exists() or "from-the-hook" not in target.read_text()
+        status, _ = fetch(path, "/v1/exec", method="POST",
+                          body=_exec_body("answered-quick", tmp_path / "p", env))  # fmt: skip
+        assert status == 200 and "from-the-hook" in target.read_text()  # the control
+    finally:
+        close_servers(app, servers, path)
+
+
+def test_past_max_backends_a_request_runs_cold_on_a_backend_closed_after_it(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kept backends are made warm and live as long as the server; a request with
+    settings past MAX_BACKENDS gets a backend without a pool, closed after it."""
+    monkeypatch.setattr(_app, "MAX_BACKENDS", 1)
+    made: list[tuple[int, FakeBackend]] = []
+
+    def make(settings: Settings) -> FakeBackend:
+        made.append((settings.pool_size, FakeBackend(answer)))
+        return made[-1][1]
+
+    app = App(make)
+    (tmp_path / "w").mkdir()
+    for timeout in ("5", "6", "5"):  # two distinct settings, the first twice
+        reply = app.answer("exec", _request(["--timeout", timeout, "--", "binary"], tmp_path / "w"))
+        assert reply.exit_code == 3
+    assert [(size, backend.closed) for size, backend in made] == [(2, False), (0, True)]
+    app.close()
+    assert made[0][1].closed

@@ -11,13 +11,19 @@ Two optional methods serve `sandboxrun serve`'s operability, looked up with geta
 `ping()` raises unless the engine answers now (its /readyz; `check` may pass once and
 stay cheap), and `stats()` returns the warm pools' {"idle", "starting",
 "claims_waited"} counts (its /metrics). A backend without them has nothing to say.
+
+A request may carry a `Cancel` (`ExecRequest.cancel`: `serve` sets it when the client
+hangs up): the backend then removes that run's sandbox at once and raises `Cancelled`
+(`cancellable`), touching no other run; `abort()` removes every run's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Protocol, Self, runtime_checkable
 
+from .._errors import Cancelled
 from .._types import ExecRequest, ExecResult
 from .image_tools import ImageTools
 
@@ -42,6 +48,29 @@ class Backend(Protocol):
     def __enter__(self) -> Self: ...
 
     def __exit__(self, *exc: object) -> None: ...
+
+
+def refuse_cancelled(request: ExecRequest) -> None:
+    """Start no sandbox for a run whose caller has already gone."""
+    if request.cancel is not None and request.cancel.is_set():
+        raise Cancelled("the caller went away: the hook was not started")
+
+
+@contextlib.contextmanager
+def cancellable(request: ExecRequest, stop: Callable[[], None]) -> Iterator[None]:
+    """The block runs one sandbox of `request`, made already: if the request is
+    cancelled meanwhile, `stop()` removes it (it must not raise), and the block ends in
+    `Cancelled` whatever it returned or raised (a stream cut short, a wait on a removed
+    container): nothing of a cancelled run counts as the hook's answer."""
+    try:
+        with request.on_cancel(stop):
+            yield
+    except Exception as exc:
+        if request.cancel is not None and request.cancel.is_set():
+            raise Cancelled("the caller went away: the hook was stopped") from exc
+        raise
+    if request.cancel is not None and request.cancel.is_set():
+        raise Cancelled("the caller went away: the hook was stopped")
 
 
 class FakeBackend:

@@ -32,8 +32,11 @@ finish within their own deadlines, then stops listening and closes the backends 
 removes the warm pools' containers). A SIGKILLed server leaves containers labelled with its
 pid, which `sandboxrun reap` removes.
 
-The standard library's http.server over socketserver: one thread per request, which
-the hooks' own container runs dwarf; prometheus_client only renders /metrics.
+The standard library's http.server over socketserver, behind a front door of ours
+(`front.py`): one loop reads every connection's request head (no thread per idle
+connection, a deadline for the whole request), POSTs get a bounded number of threads
+(503 past them), probes never wait for one; a client that hangs up mid-request cancels
+that request's sandboxes only. prometheus_client only renders /metrics.
 """
 
 from .app import App, Decline

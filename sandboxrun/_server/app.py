@@ -21,12 +21,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._answer import Caller, Reply, absolute_paths, answer_exec, answer_run, error_reply
-from .._backends.base import Backend
+from .._backends.base import Backend, refuse_cancelled
 from .._backends.image_tools import ImageTools
-from .._errors import ConfigError
+from .._errors import Cancelled, ConfigError
 from .._log import logger
 from .._settings import Settings
-from .._types import ExecRequest, ExecResult
+from .._types import Cancel, ExecRequest, ExecResult
 from .._userconfig import config_path, read_config
 
 MAX_BACKENDS = 8  # distinct settings served from kept backends; more run on one-off ones
@@ -64,16 +64,20 @@ class App:
         self._ready_lock = threading.Lock()
         self.metrics = Metrics(lambda: self.inflight, self._pool_stats)
 
-    def _kept(self, settings: Settings) -> Backend:
+    def _kept(self, settings: Settings, own: bool = False) -> tuple[Backend, bool]:
         """The kept backend for these settings (made on first use), shared by every
-        request with the same settings (each sees it through a `_Shared`)."""
+        request with the same settings (each sees it through a `_Shared`); past
+        MAX_BACKENDS distinct settings, a one-off backend (True) for one request: cold
+        (no pool: nothing would ever close it), closed after its request. `own`: the
+        server's own settings, which /readyz checks, are always kept."""
         with self._lock:
             backend = self._backends.get(settings)
-            if backend is None:
-                backend = self.make_backend(settings)
-                if len(self._backends) < MAX_BACKENDS:
-                    self._backends[settings] = backend
-        return backend
+            if backend is not None:
+                return backend, False
+            if len(self._backends) < MAX_BACKENDS or own:
+                backend = self._backends[settings] = self.make_backend(settings)
+                return backend, False
+        return self.make_backend(settings.model_copy(update={"pool_size": 0})), True
 
     @contextlib.contextmanager
     def counted(self) -> Iterator[None]:
@@ -110,17 +114,23 @@ class App:
         that went away after `check` passed)."""
         if self.stopping:
             return "the server is stopping"
-        with self._ready_lock:  # one check at a time; the probes behind it read its result
+        # One check at a time; a probe that comes meanwhile reads the last result (an
+        # engine that hangs must not hold every probe thread: /healthz shares them).
+        if not self._ready_lock.acquire(blocking=self._ready is None):
+            return self._ready[1] if self._ready else "the backend is being checked"
+        try:
             now = time.monotonic()
             if self._ready is None or now - self._ready[0] > READY_TTL:
                 self._ready = (now, self._check())
             return self._ready[1]
+        finally:
+            self._ready_lock.release()
 
     def _check(self) -> str | None:
         from .._answer import one_line
 
         try:
-            backend = self._kept(self.settings or Settings.load())
+            backend, _ = self._kept(self.settings or Settings.load(), own=True)
             backend.check()
             ping = getattr(backend, "ping", None)
             if callable(ping):
@@ -141,11 +151,13 @@ class App:
     def backends(self) -> int:
         return len(self._backends)
 
-    def answer(self, command: str, request: dict[str, Any]) -> Reply:
-        """Answer one `run` or `exec`, as the CLI would in the caller's process."""
+    def answer(self, command: str, request: dict[str, Any], gone: Cancel | None = None) -> Reply:
+        """Answer one `run` or `exec`, as the CLI would in the caller's process. `gone`:
+        set when the client hangs up: its runs' sandboxes are removed (and no other
+        client's), nothing reaches its env file, and its answer goes nowhere."""
         started = time.monotonic()
         try:
-            reply, tally = self._answer(command, request)
+            reply, tally = self._answer(command, request, gone or Cancel())
         except Decline:
             self.metrics.declined.inc()
             raise
@@ -153,7 +165,7 @@ class App:
         self.metrics.latency.labels(command).observe(time.monotonic() - started)
         return reply
 
-    def _answer(self, command: str, request: dict[str, Any]) -> tuple[Reply, _Tally]:
+    def _answer(self, command: str, request: dict[str, Any], gone: Cancel) -> tuple[Reply, _Tally]:
         args = _parse(command, request)
         if args.config is None:
             args.config = self.config
@@ -164,13 +176,17 @@ class App:
         stdin = binascii.a2b_base64(request["stdin"])
         cwd = _callers_folder(request["cwd"])
         absolute_paths(args, cwd)  # what the CLI does right after parsing, in its folder
-        caller = Caller(lambda: stdin, request["env"], cwd)
+        caller = Caller(lambda: stdin, request["env"], cwd, gone)
         answer = answer_run if command == "run" else answer_exec
         tally = _Tally()
+        one_offs: list[Backend] = []
 
         def backend_for(settings: Settings) -> Backend:
             tally.agent = settings.agent
-            return _Shared(self._kept(settings), tally)
+            backend, one_off = self._kept(settings)
+            if one_off:
+                one_offs.append(backend)
+            return _Shared(backend, tally, gone)
 
         with _captured_logs(args.verbose) as logs:
             if _serve_setting(args.config) not in ("auto", "start"):
@@ -179,6 +195,9 @@ class App:
                 reply = answer(args, caller, backend_for)
             except Exception as exc:  # ours: the line the CLI would print, exit 2
                 reply = error_reply(exc)
+            finally:
+                for backend in one_offs:  # still counted in flight: SIGTERM waits for it
+                    _close(backend)
         with self._lock:
             self.answered += 1
         stderr = logs.getvalue().encode() + reply.stderr
@@ -189,12 +208,17 @@ class App:
         with self._lock:
             backends, self._backends = list(self._backends.values()), {}
         for backend in backends:
-            close = getattr(backend, "close", None)
-            if callable(close):
-                try:
-                    close()
-                except Exception as exc:  # stopping never fails; `reap` sweeps the rest
-                    logger.warning("could not close a backend: {}", exc)
+            _close(backend)
+
+
+def _close(backend: Backend) -> None:
+    """Close a backend (one without `close` has nothing to close); never raises."""
+    close = getattr(backend, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception as exc:  # stopping never fails; `reap` sweeps the rest
+            logger.warning("could not close a backend: {}", exc)
 
 
 @dataclasses.dataclass
@@ -213,17 +237,25 @@ class _Shared:
     on a shared backend would remove other clients' containers too. Here it does not:
     the stalled event's containers are killed by their own deadline timers (the
     backend's), and labelled for `reap` should anything outlive them.
+
+    Each run carries the request's `gone` (`ExecRequest.cancel`): when the client hangs
+    up, the backend removes this request's sandboxes only, and a run of a request whose
+    client has gone ends in `Cancelled` (so nothing it wrote is handed on).
     """
 
-    def __init__(self, backend: Backend, tally: _Tally) -> None:
-        self.backend, self.tally = backend, tally
+    def __init__(self, backend: Backend, tally: _Tally, gone: Cancel) -> None:
+        self.backend, self.tally, self.gone = backend, tally, gone
 
     def check(self) -> None:
         self.backend.check()
 
     def run(self, request: ExecRequest) -> ExecResult:
+        request = dataclasses.replace(request, cancel=self.gone)
         try:
+            refuse_cancelled(request)
             result = self.backend.run(request)
+            if self.gone.is_set():  # whatever it returned: not an answer, nothing handed on
+                raise Cancelled("the caller went away: the hook was stopped")
         except Exception:
             self.tally.results.append(None)
             raise

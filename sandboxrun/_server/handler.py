@@ -1,11 +1,13 @@
 """HTTP over the unix socket (peers of the server's own uid only) and TCP (a token on
-every request but the probes): the standard library's http.server, one thread per
-request."""
+every request but the probes): the standard library's http.server behind our front door
+(`front.py`: bounded connections and threads, deadlines, hang-ups cancel)."""
 
 from __future__ import annotations
 
 import binascii
+import contextlib
 import hmac
+import io
 import json
 import os
 import socket
@@ -15,7 +17,9 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from .._log import logger
+from .._types import Cancel
 from .app import App, Decline
+from .front import Front, Incoming, Outgoing, hung_up, watching
 
 MAX_BODY = 64 << 20  # bytes of one request (an event, or the stdin of `exec`)
 _PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
@@ -24,6 +28,19 @@ _PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 class Handler(BaseHTTPRequestHandler):
     server: UnixServer | TCPServer
     server_version = "sandboxrun-serve"
+
+    def setup(self) -> None:
+        """The request's bytes from what the front door read already, then the socket,
+        all by the request's deadline (`front.Incoming`)."""
+        self.connection = self.request
+        early, deadline = self.server.early(self.connection)
+        self.rfile = io.BufferedReader(Incoming(self.connection, early, deadline))
+        self.wfile = Outgoing(self.connection)  # type: ignore[assignment]
+
+    def finish(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.wfile.flush()
+        self.rfile.close()
 
     def do_GET(self) -> None:
         """The probes answer anyone who reaches the listener (on TCP they say nothing
@@ -63,13 +80,20 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError as exc:
             return self._json(400, {"error": str(exc)})
         app = self.server.app
+        # Set when the client hangs up before its answer: its hooks are stopped, and
+        # the answer goes nowhere (`front.watching`, checked once more at the end).
+        gone = Cancel(probe=lambda: hung_up(self.connection))
         try:
-            with app.counted():
-                reply = app.answer(command, request)
+            with app.counted(), watching(self.connection, gone):
+                reply = app.answer(command, request, gone)
         except Decline as exc:
             return self._json(503, {"fallback": str(exc)})
         except (ValueError, TypeError) as exc:
             return self._json(400, {"error": f"bad request: {exc}"})
+        if gone.is_set():
+            logger.info("serve: its client went away: its hooks were stopped, no answer")
+            self.close_connection = True
+            return None
         self._json(200, {
             "stdout": _b64(reply.stdout), "stderr": _b64(reply.stderr),
             "exitCode": reply.exit_code,
@@ -139,7 +163,7 @@ class _Quiet:
         logger.info("serve: a client went away before its answer")
 
 
-class UnixServer(_Quiet, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+class UnixServer(_Quiet, Front, socketserver.UnixStreamServer):
     """Only processes of the server's own user are answered (SO_PEERCRED)."""
 
     token: bytes | None = None
@@ -155,7 +179,7 @@ class UnixServer(_Quiet, socketserver.ThreadingMixIn, socketserver.UnixStreamSer
         return True
 
 
-class TCPServer(_Quiet, socketserver.ThreadingMixIn, socketserver.TCPServer):
+class TCPServer(_Quiet, Front, socketserver.TCPServer):
     """For platforms: every request but the probes must carry the token."""
 
     allow_reuse_address = True

@@ -20,6 +20,7 @@ from .._backends.base import Backend
 from .._errors import ConfigError
 from .._settings import Settings
 from .app import App
+from .front import Slots
 from .handler import Handler, TCPServer, UnixServer
 
 
@@ -142,7 +143,18 @@ def open_servers(
             raise ConfigError(f"cannot listen on {listen[0]}:{listen[1]}: {exc.strerror}") from None
         tcp.app, tcp.token = app, token
         servers.append(tcp)
+    _limit(servers, app.settings)
     return servers
+
+
+def _limit(servers: list[UnixServer | TCPServer], settings: Settings | None) -> None:
+    """The limits of the server's own settings (else the defaults), its listeners
+    sharing one count of requests in flight (`front.py`)."""
+    slots = Slots(settings.serve_max_requests) if settings else Slots()
+    for server in servers:
+        server.slots = slots
+        if settings:
+            server.read_timeout = settings.serve_read_timeout
 
 
 def close_servers(app: App, servers: list[UnixServer | TCPServer], path: str) -> None:

@@ -16,17 +16,23 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sandboxrun import DockerBackend
+from sandboxrun import DockerBackend, ExecRequest
 from sandboxrun._backends.docker.reaper import LABEL
+from sandboxrun._backends.labels import HOOK as HOOK_LABEL
 from sandboxrun._client import exchange
+from sandboxrun._errors import Cancelled
+from sandboxrun._server.app import MAX_BACKENDS
+from sandboxrun._types import Cancel
 
-from .conftest import HookWriter, engine_runtime
+from .. import side_by_side
+from .conftest import HookWriter, engine_runtime, engine_settings
 
 CANCEL = 'cat > /dev/null; echo \'{"cancel": true, "errorMessage": "no rm"}\''
 GUARD = """#!/bin/sh
@@ -429,3 +435,134 @@ def test_sigterm_drains_then_removes_the_pool(
     assert srv.proc.wait(timeout=120) == 0, srv.logged()
     srv.log.close()
     assert not engine.api.containers(all=True, filters=mine), srv.logged()
+
+
+# -- hostile clients: a client killed mid-request, more settings than kept backends ---
+
+
+def _tagged(engine: DockerBackend, pid: int, tag: str) -> set[str]:
+    """The ids of the containers of server `pid` whose hook's label holds `tag`."""
+    mine = {"label": [f"{LABEL}=1", f"sandboxrun.pid={pid}"]}
+    return {c["Id"] for c in engine.api.containers(all=True, filters=mine)
+            if tag in c["Labels"].get(HOOK_LABEL, "")}  # fmt: skip
+
+
+def test_a_killed_clients_hook_is_stopped_and_another_clients_runs_on(
+    engine: DockerBackend, folder: Path, tmp_path: Path
+) -> None:
+    """A client SIGKILLed while its `sleep 300` hook runs: the hook's container is gone
+    within seconds (not at its deadline), while another client's run on the same backend
+    completes with its answer. (Cold runs here, so the run's label names one container;
+    `test_a_cancelled_run_loses_its_container_only` cancels pooled ones.)"""
+    srv = Server(folder, config="pool_size = 0\n")
+    try:
+        exec_ = [sys.executable, "-m", "sandboxrun", "exec", "--config", str(srv.config),
+                 "--timeout", "280"]  # fmt: skip
+        killed = subprocess.Popen([*exec_, "--", "sleep 300 # killed-client"], cwd=tmp_path,
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)  # fmt: skip
+        other = subprocess.Popen([*exec_, "--", "sleep 4; echo other-client"], cwd=tmp_path,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)  # fmt: skip
+        deadline = time.monotonic() + 120
+        while not (_tagged(engine, srv.proc.pid, "killed-client")
+                   and _tagged(engine, srv.proc.pid, "other-client")):  # fmt: skip
+            assert time.monotonic() < deadline and killed.poll() is None, srv.logged()
+            time.sleep(0.1)
+        doomed = _tagged(engine, srv.proc.pid, "killed-client")
+        killed.kill()
+        killed.wait(30)
+        gone_by = time.monotonic() + 60  # generous; its deadline is minutes away
+        while _tagged(engine, srv.proc.pid, "killed-client") & doomed:
+            assert time.monotonic() < gone_by, srv.logged()
+            time.sleep(0.2)
+        out, _ = other.communicate(timeout=120)
+        assert (other.returncode, out) == (0, b"other-client\n"), srv.logged()
+        assert srv.health()["inflight"] == 0
+    finally:
+        for client in (killed, other):  # a failed test must not keep the server waiting
+            if client.poll() is None:
+                client.kill()
+                client.communicate()
+        srv.stop()
+    assert srv.proc.returncode == 0, srv.logged()
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_a_cancelled_run_loses_its_container_only(
+    engine: DockerBackend, workspace: Path, warm: bool
+) -> None:
+    """Through the backend seam: a run whose `Cancel` is set has its container removed at
+    once and ends in `Cancelled`; another run on the same backend is untouched."""
+    settings = engine_settings(pool_size=1 if warm else 0)
+    backend = DockerBackend(settings, warm=warm)
+    tag = uuid.uuid4().hex[:12]
+
+    def request(script: str, label: str, cancel: Cancel | None = None) -> ExecRequest:
+        return ExecRequest(argv=("sh", "-c", script), stdin=b"", workdir=str(workspace),
+                           mounts=(str(workspace),), timeout=280, label=f"{label} {tag}",
+                           cancel=cancel)  # fmt: skip
+
+    cancel = Cancel()
+    doomed = request("sleep 300", "doomed", cancel)
+    other = request("sleep 4; echo other", "other")
+    threads: list[threading.Thread] = []
+    try:
+        if warm:
+            assert backend.prewarm(doomed, wait=120)  # it runs in the pooled container
+        threads, outcomes = side_by_side.start(backend, {"doomed": doomed, "other": other})
+        deadline = time.monotonic() + 120
+        while not (_running(engine, f"doomed {tag}") and _running(engine, f"other {tag}")) or (
+            warm
+            and backend._pool
+            and _running(engine, f"doomed {tag}") & set(backend._pool.idle_ids())
+        ):  # started (cold), or taken from the pool (warm): its run is under way
+            assert time.monotonic() < deadline, outcomes
+            time.sleep(0.1)
+        ids = _running(engine, f"doomed {tag}")
+        cancel.set()
+        threads[0].join(60)
+        assert isinstance(outcomes["doomed"], Cancelled), outcomes
+        threads[1].join(120)
+        assert outcomes["other"].stdout == b"other\n" and outcomes["other"].exit_code == 0
+        assert not ids & _running(engine, f"doomed {tag}", every=True)
+    finally:
+        cancel.set()
+        for t in threads:
+            t.join(120)
+        backend.close()
+
+
+def _running(engine: DockerBackend, label: str, every: bool = False) -> set[str]:
+    """Containers of this process labelled `label` that run their hook (`every`: or
+    exist at all). A pooled one waiting at its gate runs too: the caller prewarmed it."""
+    mine = {"label": [f"{LABEL}=1", f"sandboxrun.pid={os.getpid()}", f"{HOOK_LABEL}={label}"]}
+    return {c["Id"] for c in engine.api.containers(all=every, filters=mine)}
+
+
+def test_past_max_backends_runs_go_cold_and_sigterm_leaves_no_container(
+    engine: DockerBackend, folder: Path, tmp_path: Path
+) -> None:
+    """More distinct settings than the server keeps backends for (MAX_BACKENDS): the
+    requests past them are still answered (cold, on a backend of their own that is
+    closed after them), and after SIGTERM no container of the server's is left, pooled
+    or not."""
+    srv = Server(folder, config="pool_size = 1\n")
+    try:
+        for i in range(MAX_BACKENDS + 2):  # each timeout is a distinct Settings
+            before = srv.health()["answered"]
+            done = subprocess.run(
+                [sys.executable, "-m", "sandboxrun", "exec", "--config", str(srv.config),
+                 "--timeout", str(30 + i), "--", "echo ok"],
+                capture_output=True, timeout=120, cwd=tmp_path,
+            )  # fmt: skip
+            assert (done.returncode, done.stdout) == (0, b"ok\n"), done.stderr
+            assert srv.health()["answered"] == before + 1
+        assert srv.health()["backends"] == MAX_BACKENDS
+        mine = {"label": [f"{LABEL}=1", f"sandboxrun.pid={srv.proc.pid}"]}
+        deadline = time.monotonic() + 120  # the kept backends' pools fill up
+        while len(engine.api.containers(filters=mine)) < MAX_BACKENDS:
+            assert time.monotonic() < deadline, srv.logged()
+            time.sleep(0.2)
+    finally:
+        srv.stop()
+    assert srv.proc.returncode == 0, srv.logged()
+    assert engine.api.containers(all=True, filters=mine) == [], srv.logged()

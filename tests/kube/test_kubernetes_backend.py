@@ -16,6 +16,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +27,12 @@ from kubernetes import client
 
 from sandboxrun._backends.kubernetes.backend import KubernetesBackend
 from sandboxrun._backends.kubernetes.lifecycle import claim, claimed_by_other
-from sandboxrun._backends.labels import CLAIMED, DEADLINE
-from sandboxrun._errors import EngineError, ImageMissing
+from sandboxrun._backends.labels import CLAIMED, DEADLINE, HOOK
+from sandboxrun._errors import Cancelled, EngineError, ImageMissing
 from sandboxrun._settings import Settings, WorkspaceVolume
-from sandboxrun._types import ExecRequest
+from sandboxrun._types import Cancel, ExecRequest
 
+from .. import side_by_side
 from ..kubefake import attach as fake_attach
 from .conftest import KubeCluster
 
@@ -232,6 +234,39 @@ def test_abort_deletes_the_pods_of_runs_in_flight(cluster: KubeCluster, ws: Path
         wait_for(lambda: any(_running(p) for p in cluster.pods()))
         b.abort()
         assert done.wait(BOUND / 2)
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_a_cancelled_run_loses_its_pod_only(cluster: KubeCluster, ws: Path, warm: bool) -> None:
+    """A run whose `Cancel` is set (`serve`: its client hung up) has its pod deleted at
+    once and ends in `Cancelled`; another run on the same backend is untouched."""
+    cancel = Cancel()
+    doomed = replace(request(ws, "sleep 600", timeout=300), label="doomed", cancel=cancel)
+    other = replace(request(ws, "sleep 4; echo other", timeout=300), label="other")
+    b = backend_of(settings(cluster, ws, pool_size=1 if warm else 0), warm=warm)
+
+    def pods(label: str, claimed: bool = warm) -> set[str]:
+        return {p["metadata"]["name"] for p in cluster.pods()
+                if (p["metadata"].get("annotations") or {}).get(HOOK) == label and _running(p)
+                and (CLAIMED in p["metadata"]["labels"] or not claimed)}  # fmt: skip
+
+    threads: list[threading.Thread] = []
+    try:
+        if warm:
+            assert b.prewarm(doomed, wait=BOUND)  # it runs in the pooled pod
+        threads, outcomes = side_by_side.start(b, {"doomed": doomed, "other": other})
+        names = wait_for(lambda: pods("other", claimed=False) and pods("doomed"))
+        cancel.set()
+        threads[0].join(BOUND / 2)
+        assert isinstance(outcomes.get("doomed"), Cancelled), outcomes
+        threads[1].join(BOUND)
+        assert outcomes["other"].stdout == b"other\n" and outcomes["other"].exit_code == 0
+        wait_for(lambda: not names & {p["metadata"]["name"] for p in cluster.pods()})
+    finally:
+        cancel.set()
+        for t in threads:
+            t.join(BOUND)
+        b.close()
 
 
 def test_a_missing_image_is_a_clear_error_and_blocks_fail_closed(

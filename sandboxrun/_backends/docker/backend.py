@@ -39,6 +39,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from docker.errors import NotFound
 from docker.types import LogConfig, Mount, Ulimit
 from docker.utils.socket import STDOUT, frames_iter
 
@@ -50,6 +51,7 @@ from ..._mounts import home_layout, system_reason, under
 from ..._settings import Settings, parse_size
 from ..._state import hook_ids
 from ..._types import ExecRequest, ExecResult
+from ..base import cancellable, refuse_cancelled
 from ..environment import hook_environment as _environment
 from ..helper import Helper, deadline_reached, image_helper, start_error
 from ..helper import command as helper_command
@@ -195,6 +197,7 @@ class DockerBackend:
     # -- one run -----------------------------------------------------------------
 
     def run(self, request: ExecRequest) -> ExecResult:
+        refuse_cancelled(request)
         self.check()  # whatever the entry point: never a run without the preflight
         if self.warm:
             result = self._run_warm(request)
@@ -222,7 +225,9 @@ class DockerBackend:
                 with self._lock:
                     self._active.add(cid)
                 try:
-                    result = _Run(self, cid, request, created).execute()
+                    # Removed, not killed, on cancel: a container not yet started never starts.
+                    with cancellable(request, lambda: self._remove(cid)):
+                        result = _Run(self, cid, request, created).execute()
                 finally:
                     if net:  # its network can only go once the container has gone
                         self._remove_now(cid)
@@ -302,7 +307,7 @@ class DockerBackend:
             or self.settings.network == "allowlist"
         ):  # fmt: skip
             return None
-        base = dataclasses.replace(request, stdin=b"")  # the pool must not keep events
+        base = dataclasses.replace(request, stdin=b"", cancel=None)  # the pool keeps no event
         gate = self.settings.pool_idle + GATE_MARGIN
 
         def make() -> dict[str, Any]:
@@ -331,17 +336,18 @@ class DockerBackend:
         with self._lock:
             self._active.add(cid)
         try:
-            run = _Run(self, cid, request, time.monotonic(), warm=True)
-            try:
-                running = run.attach()
-            except Exception as exc:  # gone (removed by someone else?): nothing delivered
-                logger.info("pooled container {} unreachable: {}", cid[:12], exc)
-                running = False
-            if not running:  # it ended while idle: never deliver to it; run cold
-                logger.info("pooled container {} had exited: running cold", cid[:12])
-                return None
-            with engine_errors(self.settings.docker_host, self.settings.image):
-                return run.execute()
+            with cancellable(request, lambda: self._remove(cid)):
+                run = _Run(self, cid, request, time.monotonic(), warm=True)
+                try:
+                    running = run.attach()
+                except Exception as exc:  # gone (removed by someone else?): nothing delivered
+                    logger.info("pooled container {} unreachable: {}", cid[:12], exc)
+                    running = False
+                if not running:  # it ended while idle: never deliver to it; run cold
+                    logger.info("pooled container {} had exited: running cold", cid[:12])
+                    return None
+                with engine_errors(self.settings.docker_host, self.settings.image):
+                    return run.execute()
         finally:
             with self._lock:
                 self._active.discard(cid)
@@ -417,6 +423,8 @@ class DockerBackend:
         try:
             # v: an image's VOLUMEs make anonymous volumes; they go with the container.
             retry_engine(self.api.remove_container)(cid, force=True, v=True)
+        except NotFound:  # removed already (a cancelled run's, at its cancel)
+            pass
         except Exception as exc:  # cleanup never raises; `reap` sweeps what is left
             logger.warning("could not remove container {}: {}", cid[:12], exc)
 

@@ -44,6 +44,7 @@ from ..._log import logger
 from ..._mounts import home_layout
 from ..._settings import Settings
 from ..._types import ExecRequest, ExecResult
+from ..base import cancellable, refuse_cancelled
 from ..helper import Helper, deadline_reached, start_error
 from ..helper import command as helper_command
 from ..image_tools import ImageTools
@@ -145,6 +146,7 @@ class KubernetesBackend:
     # -- one run -----------------------------------------------------------------
 
     def run(self, request: ExecRequest) -> ExecResult:
+        refuse_cancelled(request)
         self.check()
         if self.warm:
             result = self._run_warm(request)
@@ -182,11 +184,14 @@ class KubernetesBackend:
             with self._lock:
                 self._active.add(name)
             try:
-                pod = wait_running(c.core, self.namespace, name, self.settings.image, START_LIMIT)
-                early = ended(pod)
-                if early is not None:  # it ended before its event: nothing was delivered
-                    return _not_started(early, created)
-                return self._attach_and_run(name, request, created, warm=False)
+                with cancellable(request, lambda: self._delete(name)):
+                    pod = wait_running(
+                        c.core, self.namespace, name, self.settings.image, START_LIMIT
+                    )
+                    early = ended(pod)
+                    if early is not None:  # it ended before its event: nothing was delivered
+                        return _not_started(early, created)
+                    return self._attach_and_run(name, request, created, warm=False)
             finally:
                 self._in_background(self._delete, name)
 
@@ -314,7 +319,7 @@ class KubernetesBackend:
             or any(source for _, source in request.private_dirs)
         ):  # fmt: skip
             return None
-        base = dataclasses.replace(request, stdin=b"")  # the pool must not keep events
+        base = dataclasses.replace(request, stdin=b"", cancel=None)  # the pool keeps no event
         gate = self.settings.pool_idle + GATE_MARGIN
 
         def make() -> dict[str, Any]:
@@ -378,7 +383,7 @@ class KubernetesBackend:
         with self._lock:
             self._active.add(name)
         try:
-            with c.errors(self.settings.image):
+            with cancellable(request, lambda: self._delete(name)), c.errors(self.settings.image):
                 return self._attach_and_run(name, request, time.monotonic(), warm=True)
         except _NotAttached as exc:  # nothing delivered: run cold
             logger.info("pooled pod {} unreachable: {}", name, exc)
