@@ -137,13 +137,11 @@ def check_root(
             raise ConfigError(
                 f"workspace {absolute!r} refused: it is not below {whose} ({', '.join(tops)})"
             )
+    why = _home_reason(real, os.path.realpath(home or account_home()), allowed)
     for mine in (*own, *_server.own):
         theirs = os.path.realpath(mine)
-        if under(real, (theirs,)) or under(theirs, (real,)):
-            raise ConfigError(
-                f"workspace {absolute!r} refused: it is or holds sandboxrun's own {mine}"
-            )
-    why = _home_reason(real, os.path.realpath(home or account_home()), allowed)
+        if not why and (under(real, (theirs,)) or under(theirs, (real,))):
+            why = f"it is or holds sandboxrun's own {mine}"
     if why:
         raise ConfigError(f"workspace {absolute!r} refused: {why}")
     if under(real, allowed):

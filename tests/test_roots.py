@@ -152,8 +152,17 @@ def test_serve_listen_needs_allowed_roots(
     token.chmod(0o600)
     config = tmp_path / "config.toml"
     config.write_text(f'serve_socket = "{tmp_path / "s.sock"}"\n')
-    argv = ["serve", "--config", str(config), "--listen", "127.0.0.1:0", "--token-file",
-            str(token)]  # fmt: skip
+    argv = [
+        "serve",
+        "--config",
+        str(config),
+        "--listen",
+        "127.0.0.1:0",
+        "--token-file",
+        str(token),
+        "--idle-exit",
+        "1",
+    ]  # fmt: skip (started, it would stop by itself)
     assert cli.main(argv) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert "serve --listen needs allowed_roots in" in line and str(config) in line
