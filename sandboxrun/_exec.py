@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -32,8 +31,8 @@ from . import _envfile
 from ._backends.base import Backend
 from ._dialects.base import Dialect, sandbox_ending, unique_mounts
 from ._dialects.claude.dialect import ClaudeDialect, untrusted_stdout
-from ._dialects.claude.plugins import DATA_VAR
-from ._dialects.claude.settings import project_root
+from ._dialects.claude.plugins import DATA_VAR, data_dir
+from ._dialects.claude.settings import installed_plugins, project_root
 from ._dialects.cline import ClineDialect
 from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, EngineError, RuntimeMissing
@@ -41,12 +40,12 @@ from ._hints import hint
 from ._log import logger
 from ._mounts import (
     HOOK_HOME,
-    check_root,
     hook_mount,
     mountable_file,
     sandbox_home,
     transcript_file,
     under,
+    workspace_root,
 )
 from ._preflight import image_tools_of, missing, unreadable
 from ._settings import Settings, account_home
@@ -93,7 +92,7 @@ def exec_request(
     found = cwd
     if isinstance(dialect, ClaudeDialect):  # a session in a subfolder: the whole project
         found = project_root(cwd, account_home(), dialect.project_dir)
-    root = check_root(workspace or found, settings.allowed_roots)
+    root = workspace_root(workspace or found, settings)
     # One argument is a shell string, as the agent itself would run it; several are argv.
     argv = ("/bin/sh", "-c", command[0]) if len(command) == 1 else tuple(command)
     inside = Path(cwd).is_relative_to(root)
@@ -107,12 +106,13 @@ def exec_request(
     state, note = prepare_state(settings, "exec", label, root)
     if note:  # the agent shows stderr: say why this run has an empty home
         logger.warning("{}", note)
-    plugin = _plugin_root(dialect, account_home(), environ, cwd)
+    plugin = _plugin_root(dialect, account_home(), environ)
     private: tuple[tuple[str, str | None], ...] = ()
     if plugin:  # `${CLAUDE_PLUGIN_ROOT}/hooks/x.py` means the same inside
-        env[PLUGIN_ROOT_VAR] = plugin
-        extra.append(plugin)
-        data = _plugin_data(dialect, account_home(), environ)
+        plugin_id, plugin_root = plugin
+        env[PLUGIN_ROOT_VAR] = plugin_root
+        extra.append(plugin_root)
+        data = _plugin_data(dialect, account_home(), environ, plugin_id)
         if data:  # private inside: an empty tmpfs, or persistent with `state`
             env[DATA_VAR] = data
             private, data_note = plugin_data(settings, data, os.path.basename(data), label, root)
@@ -194,39 +194,43 @@ def _transcript(dialect: Dialect, stdin: bytes, home: str) -> str | None:
     return transcript_file(event, home, dialect.user_dir) if isinstance(event, dict) else None
 
 
-def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str], cwd: str) -> str | None:
-    """The plugin folder Claude Code names in `CLAUDE_PLUGIN_ROOT` for a plugin's hook,
-    if it lies in the user's own plugin folder. The variable could also come from a
-    repository's `env` block: it can then only name another installed plugin. A
-    relative value is the caller's: read from its folder `cwd`."""
+def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """(id, root) of the plugin Claude Code names in `CLAUDE_PLUGIN_ROOT` for a plugin's
+    hook: only when the value is exactly the install path of a plugin the user's
+    installed_plugins.json lists (absolute, normalised, no `..`; `plugins.installed`
+    refuses one a symlink leads out of the plugins folder). The variable could also come
+    from a repository's `env` block: it can then only name an installed plugin, never
+    the plugins folder, its `data/`, a marketplace's clone (with its git credentials)."""
     value = environ.get(PLUGIN_ROOT_VAR)
     if not isinstance(dialect, ClaudeDialect) or dialect.agent != "claude" or not value:
         return None
-    plugins = os.path.realpath(os.path.join(home, dialect.user_dir, "plugins"))
-    path = os.path.normpath(os.path.join(cwd, value))
-    real = os.path.realpath(path)
-    if os.path.isdir(real) and under(real, [plugins]) and real != plugins:
-        return path
-    logger.warning("{} ignored: {} is not a plugin folder in {}", PLUGIN_ROOT_VAR, value, plugins)
+    if os.path.isabs(value) and ".." not in value.split("/"):
+        path = os.path.normpath(value)
+        for plugin, root in installed_plugins(home, dialect.user_dir):
+            if root == path:
+                return plugin, root
+    logger.warning(
+        "{} ignored: {} is not the install path of a plugin in {}",
+        PLUGIN_ROOT_VAR, value, os.path.join(home, dialect.user_dir, "plugins",
+                                             "installed_plugins.json"),
+    )  # fmt: skip
     return None
 
 
-def _plugin_data(dialect: Dialect, home: str, environ: Mapping[str, str]) -> str | None:
-    """The `CLAUDE_PLUGIN_DATA` the agent gave, when it is one of its plugin data folders
-    (`~/.claude/plugins/data/<id>`); only its path is used: a private folder is there."""
+def _plugin_data(
+    dialect: Dialect, home: str, environ: Mapping[str, str], plugin: str
+) -> str | None:
+    """The `CLAUDE_PLUGIN_DATA` the agent gave, when it is exactly that plugin's own data
+    folder (`~/.claude/plugins/data/<id>`, `plugins.data_dir`); only its path is used:
+    a private folder is there."""
     value = environ.get(DATA_VAR)
-    if not isinstance(dialect, ClaudeDialect) or not value or not os.path.isabs(value):
+    if not isinstance(dialect, ClaudeDialect) or not value:
         return None
-    folder = os.path.realpath(os.path.join(home, dialect.user_dir, "plugins", "data"))
-    name = os.path.basename(os.path.normpath(value))
-    parent = os.path.realpath(os.path.dirname(os.path.normpath(value)))
-    if parent == folder and _PLUGIN_ID.fullmatch(name):
-        return os.path.normpath(value)
-    logger.warning("{} ignored: {} is not a plugin data folder in {}", DATA_VAR, value, folder)
+    own = data_dir(home, dialect.user_dir, plugin)
+    if os.path.isabs(value) and ".." not in value.split("/") and os.path.normpath(value) == own:
+        return own
+    logger.warning("{} ignored: {} is not the data folder of {} ({})", DATA_VAR, value, plugin, own)
     return None
-
-
-_PLUGIN_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def env_file_target(home: str, environ: Mapping[str, str] | None = None) -> str | None:
@@ -241,12 +245,14 @@ def env_file_target(home: str, environ: Mapping[str, str] | None = None) -> str 
 
 
 def trusted_places(settings: Settings, home: str) -> list[str]:
-    """Where files a hook command names may be mounted from: the agent's own hook and
-    plugin folders in the user's home, /usr/local (tools the user installed), and the
-    user's `hook_paths`."""
+    """Where files a hook command names may be mounted from: the agent's own hook
+    folder in the user's home and the install paths of its installed plugins (never
+    the rest of the plugins tree: installed_plugins.json, plugin data, marketplaces'
+    clones), /usr/local (tools the user installed), and the user's `hook_paths`."""
     dialect = DIALECTS[settings.agent]
-    if isinstance(dialect, ClaudeDialect):
-        agent = [os.path.join(home, dialect.user_dir, d) for d in ("hooks", "plugins")]
+    if isinstance(dialect, ClaudeDialect):  # of the plugins tree, only installed plugins
+        plugins = [root for _id, root in installed_plugins(home, dialect.user_dir)]
+        agent = [os.path.join(home, dialect.user_dir, "hooks"), *plugins]
     elif isinstance(dialect, ClineDialect):
         agent = [os.path.join(home, d) for d in dialect.global_dirs]
     else:

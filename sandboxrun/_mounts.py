@@ -8,8 +8,18 @@ image's own programs (`/usr/local/bin`). So every root is checked here:
 
 - never `/`, a system folder or anything below one (`/etc`, `/usr`, `/var/lib`...),
   nor the user's home or a folder above it;
+- never a dot-folder of the home or anything below one (`~/.ssh`, `~/.config`,
+  `~/.aws`, `~/.claude`...: credentials and settings, each tool's own; a hook gets the
+  few agent paths it needs by their own code paths, never as a root), unless the user
+  lists that folder (or one inside it) in `allowed_roots`;
+- never sandboxrun's own files, nor a folder that holds them: the state folder (other
+  workspaces' hook states), the data and cache folders, and a server's socket folder,
+  token and config file;
 - owned by the invoking user (root's own folders when root runs sandboxrun),
-  unless it lies under one of the `allowed_roots` a platform configures.
+  unless it lies under one of the `allowed_roots` a platform configures;
+- where `allowed_roots` is set, at or below one of its folders: it confines as well
+  as admits. A server's own `allowed_roots` (`serve` registers them at start-up,
+  `serving`) confine every request it answers, whatever config the request names.
 
 A hook's file kept in such a place is mounted alone (the file, not its folder).
 """
@@ -23,7 +33,7 @@ from typing import Any
 
 from ._errors import ConfigError
 from ._log import logger
-from ._settings import account_home
+from ._settings import Settings, account_home
 
 # Folders that are the system's, whatever is below them: never a workspace, and never
 # mounted whole over the image's own.
@@ -61,8 +71,58 @@ def system_reason(real: str, home: str | None = None) -> str | None:
     return None
 
 
-def check_root(path: str, allowed: Sequence[str] = (), home: str | None = None) -> str:
-    """The absolute path of a workspace root that may be mounted, else `ConfigError`."""
+@dataclass(frozen=True, slots=True)
+class _Server:
+    """What a `serve` process registered at start-up (`serving`)."""
+
+    own: tuple[str, ...] = ()  # its config file, socket folder and token file
+    confine: tuple[str, ...] = ()  # its own allowed_roots: every request stays below them
+
+
+_server = _Server()
+
+
+def serving(own: Sequence[str], confine: Sequence[str]) -> None:
+    """Called once by `serve` before it answers: its own files are never a root, and
+    its `allowed_roots` confine every request (a request may name a config file of its
+    own, whose `allowed_roots` could only narrow them)."""
+    global _server
+    _server = _Server(tuple(os.path.abspath(p) for p in own if p), tuple(confine))
+
+
+def own_files(settings: Settings) -> tuple[str, ...]:
+    """sandboxrun's own files and folders for these settings, never a workspace root nor
+    inside one: the hook states (other workspaces' private homes), the data folder (what
+    `install` recorded), the cache and config folders, the server's socket and token."""
+    from ._client import default_socket  # light; not at the top: the client imports little
+    from ._state import state_root
+
+    home = account_home()
+    return tuple(
+        path
+        for path in (
+            str(state_root(settings)),
+            os.path.join(home, ".local", "share", "sandboxrun"),
+            os.path.join(home, ".cache", "sandboxrun"),
+            os.path.join(home, ".config", "sandboxrun"),
+            os.path.dirname(default_socket()),
+            os.path.dirname(settings.serve_socket) if settings.serve_socket else "",
+            settings.serve_token_file or "",
+        )
+        if path
+    )
+
+
+def workspace_root(path: str, settings: Settings) -> str:
+    """`check_root` under the user's settings: their `allowed_roots`, their own files."""
+    return check_root(path, settings.allowed_roots, own=own_files(settings))
+
+
+def check_root(
+    path: str, allowed: Sequence[str] = (), home: str | None = None, own: Sequence[str] = ()
+) -> str:
+    """The absolute path of a workspace root that may be mounted, else `ConfigError`
+    (the module docstring's rules). `own`: sandboxrun's own files (`own_files`)."""
     if not isinstance(path, str) or not path or "\x00" in path:
         raise ConfigError(f"workspace root {path!r} is not a path")
     absolute = os.path.abspath(path)
@@ -71,6 +131,19 @@ def check_root(path: str, allowed: Sequence[str] = (), home: str | None = None) 
     real = os.path.realpath(absolute)
     if under(real, NEVER) or real == "/":
         raise ConfigError(f"workspace {absolute!r} refused: it is a system folder")
+    server = _server.confine
+    for tops, whose in ((allowed, "allowed_roots"), (server, "the server's allowed_roots")):
+        if tops and not under(real, tops):
+            raise ConfigError(
+                f"workspace {absolute!r} refused: it is not below {whose} ({', '.join(tops)})"
+            )
+    why = _home_reason(real, os.path.realpath(home or account_home()), allowed)
+    for mine in (*own, *_server.own):
+        theirs = os.path.realpath(mine)
+        if not why and (under(real, (theirs,)) or under(theirs, (real,))):
+            why = f"it is or holds sandboxrun's own {mine}"
+    if why:
+        raise ConfigError(f"workspace {absolute!r} refused: {why}")
     if under(real, allowed):
         return absolute
     why = system_reason(real, home)
@@ -83,6 +156,27 @@ def check_root(path: str, allowed: Sequence[str] = (), home: str | None = None) 
             f"workspace {absolute!r} refused: {why}; a platform can allow it with allowed_roots"
         )
     return absolute
+
+
+def _home_reason(real: str, home: str, allowed: Sequence[str]) -> str | None:
+    """Why a root (its real path) must not be mounted for what it is in the user's home:
+    the home itself or a folder that holds it, or a dot-folder of the home (`~/.ssh`)
+    or a folder below one. An `allowed_roots` entry admits the home or a dot-folder only
+    when it lies inside it: one that merely holds it (`/home`) admits the folders of
+    others, never the user's own credentials."""
+    if under(home, (real,)) and real != home:
+        return "it holds your home folder (with ~/.ssh and other credentials)"
+    if real == home:
+        guarded, what = home, "it is your home folder (with ~/.ssh and other credentials)"
+    else:
+        below = os.path.relpath(real, home).split(os.sep)[0] if under(real, (home,)) else ""
+        if not below.startswith("."):
+            return None
+        guarded = os.path.join(home, below)
+        what = f"it is in ~/{below}, a dot-folder of your home (credentials and settings)"
+    if any(under(real, (a,)) and under(a, (guarded,)) for a in allowed):
+        return None
+    return f"{what}; list it in allowed_roots in your config to allow it"
 
 
 def mountable_file(path: str) -> bool:

@@ -26,7 +26,7 @@ from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, SandboxrunError
 from ._hints import hint
 from ._log import logger
-from ._mounts import check_root, transcript_file
+from ._mounts import check_root, transcript_file, workspace_root
 from ._preflight import check_hook
 from ._session import answer_event
 from ._settings import Settings, account_home
@@ -253,14 +253,15 @@ def resolve_workspaces(
     event: Mapping[str, Any],
     given: Sequence[str] = (),
     dialect: Dialect = CLINE,
-    allowed_roots: Sequence[str] = (),
+    settings: Settings | None = None,
     *,
     cwd: str,
 ) -> list[str]:
     """Workspace roots: the given ones, else the event's (`workspaceRoots` for Cline,
     `cwd` for Claude), else the caller's folder `cwd`; a relative root is taken from
-    `cwd` too. Each is checked by `_mounts.check_root` (an event must not get a system
-    folder, the home or someone else's files mounted)."""
+    `cwd` too. Each is checked by `_mounts.workspace_root` under `settings` (without
+    them, `check_root`'s defaults): an event must not get a system folder, the home,
+    its dot-folders, sandboxrun's own files or someone else's files mounted."""
     roots = list(given) or dialect.event_workspaces(event)
     if not roots and not cwd:  # `_answer.current_folder`: removed under the caller
         raise ConfigError("no workspace: the current folder was removed (--workspace names one)")
@@ -269,7 +270,7 @@ def resolve_workspaces(
     for root in roots:
         if isinstance(root, str) and root:  # anything else: check_root says what is wrong
             root = os.path.join(cwd, root)
-        path = check_root(root, allowed_roots)
+        path = workspace_root(root, settings) if settings else check_root(root)
         if path not in resolved:  # a root given twice still has one hook folder
             resolved.append(path)
     return resolved
@@ -309,6 +310,16 @@ class HookFactory:
 
     def create(
         self, hook_name: str, workspaces: Sequence[str], event: Mapping[str, Any] | None = None
+    ) -> CombinedHookRunner:
+        """The runner for `hook_name`'s hooks in `workspaces`, each root checked as `run`
+        checks it (`resolve_workspaces`): a refused root is a `ConfigError`."""
+        if workspaces:
+            workspaces = resolve_workspaces({}, workspaces, self.dialect, self.settings,
+                                            cwd=self.cwd)  # fmt: skip
+        return self._create(hook_name, workspaces, event)
+
+    def _create(
+        self, hook_name: str, workspaces: Sequence[str], event: Mapping[str, Any] | None
     ) -> CombinedHookRunner:
         s = self.settings
         discovery = self.discover(hook_name, workspaces)
@@ -355,11 +366,9 @@ class HookFactory:
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str] = ()
     ) -> tuple[CombinedHookRunner, bytes]:
         """The runner for one event's hooks, and the stdin they will read."""
-        roots = resolve_workspaces(
-            event, workspaces, self.dialect, self.settings.allowed_roots, cwd=self.cwd
-        )
+        roots = resolve_workspaces(event, workspaces, self.dialect, self.settings, cwd=self.cwd)
         stdin = self.dialect.prepare_input(hook_name, event, roots)
-        return self.create(hook_name, roots, event), stdin
+        return self._create(hook_name, roots, event), stdin
 
     def run(
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str] = ()

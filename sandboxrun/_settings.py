@@ -146,7 +146,9 @@ class Settings(BaseSettings):
     user: str | None = Field(None, description="uid[:gid] to run hooks as (never 0)")
     groups: tuple[int, ...] = Field((), description="extra group ids for the hook process")
     allowed_roots: tuple[str, ...] = Field(
-        (), description="folders under which any workspace root is accepted (platforms)"
+        (),
+        description="set, the only folders workspace roots may lie below; they admit other"
+        " owners' folders, and a dot-folder of your home they list (`serve --listen` needs it)",
     )
     hook_paths: tuple[str, ...] = Field(
         (), description="folders hook commands may name files in (mounted read-only)"

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sandboxrun._dialects.claude.dialect import CLAUDE
 
 GUARD = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
@@ -111,3 +113,94 @@ def test_two_plugins_with_the_same_command_are_two_hooks(tmp_path: Path) -> None
     write(home / ".claude" / "settings.json", {"enabledPlugins": {"a@m": True, "b@m": True}})
     found = CLAUDE.discover("PreToolUse", [str(tmp_path)], str(home))
     assert [h.env["CLAUDE_PLUGIN_ROOT"] for h in found.hooks] == [str(a), str(b)]
+
+
+# -- exec: CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA (issue 17 item 4) -----------------
+
+
+def _exec(home: Path, env: dict[str, str], command: str = "true") -> Any:
+    from sandboxrun import Settings
+    from sandboxrun._exec import exec_request
+
+    proj = home / "src" / "app"
+    proj.mkdir(parents=True, exist_ok=True)
+    return exec_request(Settings.load(agent="claude"), [command], b"", None, env, cwd=str(proj))
+
+
+def _plugins_tree(home: Path) -> tuple[Path, Path]:
+    """An installed plugin, and the rest of the tree a hook must never see: another
+    plugin's data, a marketplace's clone with its git credentials."""
+    root = install(home)
+    plugins = home / ".claude" / "plugins"
+    write(plugins / "data" / "other-market" / "token.json", {"token": "s3cret"})
+    (plugins / "marketplaces" / "x" / ".git").mkdir(parents=True)
+    (plugins / "marketplaces" / "x" / ".git" / "config").write_text("url = https://u:p@h/x\n")
+    return root, plugins
+
+
+def test_exec_mounts_an_installed_plugins_root_and_its_own_data(home: Path) -> None:
+    root, plugins = _plugins_tree(home)
+    data = plugins / "data" / "guard-market"
+    request = _exec(home, {"CLAUDE_PLUGIN_ROOT": f"{root}/", "CLAUDE_PLUGIN_DATA": str(data)})
+    assert request.env["CLAUDE_PLUGIN_ROOT"] == str(root) and str(root) in request.mounts
+    assert request.env["CLAUDE_PLUGIN_DATA"] == str(data)
+    assert [p for p, _ in request.private_dirs] == [str(data)]
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["{plugins}", "{plugins}/data", "{plugins}/data/other-market", "{plugins}/marketplaces/x",
+     "{plugins}/cache", "{plugins}/cache/market/guard", "{root}/hooks", "{root}/../1.0.0",
+     "../../.claude/plugins/data", "../../.claude/plugins/cache/market/guard/1.0.0",
+     "~/.claude/plugins", "/elsewhere"],
+)  # fmt: skip
+def test_exec_mounts_no_other_plugin_root(home: Path, value: str) -> None:
+    """Only exactly an install path: never the plugins folder, its data, a marketplace,
+    a folder above or below a plugin, a `..` or a relative value (read from the caller's
+    folder, which a repository chooses)."""
+    root, plugins = _plugins_tree(home)
+    env = {"CLAUDE_PLUGIN_ROOT": value.format(plugins=plugins, root=root),
+           "CLAUDE_PLUGIN_DATA": str(plugins / "data" / "guard-market")}  # fmt: skip
+    request = _exec(home, env)
+    assert "CLAUDE_PLUGIN_ROOT" not in request.env and "CLAUDE_PLUGIN_DATA" not in request.env
+    assert not [m for m in request.mounts if m.startswith(str(plugins))], request.mounts
+    assert request.private_dirs == ()
+
+
+def test_exec_gives_a_plugin_only_its_own_data_folder(home: Path) -> None:
+    root, plugins = _plugins_tree(home)
+    for data in (plugins / "data" / "other-market", plugins / "data",
+                 plugins / "data" / "guard-market" / "sub"):  # fmt: skip
+        request = _exec(home, {"CLAUDE_PLUGIN_ROOT": str(root), "CLAUDE_PLUGIN_DATA": str(data)})
+        assert "CLAUDE_PLUGIN_DATA" not in request.env and request.private_dirs == ()
+
+
+def test_an_install_path_a_symlink_leads_out_of_the_plugins_folder_is_not_mounted(
+    home: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    (outside / "hooks").mkdir(parents=True)
+    link = home / ".claude" / "plugins" / "cache" / "m" / "evil"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(outside)
+    install(home, "evil@m", path=link)
+    request = _exec(home, {"CLAUDE_PLUGIN_ROOT": str(link)})
+    assert "CLAUDE_PLUGIN_ROOT" not in request.env and str(link) not in request.mounts
+
+
+@pytest.mark.parametrize(
+    "named",
+    ["~/.claude/plugins/installed_plugins.json", "{plugins}/installed_plugins.json",
+     "{plugins}/data/other-market/token.json", "{plugins}/marketplaces/x/.git/config"],
+)  # fmt: skip
+def test_exec_mounts_no_file_of_the_plugins_tree_but_an_installed_plugins(
+    home: Path, named: str
+) -> None:
+    """A command naming a file of the plugins tree gets nothing mounted; a file of an
+    installed plugin is still mounted (its folder, read-only)."""
+    root, plugins = _plugins_tree(home)
+    (root / "hooks" / "guard.py").write_text("print('ok')\n")
+    request = _exec(home, {}, f"cat {named.format(plugins=plugins)}")
+    assert not [m for m in request.mounts if m.startswith(str(plugins))], request.mounts
+    request = _exec(home, {}, f"python3 {root}/hooks/guard.py")
+    assert str(root / "hooks") in request.mounts

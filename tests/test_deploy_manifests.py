@@ -177,7 +177,8 @@ def test_the_strict_schemas_are_not_blind() -> None:
 
 def test_the_shipped_config_is_valid_settings_for_the_kubernetes_backend(tmp_path: Path) -> None:
     """The ConfigMap's config.toml is what serve reads for every request: it must load,
-    choose the Kubernetes backend in-cluster, and name the claim serve itself mounts."""
+    choose the Kubernetes backend in-cluster, name the claim serve itself mounts, and
+    confine workspaces to it (`serve --listen` refuses to start without allowed_roots)."""
     from sandboxrun import Settings
 
     config = tmp_path / "config.toml"
@@ -192,4 +193,5 @@ def test_the_shipped_config_is_valid_settings_for_the_kubernetes_backend(tmp_pat
     [serve] = [c for c in spec["containers"] if c["name"] == "serve"]
     mounted = {m["mountPath"]: claims.get(m["name"]) for m in serve["volumeMounts"]}
     assert mounted[volume.path] == volume.source
+    assert "--listen" in serve["command"] and s.allowed_roots == (volume.path,)
     assert all(m.get("readOnly") for m in serve["volumeMounts"] if m["name"] in claims)

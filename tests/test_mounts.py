@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sandboxrun import ConfigError
+from sandboxrun import ConfigError, Settings
 from sandboxrun._mounts import HOME_FOLDERS, HOOK_HOME, check_root, home_layout, hook_mount
 
 
@@ -131,3 +131,97 @@ def test_a_home_that_cannot_be_one_falls_back_to_home_hook(
 def test_a_mount_at_or_above_the_home_falls_back_to_home_hook(home: Path) -> None:
     """A platform's allowed_roots could mount the home's parent: nothing is put over it."""
     assert home_layout([str(home.parent)]).home == HOOK_HOME
+
+
+# -- issue 17 item 3: what an event can have mounted -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "below", [".ssh", ".config", ".config/gh", ".local/share", ".cache", ".gnupg", ".aws",
+              ".kube", ".docker", ".claude", ".claude/projects", ".cline", ".anything"],
+)  # fmt: skip
+def test_the_homes_dot_folders_are_refused(home: Path, below: str) -> None:
+    """Every folder below a dot-folder of the home is refused (an allowlist-shaped rule:
+    no list of names to miss one), though the user owns it; a plain folder is fine."""
+    (home / below).mkdir(parents=True)
+    with pytest.raises(ConfigError, match=r"dot-folder of your home.*allowed_roots") as caught:
+        check_root(str(home / below))
+    assert f"~/{below.split('/')[0]}" in str(caught.value)
+    (home / "src" / ".hidden").mkdir(parents=True)  # a dot-folder in a project is the project's
+    assert check_root(str(home / "src" / ".hidden")) == str(home / "src" / ".hidden")
+
+
+def test_a_symlink_into_a_dot_folder_is_refused(home: Path) -> None:
+    (home / ".ssh").mkdir()
+    (home / "proj").symlink_to(home / ".ssh")
+    with pytest.raises(ConfigError, match=r"~/\.ssh"):
+        check_root(str(home / "proj"))
+
+
+def test_a_dot_folder_the_user_lists_is_allowed_and_only_it(home: Path) -> None:
+    """allowed_roots admits a dot-folder listed itself (or a folder inside it); an entry
+    that merely holds it (the home, /home) admits neither it nor the home itself."""
+    for below in (".config/proj", ".ssh"):
+        (home / below).mkdir(parents=True)
+    proj = str(home / ".config" / "proj")
+    assert check_root(proj, allowed=[str(home / ".config")]) == proj
+    assert check_root(proj, allowed=[proj]) == proj
+    for allowed in ([str(home)], [str(home.parent)]):
+        with pytest.raises(ConfigError, match=r"~/\.ssh"):
+            check_root(str(home / ".ssh"), allowed=allowed)
+    with pytest.raises(ConfigError, match="your home folder"):
+        check_root(str(home), allowed=[str(home.parent)])
+    with pytest.raises(ConfigError, match="holds your home"):
+        check_root(str(home.parent), allowed=[str(home.parent)])
+    assert check_root(str(home), allowed=[str(home)]) == str(home)
+
+
+def test_allowed_roots_confine(home: Path, tmp_path: Path) -> None:
+    """Set, allowed_roots is the only place roots come from: the user's own project
+    elsewhere is refused, naming the setting."""
+    (tmp_path / "tenants" / "t1").mkdir(parents=True)
+    (home / "proj").mkdir()
+    allowed = [str(tmp_path / "tenants")]
+    assert check_root(str(tmp_path / "tenants" / "t1"), allowed) == str(tmp_path / "tenants/t1")
+    with pytest.raises(ConfigError, match=r"not below allowed_roots \(.*tenants\)"):
+        check_root(str(home / "proj"), allowed)
+
+
+def test_sandboxrun_own_files_are_never_roots(home: Path, tmp_path: Path) -> None:
+    """The state folder (other workspaces' hook states), a folder holding it, the
+    server's socket folder and token: refused, even under allowed_roots."""
+    from sandboxrun._mounts import workspace_root
+
+    base = tmp_path / "srv"
+    key = base / "state" / ("0" * 32)
+    key.mkdir(parents=True)
+    (base / "run").mkdir()
+    (base / "token").write_text("t" * 20)
+    (base / "ws").mkdir()
+    settings = Settings.load(state_dir=str(base / "state"), allowed_roots=(str(base),),
+                             serve_socket=str(base / "run" / "s.sock"),
+                             serve_token_file=str(base / "token"))  # fmt: skip
+    for root in (key, base / "state", base, base / "run"):
+        with pytest.raises(ConfigError, match="sandboxrun's own"):
+            workspace_root(str(root), settings)
+    assert workspace_root(str(base / "ws"), settings) == str(base / "ws")
+    with pytest.raises(ConfigError, match="sandboxrun's own"):  # the default state folder
+        check_root(str(home), allowed=[str(home)], own=[str(home / ".local/share/sandboxrun")])
+
+
+def test_a_servers_own_files_and_allowed_roots_bind_every_request(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `serve` registers at start-up holds whatever settings a request brings."""
+    from sandboxrun import _mounts
+
+    monkeypatch.setattr(_mounts, "_server", _mounts._server)  # restored afterwards
+    for name in ("tenants/t1", "etc-sr", "other"):
+        (tmp_path / name).mkdir(parents=True)
+    _mounts.serving([str(tmp_path / "etc-sr" / "config.toml")], [str(tmp_path / "tenants")])
+    assert check_root(str(tmp_path / "tenants" / "t1")) == str(tmp_path / "tenants" / "t1")
+    with pytest.raises(ConfigError, match="not below the server's allowed_roots"):
+        check_root(str(tmp_path / "other"), allowed=[str(tmp_path)])
+    _mounts.serving([str(tmp_path / "etc-sr" / "config.toml")], [])
+    with pytest.raises(ConfigError, match="sandboxrun's own"):
+        check_root(str(tmp_path / "etc-sr"))

@@ -52,9 +52,7 @@ def run_check(args: argparse.Namespace, settings: Settings, backend: Backend) ->
     from .report import Progress, summary
 
     factory = HookFactory(settings, backend, home=args.home, hooks_dirs=args.hooks_dir)
-    workspaces = resolve_workspaces(
-        {}, args.workspace, factory.dialect, settings.allowed_roots, cwd=factory.cwd
-    )
+    workspaces = resolve_workspaces({}, args.workspace, factory.dialect, settings, cwd=factory.cwd)
     lines = read_events(args.events, factory.dialect)
     # The gate cannot vouch for events it could not run: no engine or image is exit 2
     # at once, not one error per line.

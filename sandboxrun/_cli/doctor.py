@@ -187,7 +187,7 @@ def hook_checks(settings: Settings, backend: DockerBackend) -> list[tuple[bool |
 
     dialect = DIALECTS[settings.agent]
     try:
-        roots = resolve_workspaces({}, (), dialect, settings.allowed_roots, cwd=os.getcwd())
+        roots = resolve_workspaces({}, (), dialect, settings, cwd=os.getcwd())
     except SandboxrunError as exc:
         return [(None, "hooks here", f"not checked: {exc}")]
     home = _settings.account_home()

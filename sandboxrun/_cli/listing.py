@@ -24,7 +24,7 @@ def command(args: argparse.Namespace) -> int:
     absolute_paths(args, os.getcwd())  # not served: this process's folder is the caller's
     settings = load(args, agent=args.agent)
     dialect = DIALECTS[settings.agent]
-    roots = resolve_workspaces({}, args.workspace, dialect, settings.allowed_roots, cwd=os.getcwd())
+    roots = resolve_workspaces({}, args.workspace, dialect, settings, cwd=os.getcwd())
     found = dialect.discover(args.hook, roots, args.home or account_home(), args.hooks_dir)
     # Whether each hook can start in the image: needs the engine, once per image.
     problems, unchecked = check_discovered(found.hooks, make_backend(settings))

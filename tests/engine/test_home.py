@@ -103,7 +103,8 @@ def test_a_fifo_in_a_workspace_below_the_home_cannot_be_written(
     engine: DockerBackend, base: Path, where: str
 ) -> None:
     """A workspace at ~/proj (the home not writable) or ~/.config/nvim (~/.config not
-    writable either): a host FIFO in it gets no bytes; ~/.claude stays writable."""
+    writable either; a dot-folder of the home is a root only where allowed_roots lists
+    it): a host FIFO in it gets no bytes; ~/.claude stays writable."""
     ws = base / "home" / where
     ws.mkdir(parents=True, exist_ok=True)
     fifo = ws / "pipe"
@@ -119,7 +120,7 @@ print(json.dumps({"contextModification": json.dumps(out)}))
             os.lchown(path, OWNER, OWNER)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader: writers get no ENXIO
     try:
-        s = settings(base)
+        s = engine_settings(user=f"{OWNER}:{OWNER}", allowed_roots=(str(base), str(ws)))
         factory = HookFactory(s, DockerBackend(s, client=engine.client))
         result = factory.run("PreToolUse", {}, [str(ws)]).to_json()
         got = drained(reader)

@@ -15,6 +15,7 @@ import pytest
 
 from sandboxrun import DockerBackend, HookFactory
 from sandboxrun._settings import account_home
+from tests.fake_home import command as as_account
 
 from .conftest import HookWriter, cli
 
@@ -29,15 +30,16 @@ LS = '{"tool_name": "Bash", "tool_input": {"command": "ls"}}'
 
 
 @pytest.fixture
-def plugin() -> Iterator[Path]:
-    """A plugin installed in the user's ~/.claude/plugins, with a python guard."""
-    plugins = Path(account_home()) / ".claude" / "plugins"
-    created = not plugins.exists()
-    root = plugins / f"sandboxrun-test-{uuid.uuid4().hex[:8]}"
+def plugin(tmp_path: Path) -> Path:
+    """A plugin installed in the ~/.claude/plugins of a fake account home (tmp_path/home:
+    tests/fake_home.py), listed in its installed_plugins.json, with a python guard."""
+    plugins = tmp_path / "home" / ".claude" / "plugins"
+    root = plugins / "cache" / "market" / "guard" / "1.0.0"
     (root / "hooks").mkdir(parents=True)
     (root / "hooks" / "guard.py").write_text(GUARD)
-    yield root
-    shutil.rmtree(plugins if created else root)
+    registry = {"version": 2, "plugins": {"guard@market": [{"installPath": str(root)}]}}
+    (plugins / "installed_plugins.json").write_text(json.dumps(registry))
+    return root
 
 
 @pytest.mark.parametrize("event", [RM, LS], ids=["rm", "ls"])
@@ -48,10 +50,13 @@ def test_a_plugin_hook_through_its_plugin_root(
     plugin's files (mounted read-only) and decides as it does unsandboxed."""
     command = 'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/guard.py"'
     env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(plugin)}
+    project = tmp_path / "project"
+    project.mkdir()
     bare = subprocess.run(["sh", "-c", command], input=event, capture_output=True, text=True,
-                          cwd=tmp_path, env=env)  # fmt: skip
-    boxed = subprocess.run(cli("exec", "--", command), input=event, capture_output=True,
-                           text=True, cwd=tmp_path, env=env, timeout=120)  # fmt: skip
+                          cwd=project, env=env)  # fmt: skip
+    boxed = subprocess.run(as_account(tmp_path / "home", cli("exec", "--", command)),
+                           input=event, capture_output=True, text=True, cwd=project, env=env,
+                           timeout=120)  # fmt: skip
     assert (boxed.returncode, boxed.stdout) == (bare.returncode, bare.stdout), boxed.stderr
     assert bare.returncode == (2 if "rm -rf" in event else 0)
     assert boxed.stderr.endswith(bare.stderr)

@@ -23,6 +23,7 @@ import pytest
 from sandboxrun import DockerBackend, HookFactory
 from sandboxrun._backends.docker.allowlist import PROXY_LABEL, proxy_key
 from sandboxrun._settings import account_home
+from tests.fake_home import command as as_account
 
 from .conftest import cli, engine_runtime, engine_settings
 from .test_allowlist import GVISOR_NONE, IMAGE, PROXY_IMAGE
@@ -327,31 +328,25 @@ def test_exec_gives_a_wrapped_plugin_hook_private_data(
 ) -> None:
     """Wrapped by exec, the plugin guard writes its CLAUDE_PLUGIN_DATA (a private tmpfs at
     the agent's path) and decides as unsandboxed; the agent's own data folder is not
-    touched, and a data folder outside ~/.claude/plugins/data is ignored, said so."""
-    plugins = Path(account_home()) / ".claude" / "plugins"
-    created = not plugins.exists()
-    market = f"sandboxrun-test-{uuid.uuid4().hex[:8]}"
-    root = plugins / "cache" / market / "guard" / "1.0.0"
-    data = plugins / "data" / f"guard-{market}"
-    try:
-        (root / "hooks").mkdir(parents=True)
-        (root / "hooks" / "guard.py").write_text(GUARD)
-        event = json.dumps({"tool_name": "Bash", "tool_input": {"command": "rm -rf /"}})
-        env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(root)}
-        bare = subprocess.run(["sh", "-c", COMMAND], input=event, capture_output=True, text=True,
-                              cwd=tmp_path, env={**env, "CLAUDE_PLUGIN_DATA": str(tmp_path / "d")})  # fmt: skip
-        boxed = subprocess.run(cli("exec", "--", COMMAND), input=event, capture_output=True,
-                               text=True, cwd=tmp_path, timeout=120,
-                               env={**env, "CLAUDE_PLUGIN_DATA": str(data)})  # fmt: skip
-        assert (boxed.returncode, boxed.stderr) == (bare.returncode, bare.stderr) == (
-            2, "plugin guard: no rm -rf (call 1)\n"
-        )  # fmt: skip
-        assert not data.exists()
-        elsewhere = tmp_path / "elsewhere"
-        boxed = subprocess.run(cli("exec", "--", COMMAND), input=event, capture_output=True,
-                               text=True, cwd=tmp_path, timeout=120,
+    touched, and a data folder other than the plugin's own is ignored, said so. In a fake
+    account home (tests/fake_home.py) where installed_plugins.json lists the plugin."""
+    home, ws, _ = claude_home(tmp_path, {})
+    root = installed_plugin(home)
+    data = home / ".claude" / "plugins" / "data" / "guard-test-market"
+    event = json.dumps({"tool_name": "Bash", "tool_input": {"command": "rm -rf /"}})
+    env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(root)}
+    bare = subprocess.run(["sh", "-c", COMMAND], input=event, capture_output=True, text=True,
+                          cwd=ws, env={**env, "CLAUDE_PLUGIN_DATA": str(tmp_path / "d")})  # fmt: skip
+    boxed = subprocess.run(as_account(home, cli("exec", "--", COMMAND)), input=event,
+                           capture_output=True, text=True, cwd=ws, timeout=120,
+                           env={**env, "CLAUDE_PLUGIN_DATA": str(data)})  # fmt: skip
+    assert (boxed.returncode, boxed.stderr) == (bare.returncode, bare.stderr) == (
+        2, "plugin guard: no rm -rf (call 1)\n"
+    )  # fmt: skip
+    assert not data.exists()
+    for elsewhere in (tmp_path / "elsewhere", data.parent / "other-market"):
+        boxed = subprocess.run(as_account(home, cli("exec", "--", COMMAND)), input=event,
+                               capture_output=True, text=True, cwd=ws, timeout=120,
                                env={**env, "CLAUDE_PLUGIN_DATA": str(elsewhere)})  # fmt: skip
         assert "CLAUDE_PLUGIN_DATA ignored" in boxed.stderr and boxed.returncode != 2
         assert not elsewhere.exists()
-    finally:
-        shutil.rmtree(plugins if created else plugins / "cache" / market)

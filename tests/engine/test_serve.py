@@ -261,6 +261,10 @@ def test_tcp_is_refused_without_a_token(engine: DockerBackend, folder: Path) -> 
     assert not (folder / "s" / "x.sock").exists()
 
 
+# On TCP, serve needs allowed_roots (issue 17 item 3): the tests' workspaces are in /tmp.
+ALLOWED = f'allowed_roots = ["{os.path.realpath(tempfile.gettempdir())}"]\n'
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -281,7 +285,8 @@ def test_tcp_wants_the_right_token(
     token.write_text("correct-horse-battery-staple\n")
     token.chmod(0o600)
     port = _free_port()
-    srv = Server(folder, "--listen", f"127.0.0.1:{port}", "--token-file", str(token))
+    srv = Server(folder, "--listen", f"127.0.0.1:{port}", "--token-file", str(token),
+                 config=ALLOWED)  # fmt: skip
     try:
         request = {"args": ["PreToolUse", "--workspace", str(workspace)],
                    "cwd": str(workspace), "stdin": "e30=", "env": {}}  # fmt: skip
@@ -316,7 +321,7 @@ def _tcp_server(folder: Path, config: str = "") -> tuple[Server, int, str]:
     (folder / "token").chmod(0o600)
     port = _free_port()
     srv = Server(folder, "--listen", f"127.0.0.1:{port}", "--token-file",
-                 str(folder / "token"), config=config)  # fmt: skip
+                 str(folder / "token"), config=ALLOWED + config)  # fmt: skip
     return srv, port, token
 
 

@@ -60,25 +60,47 @@ def plugins(
         return
     folder = os.path.join(home, user_dir, "plugins")
     installs, problem = _installs(folder, load)
-    real_folder = os.path.realpath(folder)
-    data = os.path.join(real_folder, "data")
     for plugin in wanted:
-        path = installs.get(plugin)
-        if path is None:
+        paths = installs.get(plugin)
+        if not paths:
             yield plugin, None, problem or "enabled, but not in installed_plugins.json"
             continue
-        # A relative install path would be read against some current directory: never.
-        real = os.path.realpath(path) if os.path.isabs(path) else ""
-        if real == real_folder or not under(real, (real_folder,)) or under(real, (data,)):
-            yield plugin, None, f"install path {path!r} is not in {folder}: not used"
-        elif not os.path.isdir(real):
-            yield plugin, None, f"install path {path!r} is not a folder"
-        else:
-            yield plugin, os.path.normpath(path), None
+        path = paths[0]  # the user's own scope first
+        why = _unusable(path, folder)
+        yield (plugin, None, why) if why else (plugin, os.path.normpath(path), None)
 
 
-def _installs(folder: str, load: Loader) -> tuple[dict[str, str], str | None]:
-    """id -> install path, from installed_plugins.json (or the older _v2 file)."""
+def installed(home: str, user_dir: str, load: Loader) -> list[tuple[str, str]]:
+    """(id, root) for every install of every plugin installed_plugins.json lists (each
+    scope's), whose install path is usable (`_unusable`): the only folders of the
+    plugins tree a hook command may have mounted (`_exec`). Roots are normalised."""
+    folder = os.path.join(home, user_dir, "plugins")
+    installs, _problem = _installs(folder, load)
+    return [
+        (plugin, os.path.normpath(path))
+        for plugin, paths in installs.items()
+        for path in paths
+        if _unusable(path, folder) is None
+    ]
+
+
+def _unusable(path: str, folder: str) -> str | None:
+    """Why an install path is not used, or None: it must be a folder inside the plugins
+    folder, not the folder itself nor in its `data/`, also once symlinks are followed."""
+    real_folder = os.path.realpath(folder)
+    data = os.path.join(real_folder, "data")
+    real = os.path.realpath(path)
+    if real == real_folder or not under(real, (real_folder,)) or under(real, (data,)):
+        return f"install path {path!r} is not in {folder}: not used"
+    if not os.path.isdir(real):
+        return f"install path {path!r} is not a folder"
+    return None
+
+
+def _installs(folder: str, load: Loader) -> tuple[dict[str, list[str]], str | None]:
+    """id -> its install paths (the user's scope first), from installed_plugins.json
+    (or the older _v2 file). A relative path would be read against some current
+    directory: never kept."""
     data, problem = load(os.path.join(folder, "installed_plugins.json"), False)
     if data is None and problem is None:
         data, problem = load(os.path.join(folder, "installed_plugins_v2.json"), False)
@@ -87,17 +109,18 @@ def _installs(folder: str, load: Loader) -> tuple[dict[str, str], str | None]:
     table = data.get("plugins")
     if not isinstance(table, dict):
         return {}, "installed_plugins.json has no plugins object"
-    found: dict[str, str] = {}
+    found: dict[str, list[str]] = {}
     for plugin, entry in table.items():
+        entries = [entry]
         if data.get("version") == 2 and isinstance(entry, list):
             # Several scopes may be installed: the user's own first.
             entries = sorted(
                 (e for e in entry if isinstance(e, dict)), key=lambda e: e.get("scope") != "user"
             )
-            entry = entries[0] if entries else None
-        path = entry.get("installPath") if isinstance(entry, dict) else None
-        if isinstance(path, str) and os.path.isabs(path) and "\0" not in path:
-            found[plugin] = path
+        paths = [e.get("installPath") for e in entries if isinstance(e, dict)]
+        kept = [p for p in paths if isinstance(p, str) and os.path.isabs(p) and "\0" not in p]
+        if kept:
+            found[plugin] = kept
     return found, None
 
 

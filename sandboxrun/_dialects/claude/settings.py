@@ -22,7 +22,7 @@ from ..base import escape_name, source_of, unique_mounts
 from .handler import MAX_TIMEOUT as MAX_TIMEOUT  # re-exported for tests
 from .handler import Installed, handler, not_run_reason, unicode_ok
 from .matchers import MATCH_FIELDS, SIMPLE_MATCHER, check, matches_all
-from .plugins import data_dir, plugin_spec, plugins
+from .plugins import data_dir, installed, plugin_spec, plugins
 
 
 class ClaudeDialect(Protocol):
@@ -232,6 +232,12 @@ def _plugin_hooks(
             else:
                 found.append((plugin_spec(item[0], plugin, root, data_path), shown, item[1]))
     return found
+
+
+def installed_plugins(home: str, user_dir: str) -> list[tuple[str, str]]:
+    """(id, root) of every usable install of the user's plugins (`plugins.installed`),
+    read as discovery reads installed_plugins.json."""
+    return installed(home, user_dir, _load)
 
 
 def _once_per_source(
