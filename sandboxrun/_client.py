@@ -33,7 +33,7 @@ import struct
 import sys
 
 from ._errors import ConfigError
-from ._userconfig import account_home, config_path, read_config
+from ._userconfig import config_path, default_socket, read_config
 
 TYPE_CHECKING = False  # not `typing`'s: its import alone costs the client milliseconds
 if TYPE_CHECKING:
@@ -187,20 +187,6 @@ def start_server(path: str) -> None:
         _warn(f"could not start a server at {path}: {exc}")
     finally:
         os.close(log)
-
-
-def default_socket() -> str:
-    """The user's runtime folder when the system made one that only the user can open
-    (/run/user/<uid>, mode 0700), else the account's own cache folder."""
-    uid = os.getuid()
-    runtime = f"/run/user/{uid}"
-    try:
-        st = os.lstat(runtime)
-    except OSError:
-        st = None
-    if st and stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077:
-        return os.path.join(runtime, "sandboxrun", "serve.sock")
-    return os.path.join(account_home(), ".cache", "sandboxrun", "serve.sock")
 
 
 def untrusted(path: str) -> str | None:

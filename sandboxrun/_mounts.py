@@ -34,6 +34,7 @@ from typing import Any
 from ._errors import ConfigError
 from ._log import logger
 from ._settings import Settings, account_home
+from ._userconfig import default_socket
 
 # Folders that are the system's, whatever is below them: never a workspace, and never
 # mounted whole over the image's own.
@@ -94,7 +95,6 @@ def own_files(settings: Settings) -> tuple[str, ...]:
     """sandboxrun's own files and folders for these settings, never a workspace root nor
     inside one: the hook states (other workspaces' private homes), the data folder (what
     `install` recorded), the cache and config folders, the server's socket and token."""
-    from ._client import default_socket  # light; not at the top: the client imports little
     from ._state import state_root
 
     home = account_home()

@@ -75,3 +75,17 @@ def read_config(path: str | os.PathLike[str], required: bool) -> dict[str, Any]:
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"config file {path}: invalid TOML: {exc}") from None
     return data
+
+
+def default_socket() -> str:
+    """The user's runtime folder when the system made one that only the user can open
+    (/run/user/<uid>, mode 0700), else the account's own cache folder."""
+    uid = os.getuid()
+    runtime = f"/run/user/{uid}"
+    try:
+        st = os.lstat(runtime)
+    except OSError:
+        st = None
+    if st and stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077:
+        return os.path.join(runtime, "sandboxrun", "serve.sock")
+    return os.path.join(account_home(), ".cache", "sandboxrun", "serve.sock")

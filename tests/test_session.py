@@ -111,7 +111,7 @@ def test_a_stalled_discovery_is_answered_at_the_prepare_deadline(
     monkeypatch.setattr(_session, "PREPARE_BUDGET", 0.3)
     never = threading.Event()
     factory = HookFactory(Settings.load(fail_closed=True), FakeBackend(lambda r: CANCEL))
-    monkeypatch.setattr(factory, "create", lambda *a, **k: never.wait())
+    monkeypatch.setattr(factory, "_create", lambda *a, **k: never.wait())
     result = factory.run("PreToolUse", {}, [str(ws)])
     never.set()
     assert result.abandoned and result.answer["cancel"] is True

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import _client, _log
+from .. import _client, _log, _userconfig
 from .._backends.base import Backend
 from .._errors import ConfigError
 from .._settings import Settings
@@ -78,7 +78,7 @@ def serve(
     # never into a folder that happens to look right (the previous request's, a project).
     config = os.path.abspath(args.config) if args.config else None
     settings = Settings.load(config=config)
-    path = os.path.abspath(args.socket or settings.serve_socket or _client.default_socket())
+    path = os.path.abspath(args.socket or settings.serve_socket or _userconfig.default_socket())
     listen = _address(args.listen) if args.listen else None
     token_file = args.token_file or settings.serve_token_file
     if listen and not token_file:
@@ -192,7 +192,7 @@ def _address(text: str) -> tuple[str, int]:
 
 def server_state(settings: Settings) -> tuple[bool | None, str, str]:
     """`doctor`'s line on the server: (ok, "serve", what was found); None: a warning."""
-    path = settings.serve_socket or _client.default_socket()
+    path = settings.serve_socket or _userconfig.default_socket()
     if settings.serve == "off":
         return True, "serve", 'off (serve = "off"): `run` and `exec` run cold'
     why = _client.untrusted(path)
