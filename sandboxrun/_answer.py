@@ -126,6 +126,7 @@ def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
         hooks_dirs=args.hooks_dir,
         env_file=args.env_file,
         cwd=caller.cwd,
+        cancel=caller.gone,
     )
     try:
         if args.hook not in dialect.hook_names:

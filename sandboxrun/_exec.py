@@ -130,9 +130,7 @@ def exec_request(
         workdir=cwd if inside else root,  # where the agent started the hook, if mounted
         mounts=unique_mounts([root, *extra]),
         env=env,
-        # At most 60 s by default: below the agent's own deadline for the entry (current
-        # Claude Code: 600 s), so that sandboxrun, not the agent, ends a slow hook.
-        timeout=settings.timeout or min(dialect.default_timeout, EXEC_DEFAULT_TIMEOUT),
+        timeout=exec_timeout(settings),
         label=label[:200],
         state=state,
         env_file=env_file,
@@ -141,6 +139,13 @@ def exec_request(
 
 
 EXEC_DEFAULT_TIMEOUT = 60.0
+
+
+def exec_timeout(settings: Settings) -> float:
+    """The seconds an `exec` hook gets: the settings' timeout, else at most 60 s by
+    default: below the agent's own deadline for the entry (current Claude Code: 600 s),
+    so that sandboxrun, not the agent, ends a slow hook."""
+    return settings.timeout or min(DIALECTS[settings.agent].default_timeout, EXEC_DEFAULT_TIMEOUT)
 
 
 def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> list[str]:

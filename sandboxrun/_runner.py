@@ -32,7 +32,7 @@ from ._session import answer_event
 from ._settings import Settings, account_home
 from ._state import hook_ids, plugin_data
 from ._state import prepare as prepare_state
-from ._types import CombinedResult, Discovery, ExecRequest, HookOutcome, HookSpec, Skipped
+from ._types import Cancel, CombinedResult, Discovery, ExecRequest, HookOutcome, HookSpec, Skipped
 
 # Seconds a run may take beyond its hook's deadline: the kill, the stream's end and the
 # container's removal (the backend's own grace is 10 s for a stream that hangs).
@@ -179,7 +179,8 @@ class HookRunner:
 
 class CombinedHookRunner:
     """Runs several hooks concurrently (at most `parallel` at once), all to completion,
-    and combines them with the outcomes of hooks that were `not_run`."""
+    and combines them with the outcomes of hooks that were `not_run`. `cancel`: set when
+    whoever asked has gone (`serve`: its client hung up): nothing reaches the env file."""
 
     def __init__(
         self,
@@ -189,10 +190,12 @@ class CombinedHookRunner:
         parallel: int = 4,
         not_run: Sequence[HookOutcome] = (),
         never_run: Sequence[Skipped] = (),
+        cancel: Cancel | None = None,
     ):
         self.runners, self.dialect, self.fail_closed = list(runners), dialect, fail_closed
         self.parallel, self.not_run = max(1, parallel), tuple(not_run)
         self.never_run = tuple(never_run)  # handlers sandboxrun never runs (http...), reported
+        self.cancel = cancel
 
     @property
     def specs(self) -> list[HookSpec]:
@@ -233,6 +236,12 @@ class CombinedHookRunner:
         in configuration order (`HookRunner._env_lines` kept only what may go there)."""
         target = next((r.env_target for r in self.runners if r.env_target), None)
         lines = [line for o in outcomes for line in o.env_lines]
+        # A run whose hooks ended before their client hung up: the hooks completed, but
+        # their answer goes nowhere, so neither do their lines (as `exec`'s, `run_exec`).
+        if self.cancel is not None and self.cancel.is_set():
+            if lines:
+                logger.info("CLAUDE_ENV_FILE not copied: the caller went away")
+            return
         if target and lines:
             try:
                 _envfile.append(target, lines)
@@ -291,8 +300,12 @@ class HookFactory:
         hooks_dirs: Sequence[str] = (),
         env_file: str | None = None,
         cwd: str | None = None,
+        cancel: Cancel | None = None,
     ) -> None:
         self.settings = settings
+        # Set when the caller has gone (`serve`: its client hung up): the env file is
+        # left alone (`CombinedHookRunner`); the backend stops the runs themselves.
+        self.cancel = cancel
         # The caller's folder, against which relative paths are read (and the workspace
         # when none is named): given by `run` (under `serve`, the client's), else ours.
         self.cwd = cwd if cwd is not None else os.getcwd()
@@ -359,7 +372,7 @@ class HookFactory:
             for h in hooks[s.max_hooks :]
         ]
         return CombinedHookRunner(
-            runners, self.dialect, s.fail_closed, s.max_parallel, not_run, never_run
+            runners, self.dialect, s.fail_closed, s.max_parallel, not_run, never_run, self.cancel
         )
 
     def prepare(

@@ -39,7 +39,7 @@ from ._userconfig import account_home as account_home  # re-exported: callers im
 from ._userconfig import read_config as _read_config
 
 Agent = Literal["cline", "careti", "claude", "qoder", "qoder-cn"]
-_TIGHTENING_ENV = "SANDBOXRUN_FAIL_CLOSED"
+TIGHTENING_ENV = "SANDBOXRUN_FAIL_CLOSED"
 _DOMAIN = re.compile(r"(\*\.)?([A-Za-z0-9_]([A-Za-z0-9_-]{0,62})\.)*[A-Za-z0-9_-]{1,63}")
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _CONFIG_FILE: ContextVar[tuple[Path, bool]] = ContextVar("sandboxrun_config_file")
@@ -391,13 +391,13 @@ class _UserConfigFile(TomlConfigSettingsSource):
 
 
 def env_fail_closed(environ: Mapping[str, str] | None = None) -> bool:
-    value = (os.environ if environ is None else environ).get(_TIGHTENING_ENV, "")
+    value = (os.environ if environ is None else environ).get(TIGHTENING_ENV, "")
     return value.strip().lower() in ("1", "true", "yes", "on")
 
 
 def _warn_ignored_environment(environ: Mapping[str, str] | None = None) -> None:
     names = os.environ if environ is None else environ
-    ignored = [n for n in names if n.startswith("SANDBOXRUN_") and n != _TIGHTENING_ENV]
+    ignored = [n for n in names if n.startswith("SANDBOXRUN_") and n != TIGHTENING_ENV]
     if ignored:
         logger.warning(
             "ignored from the environment (settings come only from the command line and"

@@ -15,6 +15,7 @@ import pytest
 from sandboxrun import ExecRequest, ExecResult, FakeBackend, HookFactory, Settings, _envfile
 from sandboxrun._envfile import agent_file, append, collect, parse
 from sandboxrun._errors import ConfigError
+from sandboxrun._types import Cancel
 
 # The names the tests' own hooks set, as a user would list them in env_file_allow.
 ALLOW = frozenset({"GREETING", "A", "B", "C", "D", "URL", "APP_ENV_NAME", "X"})
@@ -263,6 +264,32 @@ def test_user_hooks_lines_reach_the_agent_in_order(tmp_path: Path) -> None:
     )
     assert all(r.env[_envfile.VAR] == _envfile.TARGET for r in seen)
     assert not any(os.path.exists(r.env_file or "") for r in seen)  # removed afterwards
+
+
+def test_a_run_whose_caller_went_away_after_its_hooks_copies_nothing(tmp_path: Path) -> None:
+    """`serve`: the client hangs up between the last hook's end and the copy (its hooks
+    completed, each with lines that would pass): the agent's file stays untouched."""
+    home, ws, target = _setup(tmp_path)
+    gone = Cancel()
+    writer = _writer([])
+    hook = writer._handler
+
+    def then_hang_up(request: ExecRequest) -> ExecResult:
+        result = hook(request)
+        if request.argv[-1].endswith("SECOND"):  # the last hook has ended
+            gone.set()
+        return result
+
+    writer._handler = then_hang_up
+    factory = HookFactory(Settings(agent="claude", env_file_allow=("FIRST", "SECOND"), max_parallel=1),
+                          writer, home=str(home), env_file=str(target), cancel=gone)  # fmt: skip
+    result = factory.run("SessionStart", {"cwd": str(ws)}).to_json()
+    assert {r["name"]: r["status"] for r in result["hooks"]}["echo SECOND"] == "completed"
+    assert not target.exists()
+    answered = HookFactory(Settings(agent="claude", env_file_allow=("FIRST", "SECOND")),
+                           _writer([]), home=str(home), env_file=str(target), cancel=Cancel())  # fmt: skip
+    answered.run("SessionStart", {"cwd": str(ws)})
+    assert target.read_text() == "export FIRST=1\nexport SECOND=1\n"  # the control
 
 
 def test_other_events_get_no_env_file(tmp_path: Path) -> None:

@@ -1094,3 +1094,151 @@ def test_past_max_backends_a_request_runs_cold_on_a_backend_closed_after_it(
     assert [(size, backend.closed) for size, backend in made] == [(2, False), (0, True)]
     app.close()
     assert made[0][1].closed
+
+
+# -- a TCP request is a tenant's: the server's config file decides --------------------
+
+
+class Tenant:
+    def __init__(self, port: int, path: str, backend: FakeBackend, ws: Path, home: Path) -> None:
+        self.port, self.path, self.backend, self.ws, self.home = port, path, backend, ws, home
+
+    def ask(
+        self, command: str, args: list[str], env: dict[str, str] | None = None, tcp: bool = True
+    ) -> tuple[int, dict[str, Any]]:
+        """(status, JSON) of one request over TCP (else the unix socket)."""
+        body = json.dumps({"args": args, "cwd": str(self.ws), "stdin": "", "env": env or {}})
+        where: str | int = self.port if tcp else self.path
+        status, raw = fetch(where, f"/v1/{command}", BEARER if tcp else "", "POST", body.encode())
+        return status, json.loads(raw)
+
+
+def _env_writer(request: ExecRequest) -> ExecResult:
+    """A hook that writes a line the default env_file_allow passes, when it has a file;
+    it prints whether it got one. A command "exit-127" cannot be found."""
+    if request.env_file:
+        with open(request.env_file, "a") as f:
+            f.write("export NODE_ENV=from-the-tenant\n")
+    if request.argv[-1] == "exit-127":
+        return ExecResult(127, b"", b"not found\n", 1)
+    return ExecResult(0, b"file" if request.env_file else b"none", b"", 1)
+
+
+@pytest.fixture
+def tenant(home: Path, short_dir: Path, tmp_path: Path) -> Iterator[Tenant]:
+    """A server on its socket and on TCP, its settings in its own config file (`serve
+    --config`: allowed_roots, timeout 5); a tenant's workspace below its allowed_roots
+    holds a config file that would widen everything, and garbage."""
+    ws = tmp_path / "tenants" / "t1"
+    (ws / ".claude").mkdir(parents=True)
+    (ws / ".claude" / "wide.toml").write_text(
+        'network = "bridge"\nhook_paths = ["/"]\ntimeout = 3600\n'
+    )
+    (ws / ".claude" / "garbage.toml").write_text("[[[ this is not TOML\n")
+    config = tmp_path / "server.toml"
+    config.write_text(f'allowed_roots = ["{tmp_path / "tenants"}"]\ntimeout = 5\n')
+    backend = FakeBackend(_env_writer)
+    logger.remove()  # as `serve` sets it up: the request's log lines reach its stderr
+    logger.enable("sandboxrun")
+    app = App(lambda settings: backend, config=str(config))
+    path = str(short_dir / "t" / "serve.sock")
+    servers = open_servers(app, path, ("127.0.0.1", 0), TOKEN.encode())
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield Tenant(servers[1].server_address[1], path, backend, ws, home)
+    close_servers(app, servers, path)
+
+
+REFUSED = [
+    (["--config", "{ws}/.claude/garbage.toml"], "--config"),
+    (["--config", "{ws}/.claude/wide.toml"], "--config"),
+    (["--conf={ws}/.claude/wide.toml"], "--config"),  # an abbreviation is what it means
+    (["--network", "bridge"], "--network"),
+    (["--net=bridge"], "--network"),
+    (["--network", "none"], "--network"),  # even a narrower one: by list, not by value
+    (["--allow-domain", "evil.test"], "--allow-domain"),
+    (["--image", "evil/image"], "--image"),
+    (["--runtime", "runc"], "--runtime"),
+    (["--backend", "docker"], "--backend"),
+]
+RUN_ONLY = [
+    (["--home", "{ws}"], "--home"),
+    (["--hooks-dir", "{ws}/.claude"], "--hooks-dir"),
+    (["--env-file", "{home}/.claude/session-env/s/sessionstart-hook-0.sh"], "--env-file"),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "options", "name"),
+    [("run", o, n) for o, n in REFUSED + RUN_ONLY] + [("exec", o, n) for o, n in REFUSED],
+)
+def test_a_tcp_request_may_not_carry_options_that_name_settings(
+    tenant: Tenant, command: str, options: list[str], name: str
+) -> None:
+    """Refused with a 400 and one line naming the option, before anything is read or
+    run: a config file the tenant names is never parsed (its garbage goes unmentioned).
+    The same request on the unix socket (the server's own user) is answered as today."""
+    options = [o.format(ws=tenant.ws, home=tenant.home) for o in options]
+    args = (["PreToolUse", "--agent", "claude", *options] if command == "run"
+            else [*options, "--", "true"])  # fmt: skip
+    status, reply = tenant.ask(command, args)
+    assert status == 400, reply
+    error = reply["error"]
+    assert f"{name} is not accepted over TCP" in error and "\n" not in error
+    assert "toml" not in error.lower() and "garbage" not in error
+    assert tenant.backend.requests == []
+    status, reply = tenant.ask(command, args, tcp=False)
+    assert status == 200, reply
+
+
+@pytest.mark.parametrize("command", ["run", "exec"])
+def test_a_tcp_request_may_carry_the_options_that_pick_within_the_servers_settings(
+    tenant: Tenant, command: str
+) -> None:
+    hook = tenant.ws / ".claude" / "settings.json"
+    hook.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "true"}]}]}}))  # fmt: skip
+    common = ["--agent", "claude", "--workspace", str(tenant.ws), "--fail-closed",
+              "--timeout", "2"]  # fmt: skip
+    args = (["PreToolUse", *common, "--answer", "report"] if command == "run"
+            else [*common, "--untrusted", "--", "true"])  # fmt: skip
+    status, reply = tenant.ask(command, args)
+    assert status == 200 and reply["exitCode"] == 0, reply
+    assert [r.timeout for r in tenant.backend.requests] == [2.0]
+
+
+@pytest.mark.parametrize("command", ["run", "exec"])
+def test_a_tcp_requests_timeout_only_shortens_the_servers(tenant: Tenant, command: str) -> None:
+    """The server's config says timeout = 5: a tenant's --timeout 3000 gets 5, its 2
+    gets 2; on the unix socket the server's user still lengthens it."""
+    hook = tenant.ws / ".claude" / "settings.json"
+    hook.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "true"}]}]}}))  # fmt: skip
+    for given, tcp, got in (("3000", True, 5.0), ("2", True, 2.0), ("3000", False, 3000.0)):
+        args = (["PreToolUse", "--agent", "claude", "--timeout", given] if command == "run"
+                else ["--timeout", given, "--", "true"])  # fmt: skip
+        status, reply = tenant.ask(command, args, tcp=tcp)
+        assert status == 200 and reply["exitCode"] == 0, reply
+        assert tenant.backend.requests[-1].timeout == got
+
+
+def test_a_tcp_exec_never_appends_to_a_file_its_environment_names(tenant: Tenant) -> None:
+    """The tenant's env names a CLAUDE_ENV_FILE in the server's own session-env folder
+    (and a plugin root): over TCP the hook gets no env file, nothing is appended, and
+    stderr says what was ignored; the tightening variable still tightens. The same
+    request on the unix socket (the server's user's agent) copies the line."""
+    target = tenant.home / ".claude" / "session-env" / "s" / "sessionstart-hook-0.sh"
+    target.parent.mkdir(parents=True)
+    env = {"CLAUDE_ENV_FILE": str(target), "CLAUDE_PLUGIN_ROOT": str(tenant.home / ".claude")}
+    status, reply = tenant.ask("exec", ["--", "true"], env)
+    assert status == 200 and reply["exitCode"] == 0, reply
+    assert base64.b64decode(reply["stdout"]) == b"none"
+    assert "CLAUDE_ENV_FILE, CLAUDE_PLUGIN_ROOT" in base64.b64decode(reply["stderr"]).decode()
+    assert tenant.backend.requests[-1].env_file is None
+    assert "CLAUDE_ENV_FILE" not in tenant.backend.requests[-1].env
+    assert not target.exists()
+    status, reply = tenant.ask("exec", ["--", "exit-127"], {"SANDBOXRUN_FAIL_CLOSED": "1"})
+    assert status == 200 and reply["exitCode"] == 2, reply  # fail-closed: a block
+    status, reply = tenant.ask("exec", ["--", "true"], env, tcp=False)  # the control
+    assert status == 200 and base64.b64decode(reply["stdout"]) == b"file"
+    assert "from-the-tenant" in target.read_text()

@@ -25,9 +25,25 @@ from .._backends.base import Backend, refuse_cancelled
 from .._backends.image_tools import ImageTools
 from .._errors import Cancelled, ConfigError
 from .._log import logger
-from .._settings import Settings
+from .._settings import TIGHTENING_ENV, Settings
 from .._types import Cancel, ExecRequest, ExecResult
 from .._userconfig import config_path, read_config
+
+# What a request over TCP may carry. It comes from a tenant of a platform, not from the
+# server's user: the server's config file is the only settings file (issue 17: "a path
+# given on a repository's command line is never read"), so a TCP request may only pick
+# within it, never name settings or where to read them (`--config`, `--network`,
+# `--allow-domain`, `--image`, `--runtime`, `--backend`, `--home`, `--hooks-dir`,
+# `--env-file`, and any option added later). By list: the parser's `dest`s per command.
+_BOTH = ("agent", "workspace", "timeout", "fail_closed", "no_serve")
+TCP_OPTIONS = {
+    "run": frozenset((*_BOTH, "answer", "hook")),  # --timeout: only shorter (`_only_shorter`)
+    "exec": frozenset((*_BOTH, "untrusted", "cmdline")),
+}
+# Of a TCP request's environment, only the variable that can only tighten. Never the
+# agent's CLAUDE_ENV_FILE (a file of the server's host it would append to), nor its
+# CLAUDE_PLUGIN_ROOT / CLAUDE_PLUGIN_DATA (the server's user's plugins, not the tenant's).
+TCP_ENV = frozenset((TIGHTENING_ENV,))
 
 MAX_BACKENDS = 8  # distinct settings served from kept backends; more run on one-off ones
 READY_TTL = 5.0  # seconds a readiness check stands: probes never hammer the engine
@@ -151,13 +167,22 @@ class App:
     def backends(self) -> int:
         return len(self._backends)
 
-    def answer(self, command: str, request: dict[str, Any], gone: Cancel | None = None) -> Reply:
+    def answer(
+        self,
+        command: str,
+        request: dict[str, Any],
+        gone: Cancel | None = None,
+        tcp: bool = False,
+    ) -> Reply:
         """Answer one `run` or `exec`, as the CLI would in the caller's process. `gone`:
         set when the client hangs up: its runs' sandboxes are removed (and no other
-        client's), nothing reaches its env file, and its answer goes nowhere."""
+        client's), nothing reaches its env file, and its answer goes nowhere. `tcp`: a
+        tenant's request (`TCP_OPTIONS`, `TCP_ENV`; a refused option is a `Refused`).
+        On the unix socket the peer is the server's own user (SO_PEERCRED): every
+        option and variable, as the command would have read them itself."""
         started = time.monotonic()
         try:
-            reply, tally = self._answer(command, request, gone or Cancel())
+            reply, tally = self._answer(command, request, gone or Cancel(), tcp)
         except Decline:
             self.metrics.declined.inc()
             raise
@@ -165,10 +190,17 @@ class App:
         self.metrics.latency.labels(command).observe(time.monotonic() - started)
         return reply
 
-    def _answer(self, command: str, request: dict[str, Any], gone: Cancel) -> tuple[Reply, _Tally]:
-        args = _parse(command, request)
-        if args.config is None:
+    def _answer(
+        self, command: str, request: dict[str, Any], gone: Cancel, tcp: bool
+    ) -> tuple[Reply, _Tally]:
+        args = _parse(command, request, tcp)
+        if args.config is None:  # always, over TCP
             args.config = self.config
+        environ, ignored = request["env"], []
+        if tcp:
+            ignored = sorted(name for name in environ if name not in TCP_ENV)
+            environ = {k: v for k, v in environ.items() if k in TCP_ENV}
+            _only_shorter(command, args)
         if args.no_serve:
             raise Decline("--no-serve")
         if getattr(args, "answer", None) == "agent":  # the agent's own hook answer: cold
@@ -176,7 +208,7 @@ class App:
         stdin = binascii.a2b_base64(request["stdin"])
         cwd = _callers_folder(request["cwd"])
         absolute_paths(args, cwd)  # what the CLI does right after parsing, in its folder
-        caller = Caller(lambda: stdin, request["env"], cwd, gone)
+        caller = Caller(lambda: stdin, environ, cwd, gone)
         answer = answer_run if command == "run" else answer_exec
         tally = _Tally()
         one_offs: list[Backend] = []
@@ -189,6 +221,8 @@ class App:
             return _Shared(backend, tally, gone)
 
         with _captured_logs(args.verbose) as logs:
+            if ignored:  # what the agent's own process would have read, said once
+                logger.warning("ignored over TCP, from the request's env: {}", ", ".join(ignored))
             if _serve_setting(args.config) not in ("auto", "start"):
                 raise Decline("serve is off in the config file")
             try:
@@ -278,18 +312,70 @@ class _Shared:
         self.close()
 
 
-def _parse(command: str, request: dict[str, Any]) -> argparse.Namespace:
+class Refused(ValueError):
+    """An option a TCP request may not carry (`TCP_OPTIONS`): 400, one line naming it."""
+
+
+def _parse(command: str, request: dict[str, Any], tcp: bool = False) -> argparse.Namespace:
     """The command line, parsed by the CLI's own parser; a line the parser refuses (or
-    help) is left to the cold path, which prints what the parser says."""
+    help) is left to the cold path, which prints what the parser says. `tcp`: any
+    option but `TCP_OPTIONS[command]` is `Refused`, read from what the parser made of
+    the line (so `--net=bridge`, an abbreviation, is the `--network` it means)."""
     from .._cli.parser import parser as _parser
 
     argv = ["-v"] * request["verbose"] + [command, *request["args"]]
     sink = io.StringIO()
+    parser = _parser()
     try:
         with _ARGPARSE_LOCK, contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
-            return _parser().parse_args(argv)
+            args = parser.parse_args(argv)
     except SystemExit:
         raise Decline("arguments for the cold path to judge") from None
+    if tcp:
+        actions = _subcommand(parser, command)._actions
+        allowed = TCP_OPTIONS[command]
+        for action in actions:
+            given = getattr(args, action.dest, action.default)
+            if action.dest not in allowed and given != action.default:
+                may = sorted(_name(a) for a in actions if a.dest in allowed and a.option_strings)
+                raise Refused(
+                    f"{_name(action)} is not accepted over TCP: the server's config file"
+                    f" decides (a TCP request may carry {', '.join(may)}, the hook's name"
+                    " or command)"
+                )
+    return args
+
+
+def _name(action: argparse.Action) -> str:
+    return max(action.option_strings, key=len, default=action.dest)
+
+
+def _subcommand(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of `command` (`run`, `exec`) within the CLI's."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser = action.choices[command]
+            return found
+    raise LookupError(command)
+
+
+def _only_shorter(command: str, args: argparse.Namespace) -> None:
+    """A TCP request's `--timeout` may only shorten the limit its hooks get from the
+    server's config file (its `timeout`, else the agent's default), never lengthen it."""
+    from .._dialects.registry import DIALECTS
+    from .._exec import exec_timeout
+
+    if args.timeout is None:
+        return
+    try:
+        settings = Settings.load(config=args.config, environ={}, agent=args.agent)
+    except ConfigError:
+        return  # the answer reports the broken file, as the cold path does
+    if command == "exec":
+        limit = exec_timeout(settings)
+    else:  # as `HookRunner.timeout`
+        limit = settings.timeout or DIALECTS[settings.agent].default_timeout
+    args.timeout = min(args.timeout, limit)  # a NaN stays one: the settings refuse it
 
 
 _ARGPARSE_LOCK = threading.Lock()  # argparse prints to sys.stderr, which we swap meanwhile

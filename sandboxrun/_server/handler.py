@@ -83,9 +83,14 @@ class Handler(BaseHTTPRequestHandler):
         # Set when the client hangs up before its answer: its hooks are stopped, and
         # the answer goes nowhere (`front.watching`, checked once more at the end).
         gone = Cancel(probe=lambda: hung_up(self.connection))
+        # TCP: a tenant's request, which may carry only some options and variables
+        # (`app.TCP_OPTIONS`: a refused option is a 400 naming it). The unix socket's
+        # peer is the server's own user (checked on accept): every option, as the
+        # command would have run it itself.
+        tcp = self.server.token is not None
         try:
             with app.counted(), watching(self.connection, gone):
-                reply = app.answer(command, request, gone)
+                reply = app.answer(command, request, gone, tcp)
         except Decline as exc:
             return self._json(503, {"fallback": str(exc)})
         except (ValueError, TypeError) as exc:

@@ -14,6 +14,7 @@ import base64
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,7 @@ from typing import Any
 import pytest
 
 from sandboxrun import DockerBackend
+from sandboxrun._client import exchange
 from tests.fake_home import command
 
 from .conftest import cli, engine_runtime
@@ -143,6 +145,64 @@ def test_a_serve_request_cannot_mount_the_servers_secrets(
         assert code == 0, err
         context = json.loads(out)["contextModification"]
         assert "No such file" in context and KEY not in context and STATE not in context
+    finally:
+        srv.stop()
+
+
+def _tenant_post(port: int, target: str, body: dict[str, Any]) -> tuple[int, Any]:
+    """One request over TCP with the token: (status, JSON)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
+        return exchange(sock, "POST", target, json.dumps(body).encode(),
+                        f"Authorization: Bearer {TOKEN}\r\n")  # fmt: skip
+
+
+# The tenant's exec: says whether it got an env file, and writes a line the default
+# env_file_allow passes to it if so.
+ENV_WRITER = ('echo "env=${CLAUDE_ENV_FILE-unset}"; if [ -n "${CLAUDE_ENV_FILE-}" ]; then'
+              ' echo "export NODE_ENV=from-the-tenant" >> "$CLAUDE_ENV_FILE"; fi')  # fmt: skip
+
+
+def test_a_tcp_request_cannot_pick_its_settings_nor_the_servers_env_file(
+    engine: DockerBackend, folder: Path
+) -> None:
+    """A tenant over TCP: `--network bridge`, `--home` (its workspace as the user's
+    home: its hooks trusted as the user's), `--hooks-dir` and a `--config` of its own
+    are refused with a 400 naming the option, nothing run; an exec whose environment
+    names a CLAUDE_ENV_FILE in the server's own session-env folder runs without an env
+    file and appends nothing there. The same exec on the unix socket (the server's own
+    user) copies its line: the control."""
+    home, ws, _state = _attack_scene(folder)
+    (ws / ".claude").mkdir()
+    wide = ws / ".claude" / "wide.toml"
+    wide.write_text('network = "bridge"\nhook_paths = ["/"]\n')
+    target = home / ".claude" / "session-env" / "s" / "sessionstart-hook-0.sh"
+    target.parent.mkdir(parents=True)
+    _world_readable(folder)
+    (folder / "token").write_text(TOKEN + "\n")
+    (folder / "token").chmod(0o600)
+    port = _free_port()
+    config = f'allowed_roots = ["{folder / "tenants"}"]\n'
+    srv = _Server(folder, home, config, "--listen", f"127.0.0.1:{port}", "--token-file",
+                  str(folder / "token"))  # fmt: skip
+    try:
+        hooks = str(ws / ".clinerules" / "hooks")
+        for options in (["--network", "bridge"], ["--home", str(ws)], ["--hooks-dir", hooks],
+                        ["--config", str(wide)]):  # fmt: skip
+            request = {**_request(ws, ws), "args": ["PreToolUse", *options]}
+            status, reply = _tenant_post(port, "/v1/run", request)
+            assert status == 400 and f"{options[0]} is not accepted" in reply["error"], reply
+        body = {"args": ["--", ENV_WRITER], "cwd": str(ws), "stdin": "",
+                "env": {"CLAUDE_ENV_FILE": str(target)}}  # fmt: skip
+        status, reply = _tenant_post(port, "/v1/exec", body)
+        assert status == 200, reply
+        code, out, err = _read(reply)
+        assert (code, out) == (0, "env=unset\n"), err
+        assert "ignored over TCP" in err and "CLAUDE_ENV_FILE" in err
+        assert not target.exists()
+        status, reply = post(srv.socket, "POST", "/v1/exec", body)
+        code, out, err = _read(reply)
+        assert code == 0 and out.startswith("env=/"), err
+        assert target.read_text() == "export NODE_ENV=from-the-tenant\n"
     finally:
         srv.stop()
 
