@@ -38,6 +38,8 @@ class Caller:
     sandboxrun reads: the tightening one, and those the agent hands `exec`'s hook) and
     its current directory (`cwd`: absolute, or "" for a folder removed under it).
     `gone`: set when the caller has gone (`serve`: its client hung up mid-request).
+    `tenant`: a request over serve's TCP listener, from someone other than the server's
+    user: nothing of that user's own agent (its transcripts) is mounted for it.
 
     The answer never reads the answering process's own current directory: `serve`
     answers many callers at once, each in a folder of its own, so every relative path
@@ -48,6 +50,7 @@ class Caller:
     environ: Mapping[str, str]
     cwd: str
     gone: Cancel | None = None
+    tenant: bool = False
 
     @classmethod
     def this_process(cls) -> Caller:
@@ -127,6 +130,7 @@ def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
         env_file=args.env_file,
         cwd=caller.cwd,
         cancel=caller.gone,
+        transcripts=not caller.tenant,
     )
     try:
         if args.hook not in dialect.hook_names:
@@ -160,7 +164,13 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
     backend = backend_for(settings)
     try:
         request = exec_request(
-            settings, command, stdin, args.workspace, caller.environ, cwd=caller.cwd
+            settings,
+            command,
+            stdin,
+            args.workspace,
+            caller.environ,
+            cwd=caller.cwd,
+            transcripts=not caller.tenant,
         )
         out = run_exec(
             settings, backend, request, caller.environ, untrusted=args.untrusted,

@@ -72,6 +72,7 @@ def exec_request(
     environ: Mapping[str, str] | None = None,
     *,
     cwd: str,
+    transcripts: bool = True,
 ) -> ExecRequest:
     """The sandboxed run of `command` in the workspace (given, else the project the
     caller's folder `cwd` belongs to: the agent starts its hooks there). The hook
@@ -98,7 +99,8 @@ def exec_request(
     inside = Path(cwd).is_relative_to(root)
     env = {var: root} if var else {}
     extra = _files_named(command, root, trusted_places(settings, account_home()))
-    transcript = _transcript(dialect, stdin, account_home())
+    # The transcript is the server user's own agent's: never mounted for a tenant (TCP).
+    transcript = _transcript(dialect, stdin, account_home()) if transcripts else None
     if transcript:
         extra.append(transcript)
     label = " ".join(command)

@@ -301,8 +301,12 @@ class HookFactory:
         env_file: str | None = None,
         cwd: str | None = None,
         cancel: Cancel | None = None,
+        transcripts: bool = True,
     ) -> None:
         self.settings = settings
+        # Whether the transcript an event names may be mounted (`_mounts.transcript_file`):
+        # not for a tenant of serve's TCP listener, whose event names the server user's.
+        self.transcripts = transcripts
         # Set when the caller has gone (`serve`: its client hung up): the env file is
         # left alone (`CombinedHookRunner`); the backend stops the runs themselves.
         self.cancel = cancel
@@ -347,7 +351,7 @@ class HookFactory:
             return NoOpHookRunner(self.dialect, s.fail_closed, never_run)
         transcript = (
             transcript_file(event or {}, self.home, self.dialect.user_dir)
-            if isinstance(self.dialect, ClaudeDialect)
+            if isinstance(self.dialect, ClaudeDialect) and self.transcripts
             else None
         )
         if transcript:  # what the agent hands its hooks is there, read-only

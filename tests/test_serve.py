@@ -1104,10 +1104,12 @@ class Tenant:
         self.port, self.path, self.backend, self.ws, self.home = port, path, backend, ws, home
 
     def ask(
-        self, command: str, args: list[str], env: dict[str, str] | None = None, tcp: bool = True
-    ) -> tuple[int, dict[str, Any]]:
+        self, command: str, args: list[str], env: dict[str, str] | None = None, tcp: bool = True,
+        stdin: bytes = b"",
+    ) -> tuple[int, dict[str, Any]]:  # fmt: skip
         """(status, JSON) of one request over TCP (else the unix socket)."""
-        body = json.dumps({"args": args, "cwd": str(self.ws), "stdin": "", "env": env or {}})
+        body = json.dumps({"args": args, "cwd": str(self.ws), "env": env or {},
+                           "stdin": base64.b64encode(stdin).decode()})  # fmt: skip
         where: str | int = self.port if tcp else self.path
         status, raw = fetch(where, f"/v1/{command}", BEARER if tcp else "", "POST", body.encode())
         return status, json.loads(raw)
@@ -1242,3 +1244,25 @@ def test_a_tcp_exec_never_appends_to_a_file_its_environment_names(tenant: Tenant
     status, reply = tenant.ask("exec", ["--", "true"], env, tcp=False)  # the control
     assert status == 200 and base64.b64decode(reply["stdout"]) == b"file"
     assert "from-the-tenant" in target.read_text()
+
+
+def test_a_tcp_request_never_gets_the_servers_transcripts(tenant: Tenant) -> None:
+    """An event naming a transcript in the server user's own ~/.claude/projects (another
+    tenant's session, on a platform whose agents run as that user) gets it mounted over
+    the unix socket (the server's user's own agent), never over TCP: run and exec."""
+    transcript = tenant.home / ".claude" / "projects" / "other" / "session.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text('{"secret": "another tenant"}\n')
+    (tenant.ws / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}})
+    )
+    event = json.dumps({"hook_event_name": "Stop", "cwd": str(tenant.ws),
+                        "transcript_path": str(transcript)}).encode()  # fmt: skip
+    for command, args in (("exec", ["--", "true"]), ("run", ["Stop", "--agent", "claude"])):
+        for tcp in (True, False):
+            before = len(tenant.backend.requests)
+            status, reply = tenant.ask(command, args, tcp=tcp, stdin=event)
+            assert status == 200, reply
+            assert len(tenant.backend.requests) == before + 1, (command, reply)
+            mounted = str(transcript) in tenant.backend.requests[-1].mounts
+            assert mounted is not tcp, (command, tcp, tenant.backend.requests[-1].mounts)

@@ -208,7 +208,7 @@ class App:
         stdin = binascii.a2b_base64(request["stdin"])
         cwd = _callers_folder(request["cwd"])
         absolute_paths(args, cwd)  # what the CLI does right after parsing, in its folder
-        caller = Caller(lambda: stdin, environ, cwd, gone)
+        caller = Caller(lambda: stdin, environ, cwd, gone, tenant=tcp)
         answer = answer_run if command == "run" else answer_exec
         tally = _Tally()
         one_offs: list[Backend] = []
