@@ -366,13 +366,7 @@ def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exe
 
 
 def sandbox_failure(settings: Settings, why: str, result: ExecResult | None = None) -> ExecOutput:
-    """The agent's answer when the sandbox, not the hook, ended the run."""
-    stderr = result.stderr if result else b""
-    if not settings.fail_closed:
-        return ExecOutput(b"", stderr + f"sandboxrun: {why}\n".encode(), 1, True)
-    reason = f"sandboxrun (fail-closed): {why}"
-    dialect = DIALECTS[settings.agent]
-    if isinstance(dialect, ClineDialect):  # Cline's family answers on stdout, not by exit code
-        answer = dialect.blocked_answer(reason)
-        return ExecOutput(json.dumps(answer).encode() + b"\n", stderr, 0, True)
-    return ExecOutput(b"", stderr + reason.encode() + b"\n", 2, True)
+    """The agent's answer when the sandbox, not the hook, ended the run: the dialect's
+    `wrapper_failure`, after what the hook itself wrote on stderr."""
+    stdout, stderr, code = DIALECTS[settings.agent].wrapper_failure(why, settings.fail_closed)
+    return ExecOutput(stdout, (result.stderr if result else b"") + stderr, code, True)

@@ -71,6 +71,21 @@ class Dialect(Protocol):
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         """The answer that blocks, in this agent's terms (for fail-closed errors)."""
 
+    def wrapper_failure(self, reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
+        """(stdout, stderr, exit code) of `exec` when the sandbox, not the hook, ended
+        the run: chosen on purpose from how this agent reads a hook's exit code, so that
+        it is the agent's non-blocking outcome, or its block under `fail_closed`.
+        `reason` is one line. `exec` itself writes to stdout only where the agent's block
+        is an answer on stdout (Cline's family)."""
+
+
+def failure_on_stderr(reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
+    """`wrapper_failure` for agents that read exit 2 with the reason on stderr as a block
+    and any other non-zero exit as a non-blocking error (the Claude family)."""
+    if fail_closed:
+        return b"", f"sandboxrun (fail-closed): {reason}\n".encode(), 2
+    return b"", f"sandboxrun: {reason}\n".encode(), 1
+
 
 def unique_mounts(paths: Sequence[str]) -> tuple[str, ...]:
     """Paths in order, dropping repeats and paths inside an earlier one."""

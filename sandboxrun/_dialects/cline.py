@@ -88,6 +88,14 @@ class ClineDialect:
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         return {"cancel": True, "contextModification": "", "errorMessage": reason}
 
+    def wrapper_failure(self, reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
+        """Cline reads a hook's answer on stdout, not its exit code: the block is a
+        cancel there; a non-zero exit without one is a failed hook, which blocks nothing."""
+        if not fail_closed:
+            return b"", f"sandboxrun: {reason}\n".encode(), 1
+        answer = self.blocked_answer(f"sandboxrun (fail-closed): {reason}")
+        return json.dumps(answer).encode() + b"\n", b"", 0
+
     # -- discovery ---------------------------------------------------------------
 
     def folders(

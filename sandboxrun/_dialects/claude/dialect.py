@@ -50,6 +50,7 @@ from ..base import (
     WORKSPACE_SOURCES,
     clean_answer,
     event_bytes,
+    failure_on_stderr,
     outcome_fields,
     sandbox_ending,
 )
@@ -129,6 +130,9 @@ class ClaudeDialect:
         answer = _answer(blocked=True, permissionDecision="deny", reason=reason)
         del answer["suppressOutput"]  # per hook only: not a field of the combined answer
         return answer
+
+    def wrapper_failure(self, reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
+        return failure_on_stderr(reason, fail_closed)  # exit 2 blocks; 1 is non-blocking
 
     def discover(
         self,
