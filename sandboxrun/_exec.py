@@ -14,8 +14,8 @@ for the claude family, `{"cancel": true, ...}` on stdout for Cline's.
 
 `exec --untrusted` (what `install` writes for a command from a repository's settings):
 its CLAUDE_ENV_FILE lines never reach the agent, and for the claude family its stdout
-JSON loses what a repository's hook may not decide (`untrusted_stdout`, the dialect's
-rule), unless the user's `trust_workspace_decisions` (decisions only, never env lines).
+JSON loses what a repository's hook may not decide (`Dialect.untrusted_stdout`, the
+dialect's rule), unless the user's `trust_workspace_decisions` (decisions only, never env lines).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 from . import _envfile
 from ._backends.base import Backend
 from ._dialects.base import Dialect, sandbox_ending, unique_mounts
-from ._dialects.claude.dialect import ClaudeDialect, untrusted_stdout
+from ._dialects.claude.dialect import ClaudeDialect
 from ._dialects.claude.plugins import DATA_VAR, data_dir
 from ._dialects.claude.settings import installed_plugins, project_root
 from ._dialects.cline import ClineDialect
@@ -281,7 +281,7 @@ def run_exec(
     `environ`: the agent's environment, as for `exec_request`. `untrusted` (`exec
     --untrusted`: a command from a repository's settings): its env lines never reach
     the agent, and for the Claude family what a repository's hook may not decide is
-    dropped from its stdout unless `trust_workspace_decisions` (`untrusted_stdout`).
+    dropped from its stdout unless `trust_workspace_decisions` (`Dialect.untrusted_stdout`).
     `cancel`: set when the caller has gone (`serve`: its client hung up): then nothing
     reaches the agent's env file."""
     try:
@@ -294,11 +294,8 @@ def run_exec(
         )
     dialect = DIALECTS[settings.agent]
     notes = []
-    if (
-        untrusted and isinstance(dialect, ClaudeDialect) and not out.sandbox_ended
-        and not settings.trust_workspace_decisions
-    ):  # fmt: skip
-        stdout, note = untrusted_stdout(out.stdout)
+    if untrusted and not out.sandbox_ended and not settings.trust_workspace_decisions:
+        stdout, note = dialect.untrusted_stdout(out.stdout)
         if note:
             out = replace(out, stdout=stdout)
             notes.append(f"sandboxrun: {note}\n")

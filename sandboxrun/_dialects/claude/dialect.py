@@ -134,6 +134,9 @@ class ClaudeDialect:
     def wrapper_failure(self, reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
         return failure_on_stderr(reason, fail_closed)  # exit 2 blocks; 1 is non-blocking
 
+    def untrusted_stdout(self, stdout: bytes) -> tuple[bytes, str | None]:
+        return untrusted_stdout(stdout)
+
     def discover(
         self,
         hook_name: str | None,
