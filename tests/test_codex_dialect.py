@@ -383,8 +383,10 @@ def test_install_refuses_codex_with_one_line(
     """`install --agent codex` is not there yet: one line naming the exec route, and
     nothing written."""
     assert "codex" in NOT_YET
-    code = cli.main(["install", "--agent", "codex", "--workspace", str(tmp_path)])
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    code = cli.main(["install", "--agent", "codex", "--workspace", str(ws)])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
     assert "install does not support codex yet" in err and "exec --agent codex --untrusted" in err
-    assert list(tmp_path.iterdir()) == []
+    assert list(ws.iterdir()) == [] and list(home.iterdir()) == []
