@@ -18,7 +18,7 @@ from sandboxrun import DockerBackend
 from sandboxrun._dialects.codex import CODEX
 from sandboxrun._types import ExecResult, HookSpec
 
-from .conftest import cli
+from .conftest import _test_config, cli
 
 HOOKS = Path(__file__).parent.parent / "real_hooks" / "codex"
 
@@ -157,3 +157,34 @@ def test_run_finds_the_repository_hooks_and_blocks_with_the_guard(
     assert [h["source"] for h in answer["hooks"]] == ["project", "project"], answer
     assert answer["blocked"] is (tool_command == "rm -rf /")
     assert not (ws / ".devkit").exists()
+
+
+WRAPPER_FAILURES = {
+    "timeout": (["--timeout", "1"], "sleep 30", "timed out after 1s"),
+    "oom": ([], "python3 -c 'x = bytearray(512 << 20)'", "out of memory"),
+    "missing image": (["--image", "nope/absent:0"], "true", "nope/absent:0"),
+}
+
+
+@pytest.mark.parametrize("fail_closed", [False, True], ids=["default", "fail-closed"])
+@pytest.mark.parametrize("case", list(WRAPPER_FAILURES))
+def test_exec_own_failures_are_codex_non_blocking_or_its_block(
+    engine: DockerBackend, tmp_path: Path, case: str, fail_closed: bool
+) -> None:
+    """The sandbox, not the hook, ended the run: nothing on stdout, exit 1 (Codex lets the
+    action through on any non-zero exit but 2), or with --fail-closed exit 2 and a
+    non-empty reason on stderr (Codex blocks on 2 only with one)."""
+    options, hook, why = WRAPPER_FAILURES[case]
+    config = tmp_path / "config.toml"
+    config.write_text(_test_config() + 'memory = "64m"\n')
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    flags = ["--fail-closed"] if fail_closed else []
+    argv = cli("exec", "--agent", "codex", *flags, *options, "--", hook, config=config)
+    event = codex_event(ws, "PreToolUse", tool_name="Bash", tool_input={"command": "ls"})
+    done = subprocess.run(argv, input=event, capture_output=True, cwd=ws, timeout=120)
+    assert done.stdout == b""
+    assert done.returncode == (2 if fail_closed else 1), done.stderr
+    assert why.encode() in done.stderr and done.stderr.strip()
+    blocked = decision("PreToolUse", done)[1]
+    assert blocked is (True if fail_closed else None)
