@@ -406,3 +406,18 @@ def test_list_and_doctor_name_each_hook_codex_runs_unsandboxed(
     said = notes("codex", [str(repo)], str(home))
     assert [s.rsplit(") ", 1)[1] for s in said] == [look_alike, "./plain.sh"]
     assert all("codex runs this hook unsandboxed" in s for s in said)
+
+
+def test_only_a_transcript_in_codex_sessions_is_mounted(home: Path, tmp_path: Path) -> None:
+    """Codex writes transcripts to ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl: that one
+    is mounted read-only at its own path; a path elsewhere (a key) never is."""
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    rollout = write(home / ".codex/sessions/2026/11/25/rollout-1.jsonl", "{}\n")
+    secret = write(home / ".codex/auth.json", "{}")
+    for path, mounted in ((rollout, True), (secret, False)):
+        event = json.dumps({"hook_event_name": "Stop", "transcript_path": str(path)}).encode()
+        request = exec_request(Settings.load(agent="codex"), ["g"], event, None, {},
+                               cwd=str(proj))  # fmt: skip
+        assert (str(path) in request.mounts) is mounted
+        assert str(home / ".codex") not in request.mounts
