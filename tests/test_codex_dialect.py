@@ -421,3 +421,22 @@ def test_only_a_transcript_in_codex_sessions_is_mounted(home: Path, tmp_path: Pa
                                cwd=str(proj))  # fmt: skip
         assert (str(path) in request.mounts) is mounted
         assert str(home / ".codex") not in request.mounts
+
+
+def test_a_matcher_that_does_not_compile_skips_its_group_at_every_level(
+    layout: tuple[Path, Path, Path],
+) -> None:
+    """Codex skips a group whose matcher is not a valid regex, the user's own too; the
+    next group keeps its place (and its [hooks.state] key)."""
+    home, repo, _ = layout
+    path = write(home / ".codex/hooks.json", json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Bash(", "hooks": [{"type": "command", "command": "broken"}]},
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "kept"}]}]}}))  # fmt: skip
+    write(
+        home / ".codex/config.toml", f'[hooks.state."{path}:pre_tool_use:1:0"]\nenabled = false\n'
+    )
+    found = discover(home, repo)
+    assert found.hooks == ()
+    reasons = [s.reason for s in found.skipped]
+    assert any("invalid regular expression 'Bash('" in r and "Codex skips" in r for r in reasons)
+    assert any("hooks.PreToolUse[1].hooks[0]: disabled" in r for r in reasons)

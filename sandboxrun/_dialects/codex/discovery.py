@@ -14,6 +14,7 @@ from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, source_of, unique_mounts
 from ..claude.dialect import ClaudeDialect
 from ..claude.handler import not_run_reason
+from ..claude.matchers import MATCH_FIELDS, SIMPLE_MATCHER, _compile, matches_all
 from ..claude.settings import _entries, _load, _read_regular, project_env, project_root
 from .schema import BOOL, STR, Check, _opt
 
@@ -237,7 +238,10 @@ def _specs(
     minus those the user's `[hooks.state]` turned off."""
     shown = escape_name(path)
     out = []
-    for item in _entries(dialect, _as_claude(data), hook_name, template):
+    problems: list[str] = []
+    table = _as_claude(data, problems)
+    skipped += [Skipped(shown, template.source, why) for why in problems]
+    for item in _entries(dialect, table, hook_name, template):
         if isinstance(item, str):
             skipped.append(Skipped(shown, template.source, item))
             continue
@@ -266,21 +270,34 @@ def _timeout(spec: HookSpec) -> float | None:
     return None if spec.timeout is None else float(max(int(spec.timeout), 1))
 
 
-def _as_claude(data: dict[str, Any]) -> dict[str, Any]:
+def _as_claude(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
     """The table with each handler reduced to what Codex reads, in the Claude handler's
     terms: Codex ignores `args`, `shell`, `if`, `once`; its `timeout` may be 0 (read as
-    1) or spelled `timeoutSec`."""
+    1) or spelled `timeoutSec`. A group whose matcher does not compile is emptied (its
+    place kept for `[hooks.state]` keys) and named in `problems`: Codex skips it,
+    whoever configured it (discovery.rs `validate_matcher_pattern`)."""
     table = data.get("hooks") or {}
     out: dict[str, Any] = {}
     for event, groups in table.items():
         if event not in HOOK_NAMES:
             out[event] = groups
             continue
-        out[event] = [
-            {"matcher": g.get("matcher"), "hooks": [_handler(h) for h in g.get("hooks", [])]}
-            for g in groups
-        ]
+        out[event] = []
+        for i, group in enumerate(groups):
+            matcher = group.get("matcher")
+            hooks = [_handler(h) for h in group.get("hooks", [])]
+            if event in MATCH_FIELDS and _broken(matcher):
+                problems.append(f"hooks.{event}[{i}].matcher: invalid regular expression "
+                                f"{matcher!r}: Codex skips this group")  # fmt: skip
+                matcher, hooks = None, []
+            out[event].append({"matcher": matcher, "hooks": hooks})
     return {"hooks": out}
+
+
+def _broken(matcher: str | None) -> bool:
+    if matcher is None or matches_all(matcher) or SIMPLE_MATCHER.fullmatch(matcher):
+        return False
+    return _compile(matcher)[1] is not None
 
 
 def _handler(hook: dict[str, Any]) -> dict[str, Any]:
