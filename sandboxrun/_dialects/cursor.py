@@ -55,17 +55,13 @@ a scanner must never pass a file it was shown only the start of.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import regex
-
 from .._errors import ConfigError
-from .._log import logger
 from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
 from .base import (
     WORKSPACE_SOURCES,
@@ -77,7 +73,13 @@ from .base import (
     sandbox_ending,
     unique_mounts,
 )
-from .claude.handler import MAX_TIMEOUT, brief, unicode_ok
+from .claude.handler import brief, timeout_seconds, unicode_ok
+from .claude.matchers import (  # the same bounded regex search
+    MATCH_TIMEOUT,
+    MAX_WORKSPACE_PATTERN,
+    _compile,
+    _too_slow,
+)
 from .claude.settings import _load
 
 HOOK_NAMES = (
@@ -131,8 +133,6 @@ MATCH_FIELDS = {
     "subagentStop": "subagent_type",
 }
 _STRICTNESS = {"allow": 1, "ask": 2, "deny": 3}
-MAX_WORKSPACE_PATTERN = 256  # characters, as the Claude family's
-MATCH_TIMEOUT = 0.1
 DEFAULT_LOOP_LIMIT = 5
 # What an untrusted hook's JSON may carry; anything else is dropped and named.
 _HARMLESS = frozenset(
@@ -314,10 +314,7 @@ class CursorDialect:
         try:
             return pattern.search(text, timeout=MATCH_TIMEOUT) is not None
         except TimeoutError:
-            verdict = "runs (trusted)" if trusted else "skipped (workspace)"
-            logger.warning("matcher of hook {!r} took over {}s: {}", spec.name, MATCH_TIMEOUT,
-                           verdict)  # fmt: skip
-            return trusted
+            return _too_slow("matcher", spec.name, MATCH_TIMEOUT, trusted)
 
     # -- input -------------------------------------------------------------------
 
@@ -426,14 +423,6 @@ def _under(path: str, root: str) -> bool:
     return real == top or real.startswith(top.rstrip("/") + "/")
 
 
-@functools.lru_cache(maxsize=256)
-def _compile(matcher: str) -> tuple[regex.Pattern[str] | None, str | None]:
-    try:
-        return regex.compile(matcher), None
-    except (regex.error, ValueError, OverflowError, RecursionError) as exc:
-        return None, str(exc)
-
-
 def _entry(entry: Any, event: str, template: HookSpec) -> HookSpec | str:
     """One `{command, matcher?, timeout?, failClosed?, loop_limit?, type?}` entry."""
     if not isinstance(entry, dict):
@@ -463,14 +452,11 @@ def _entry(entry: Any, event: str, template: HookSpec) -> HookSpec | str:
             if error is not None and workspace:
                 return f"matcher {matcher!r} is not a regular expression: {error}"
         spec = replace(spec, matcher=matcher)
-    timeout = entry.get("timeout")
-    if timeout is not None:
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-            return f"timeout must be a number of seconds, not {brief(timeout)}"
-        if not 0 < timeout <= MAX_TIMEOUT:
-            why = f"timeout must be more than 0 and at most {MAX_TIMEOUT} seconds"
-            return f"{why}, not {brief(timeout)}"
-        spec = replace(spec, timeout=float(timeout))
+    if entry.get("timeout") is not None:  # seconds, as Cursor counts them
+        seconds = timeout_seconds(entry["timeout"])
+        if isinstance(seconds, str):
+            return seconds
+        spec = replace(spec, timeout=seconds)
     closed = entry.get("failClosed")
     if closed is not None and not isinstance(closed, bool):
         return f"failClosed must be true or false, not {brief(closed)}"
