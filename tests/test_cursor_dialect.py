@@ -331,3 +331,9 @@ def test_install_refuses_cursor_with_one_line(home: Path) -> None:
     assert done.returncode != 0 and done.stdout == ""
     assert "install does not support cursor yet" in done.stderr
     assert "sandboxrun exec --agent cursor --untrusted" in done.stderr
+
+
+def test_check_names_cursors_own_words_for_a_block() -> None:
+    from sandboxrun._check.replay import reason_of
+
+    assert reason_of({"blocked": True, "agent_message": "use ls", "user_message": "no"}) == "use ls"
