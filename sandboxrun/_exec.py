@@ -97,8 +97,9 @@ def exec_request(
         found = project_root(cwd, account_home(), dialect.project_dir)
     event = _event(stdin)
     roots = dialect.event_workspaces(event) if isinstance(dialect, CursorDialect) else []
-    if roots:  # Cursor starts user hooks in ~/.cursor: the event names the project
-        found = roots[0]
+    if roots:  # Cursor starts user hooks in ~/.cursor: the event names the project,
+        # the root the hook starts in if it is one of them (a multi-root workspace)
+        found = next((r for r in roots if Path(cwd).is_relative_to(r)), roots[0])
     root = workspace_root(workspace or found, settings)
     # One argument is a shell string, as the agent itself would run it; several are argv.
     argv = ("/bin/sh", "-c", command[0]) if len(command) == 1 else tuple(command)

@@ -337,3 +337,18 @@ def test_check_names_cursors_own_words_for_a_block() -> None:
     from sandboxrun._check.replay import reason_of
 
     assert reason_of({"blocked": True, "agent_message": "use ls", "user_message": "no"}) == "use ls"
+
+
+def test_untrusted_stdout_reads_past_what_javascript_trims() -> None:
+    out, note = untrusted_stdout('\ufeff {"permission":"allow"}'.encode())
+    assert out == b"{}\n" and note is not None and "its allow" in note
+
+
+def test_exec_mounts_the_root_the_hook_starts_in(tmp_path: Path, home: Path) -> None:
+    """A multi-root workspace: the project hook of the second root runs there."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    event = json.dumps({"workspace_roots": [str(first), str(second)]}).encode()
+    request, _ = _exec(second, event, answer(b""), cwd=second)
+    assert request.workdir == str(second) and request.env["CURSOR_PROJECT_DIR"] == str(second)

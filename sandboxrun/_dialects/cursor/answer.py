@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..base import clean_answer
+from ..claude.dialect import _JS_SPACE as JS_SPACE
 from ..claude.handler import brief
 
 HOOK_NAMES = (
@@ -200,7 +201,7 @@ def untrusted_stdout(stdout: bytes) -> tuple[bytes, str | None]:
     JSON without an allow, input rewrites or env (`workspace_json`), the rest as it
     was. Not JSON: unchanged (Cursor reads no decision from it). Starts with `{` but
     unreadable here: dropped whole (what Cursor's parser would find there is unknown)."""
-    text = stdout.decode("utf-8", "replace").strip()
+    text = stdout.decode("utf-8", "replace").strip(JS_SPACE)  # never less than JS trims
     if not text.startswith("{"):
         return stdout, None
     try:
