@@ -352,3 +352,16 @@ def test_exec_mounts_the_root_the_hook_starts_in(tmp_path: Path, home: Path) -> 
     event = json.dumps({"workspace_roots": [str(first), str(second)]}).encode()
     request, _ = _exec(second, event, answer(b""), cwd=second)
     assert request.workdir == str(second) and request.env["CURSOR_PROJECT_DIR"] == str(second)
+
+
+def test_list_and_doctor_name_every_unwrapped_cursor_hook(ws: Path, home: Path) -> None:
+    from sandboxrun._install.status import notes
+
+    write(home / ".cursor" / "hooks.json", {"stop": [{"command": "./hooks/s.sh"}]})
+    write(ws / ".cursor" / "hooks.json", {"beforeShellExecution": [
+        {"command": "g.sh"}, {"command": "sandboxrun exec --agent cursor --untrusted -- g.sh"}]})  # fmt: skip
+    found = notes("cursor", [str(ws)], str(home))
+    assert [n.split(" runs ")[0] for n in found] == [
+        "unsandboxed: stop ./hooks/s.sh (user)",
+        "unsandboxed: beforeShellExecution g.sh (project)",
+    ]
