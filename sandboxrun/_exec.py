@@ -26,6 +26,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from . import _envfile
 from ._backends.base import Backend
@@ -34,6 +35,7 @@ from ._dialects.claude.dialect import ClaudeDialect
 from ._dialects.claude.plugins import DATA_VAR, data_dir
 from ._dialects.claude.settings import installed_plugins, project_root
 from ._dialects.cline import ClineDialect
+from ._dialects.cursor import CursorDialect
 from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import hint
@@ -44,6 +46,7 @@ from ._mounts import (
     mountable_file,
     sandbox_home,
     transcript_file,
+    transcripts_of,
     under,
     workspace_root,
 )
@@ -93,6 +96,11 @@ def exec_request(
     found = cwd
     if isinstance(dialect, ClaudeDialect):  # a session in a subfolder: the whole project
         found = project_root(cwd, account_home(), dialect.project_dir)
+    event = _event(stdin)
+    roots = dialect.event_workspaces(event) if isinstance(dialect, CursorDialect) else []
+    if roots:  # Cursor starts user hooks in ~/.cursor: the event names the project,
+        # the root the hook starts in if it is one of them (a multi-root workspace)
+        found = next((r for r in roots if Path(cwd).is_relative_to(r)), roots[0])
     root = workspace_root(workspace or found, settings)
     # One argument is a shell string, run in the shell the agent itself would use
     # (Codex: a login shell, `sh -lc`); several are argv.
@@ -102,9 +110,19 @@ def exec_request(
     env = {var: root} if var else {}
     extra = _files_named(command, root, trusted_places(settings, account_home()))
     # The transcript is the server user's own agent's: never mounted for a tenant (TCP).
-    transcript = _transcript(dialect, stdin, account_home()) if transcripts else None
+    transcript = _transcript(dialect, event, account_home()) if transcripts else None
     if transcript:
         extra.append(transcript)
+    user_hooks = None
+    if isinstance(dialect, CursorDialect):
+        env.update(dialect.event_env(event, root, transcript))
+        # A user hook starts in ~/.cursor (`./hooks/x.sh`): there, with only its hooks
+        # folder mounted (the rest of ~/.cursor holds the agent's credentials).
+        agent_dir = os.path.join(account_home(), dialect.user_dir)
+        if os.path.realpath(cwd) == os.path.realpath(agent_dir):
+            user_hooks = os.path.join(agent_dir, "hooks")
+            if os.path.isdir(user_hooks):
+                extra.append(user_hooks)
     label = " ".join(command)
     # `exec` hooks are known by their command: `state` globs in the user's config match it.
     state, note = prepare_state(settings, "exec", label, root)
@@ -131,7 +149,8 @@ def exec_request(
     return ExecRequest(
         argv=argv,
         stdin=stdin,
-        workdir=cwd if inside else root,  # where the agent started the hook, if mounted
+        # where the agent started the hook, if mounted (Cursor's ~/.cursor: its hooks are)
+        workdir=cwd if inside or user_hooks else root,
         mounts=unique_mounts([root, *extra]),
         env=env,
         timeout=exec_timeout(settings),
@@ -192,17 +211,22 @@ def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> l
 PLUGIN_ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
 
 
-def _transcript(dialect: Dialect, stdin: bytes, home: str) -> str | None:
-    """The transcript the event on stdin names, if it is the agent's own (`_mounts`)."""
-    if not isinstance(dialect, ClaudeDialect) or b"transcript_path" not in stdin:
-        return None
+def _event(stdin: bytes) -> dict[str, Any]:
+    """The event on stdin as an object ({} when it is not one: passed through as it is,
+    the hook reads the same bytes)."""
     try:
         event = json.loads(stdin)
     except (ValueError, RecursionError):
-        return None  # passed through as it is: the hook reads the same bytes
-    if not isinstance(event, dict):
+        return {}
+    return event if isinstance(event, dict) else {}
+
+
+def _transcript(dialect: Dialect, event: Mapping[str, Any], home: str) -> str | None:
+    """The transcript the event on stdin names, if it is the agent's own (`_mounts`)."""
+    user_dir = getattr(dialect, "user_dir", None)  # the agent's own folder (not Cline's)
+    if not isinstance(user_dir, str):
         return None
-    return transcript_file(event, home, dialect.user_dir, dialect.transcripts)
+    return transcript_file(event, home, user_dir, transcripts_of(dialect))
 
 
 def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
@@ -266,6 +290,8 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
         agent = [os.path.join(home, dialect.user_dir, "hooks"), *plugins]
     elif isinstance(dialect, ClineDialect):
         agent = [os.path.join(home, d) for d in dialect.global_dirs]
+    elif isinstance(dialect, CursorDialect):
+        agent = [os.path.join(home, dialect.user_dir, "hooks"), dialect.enterprise_dir]
     else:
         agent = []
     return [*agent, "/usr/local", *settings.hook_paths]
@@ -330,6 +356,10 @@ def hand_on(parsed: _envfile.Parsed, environ: Mapping[str, str] | None) -> list[
 
 
 def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> ExecOutput:
+    cap = getattr(DIALECTS[settings.agent], "max_input", None)  # Cursor: a whole file
+    if cap is not None and len(request.stdin) > cap:  # an error, never a cut
+        big = f"the event is {len(request.stdin)} bytes, over the input cap of {cap}: not run"
+        return sandbox_failure(settings, big)
     try:
         backend.check()
         tools = image_tools_of(backend)

@@ -201,7 +201,7 @@ def hook_mount(path: str, home: str | None = None) -> str:
 # something the user did not make for hooks is mounted below it (see `home_layout`).
 HOME_FOLDERS = (
     ".claude", ".qoder", ".qoder-cn", ".cline", "Documents/Cline", "Documents/.agents",
-    ".codex", ".cache", ".config", ".local", ".npm",
+    ".codex", ".cursor", ".cache", ".config", ".local", ".npm",
 )  # fmt: skip
 # The user's own hook places below those: a hook folder, a plugin or a transcript mounted
 # there leaves its agent folder writable (their FIFOs, if any, are the user's own doing).
@@ -209,7 +209,7 @@ HOOK_PLACES = (
     *(f"{d}/{p}" for d in (".claude", ".qoder", ".qoder-cn") for p in ("hooks", "plugins",
                                                                        "projects")),
     ".cline/hooks", "Documents/Cline/Hooks", "Documents/.agents/hooks",
-    ".codex/hooks", ".codex/sessions",
+    ".codex/hooks", ".codex/sessions", ".cursor/hooks", ".cursor/projects",
 )  # fmt: skip
 
 
@@ -269,6 +269,13 @@ def home_layout(mounts: Sequence[str], state: bool = False) -> HomeLayout:
     if state:
         return HomeLayout(HOOK_HOME, (real, *folders), (*writable, HOOK_HOME), HOOK_HOME)
     return HomeLayout(real, (real, *folders), tuple(writable))
+
+
+def transcripts_of(dialect: object) -> str:
+    """The folder below an agent's own folder that holds its transcripts (Claude Code's
+    and Cursor's `projects`, Codex's `sessions`)."""
+    folder = getattr(dialect, "transcripts", "projects")
+    return folder if isinstance(folder, str) else "projects"
 
 
 def transcript_file(

@@ -6,6 +6,7 @@ from .base import Dialect
 from .claude.dialect import CLAUDE, QODER, QODER_CN
 from .cline import CARETI, CLINE
 from .codex import CODEX
+from .cursor import CURSOR
 
 DIALECTS: dict[str, Dialect] = {
     "cline": CLINE,
@@ -14,4 +15,5 @@ DIALECTS: dict[str, Dialect] = {
     "qoder": QODER,
     "qoder-cn": QODER_CN,
     "codex": CODEX,
+    "cursor": CURSOR,
 }

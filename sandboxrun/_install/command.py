@@ -29,7 +29,7 @@ NOT_YET = frozenset({"codex"})
 def command(args: argparse.Namespace) -> int:
     """Run `install` or `uninstall` as parsed by `add_commands`."""
     dialect = DIALECTS[args.agent]
-    if dialect.agent in NOT_YET:
+    if dialect.agent in NOT_YET or not isinstance(dialect, ClaudeDialect | ClineDialect):
         raise ConfigError(
             f"install does not support {dialect.agent} yet: wrap commands with "
             f"`sandboxrun exec --agent {dialect.agent} --untrusted -- '...'` by hand"

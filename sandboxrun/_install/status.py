@@ -35,6 +35,13 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
         return _unwrapped_notes(agent, roots, home)
     if isinstance(dialect, ClaudeDialect):
         return _claude_notes(dialect, roots, home)
+    if not isinstance(dialect, ClineDialect):  # not installable yet: every hook runs bare
+        return [
+            f"unsandboxed: {h.hook_name} {h.name} ({h.source}) runs on the host as"
+            f" {agent} starts it: wrap it with `sandboxrun exec --agent {agent} -- ...`"
+            for h in dialect.discover(None, list(roots), home).hooks
+            if "sandboxrun" not in h.name  # wrapped by hand (a look-alike is not checked)
+        ]
     assert isinstance(dialect, ClineDialect)
     return _cline_notes(dialect, roots, home)
 

@@ -104,13 +104,10 @@ def _options(hook: dict[str, Any], event: str, source: str) -> dict[str, Any] | 
     out: dict[str, Any] = {}
     timeout = hook.get("timeout")
     if timeout is not None:
-        # Compared before any float(): a 400-digit integer must not overflow; NaN fails `<`.
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-            return f"timeout must be a number of seconds, not {brief(timeout)}"
-        if not 0 < timeout <= MAX_TIMEOUT:
-            why = f"timeout must be more than 0 and at most {MAX_TIMEOUT} seconds"
-            return f"{why}, not {brief(timeout)}"
-        out["timeout"] = float(timeout)
+        seconds = timeout_seconds(timeout)
+        if isinstance(seconds, str):
+            return seconds
+        out["timeout"] = seconds
     for key, field in (("async", "run_async"), ("once", "once")):
         value = hook.get(key)
         if value is not None and not isinstance(value, bool):
@@ -127,6 +124,17 @@ def _options(hook: dict[str, Any], event: str, source: str) -> dict[str, Any] | 
             return f"if: {problem}"
         out["condition"] = rule
     return out
+
+
+def timeout_seconds(timeout: Any) -> float | str:
+    """A `timeout` in seconds, or why it is not one (the Claude family's and Cursor's)."""
+    # Compared before any float(): a 400-digit integer must not overflow; NaN fails `<`.
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        return f"timeout must be a number of seconds, not {brief(timeout)}"
+    if not 0 < timeout <= MAX_TIMEOUT:
+        why = f"timeout must be more than 0 and at most {MAX_TIMEOUT} seconds"
+        return f"{why}, not {brief(timeout)}"
+    return float(timeout)
 
 
 def unicode_ok(text: str) -> bool:
