@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .base import Dialect
+from .claude.agents import AUGMENT, CODEBUDDY, DEVIN, FACTORY, IFLOW, QWEN
 from .claude.dialect import CLAUDE, QODER, QODER_CN
 from .cline import CARETI, CLINE
 
@@ -12,4 +13,10 @@ DIALECTS: dict[str, Dialect] = {
     "claude": CLAUDE,
     "qoder": QODER,
     "qoder-cn": QODER_CN,
+    "factory": FACTORY,
+    "qwen": QWEN,
+    "codebuddy": CODEBUDDY,
+    "iflow": IFLOW,
+    "devin": DEVIN,
+    "augment": AUGMENT,
 }

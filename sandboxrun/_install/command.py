@@ -29,6 +29,11 @@ def command(args: argparse.Namespace) -> int:
     home = os.path.abspath(args.home) if args.home else account_home()
     store, record = BackupStore(home), Record(home)
     undo = args.command == "uninstall"
+    if isinstance(dialect, ClaudeDialect) and not dialect.installable:
+        raise ConfigError(
+            f"install does not support {dialect.agent} yet: wrap commands with `sandboxrun exec"
+            f" --agent {dialect.agent} --untrusted -- '...'` by hand"
+        )
     if isinstance(dialect, ClaudeDialect):
         if args.global_:
             raise ConfigError("--global is for the Cline family; the Claude family has --managed")

@@ -13,7 +13,8 @@ Current Claude Code (reference/claude-hooks.md, "beyond the classic semantics"):
   to completion within its timeout (no process outlives `run`) and drops its answer.
 - `once`: once per session. sandboxrun keeps no session state: such a hook runs every
   time (for a guard, the safe reading).
-- `timeout` in seconds, more than 0 and at most `MAX_TIMEOUT`.
+- `timeout` in seconds, more than 0 and at most `MAX_TIMEOUT`; in the agent's own unit
+  where it counts otherwise (Qwen Code and Augment: milliseconds, `unit` 0.001).
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ def not_run_reason(spec: HookSpec) -> str:
 
 
 def handler(
-    hook: Any, event: str, template: HookSpec, installed: Installed | None = None
-) -> HookSpec | str:
+    hook: Any, event: str, template: HookSpec, installed: Installed | None = None,
+    unit: float = 1.0,
+) -> HookSpec | str:  # fmt: skip
     """The spec of one handler (a not-run one has `kind` != "command"), or why it is
     invalid. `installed`: install's record of the file (a wrapper runs its original)."""
     if not isinstance(hook, dict):
@@ -65,7 +67,7 @@ def handler(
     fields = _command(hook, installed)
     if isinstance(fields, str):
         return fields
-    options = _options(hook, event, template.source)
+    options = _options(hook, event, template.source, unit)
     if isinstance(options, str):
         return options
     return replace(template, hook_name=event, **fields, **options)
@@ -99,18 +101,23 @@ def _command(hook: dict[str, Any], installed: Installed | None) -> dict[str, Any
     return {"name": command, "argv": ("bash" if shell == "bash" else "/bin/sh", "-c", command)}
 
 
-def _options(hook: dict[str, Any], event: str, source: str) -> dict[str, Any] | str:
-    """timeout, condition, run_async and once, range- and type-checked."""
+def _options(
+    hook: dict[str, Any], event: str, source: str, unit: float = 1.0
+) -> dict[str, Any] | str:
+    """timeout (converted to seconds from the agent's `unit`), condition, run_async and
+    once, range- and type-checked."""
     out: dict[str, Any] = {}
     timeout = hook.get("timeout")
     if timeout is not None:
+        name = "seconds" if unit == 1.0 else "milliseconds" if unit == 0.001 else "units"
+        top = round(MAX_TIMEOUT / unit)
         # Compared before any float(): a 400-digit integer must not overflow; NaN fails `<`.
         if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-            return f"timeout must be a number of seconds, not {brief(timeout)}"
-        if not 0 < timeout <= MAX_TIMEOUT:
-            why = f"timeout must be more than 0 and at most {MAX_TIMEOUT} seconds"
+            return f"timeout must be a number of {name}, not {brief(timeout)}"
+        if not 0 < timeout <= top:
+            why = f"timeout must be more than 0 and at most {top} {name}"
             return f"{why}, not {brief(timeout)}"
-        out["timeout"] = float(timeout)
+        out["timeout"] = float(timeout) * unit
     for key, field in (("async", "run_async"), ("once", "once")):
         value = hook.get(key)
         if value is not None and not isinstance(value, bool):
