@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import sandboxrun._cli as cli
-from sandboxrun import ExecResult, FakeBackend
+from sandboxrun import ExecRequest, ExecResult, FakeBackend
 from sandboxrun._dialects import AGENTS
 from sandboxrun._dialects.claude.agents import (
     AUGMENT,
@@ -24,6 +24,7 @@ from sandboxrun._dialects.claude.agents import (
 )
 from sandboxrun._dialects.claude.dialect import CLAUDE, QODER, ClaudeDialect
 from sandboxrun._dialects.registry import DIALECTS
+from sandboxrun._errors import ImageMissing
 from sandboxrun._exec import exec_request, run_exec
 from sandboxrun._settings import Settings
 from sandboxrun._types import HookSpec
@@ -255,13 +256,17 @@ def test_qwen_project_hook_may_not_allow_by_its_own_words() -> None:
 def test_exec_wrapper_failures_are_the_agents_non_blocking_error_or_its_block(
     home: Path, ws: Path, dialect: ClaudeDialect, fail_closed: bool
 ) -> None:
-    """A timeout and an OOM (the sandbox ending the run): exit 1 with one line on
-    stderr, which these agents read as a non-blocking error; exit 2 (their block) under
-    fail-closed. Nothing is written to stdout."""
+    """A missing image, a timeout and an OOM (the sandbox, not the hook, ending the run):
+    exit 1 with one line on stderr, which these agents read as a non-blocking error;
+    exit 2 (their block) under fail-closed. Nothing is written to stdout."""
     settings = Settings(agent=dialect.agent, fail_closed=fail_closed)
-    for result in (ExecResult(None, b"", b"", 1, timed_out=True),
-                   ExecResult(137, b"", b"", 1, oom_killed=True)):  # fmt: skip
-        backend = FakeBackend(lambda _r, result=result: result)
+
+    def missing(_request: ExecRequest) -> ExecResult:
+        raise ImageMissing("image sandboxrun/hooks:latest is not present")
+
+    for answer in (missing, lambda _r: ExecResult(None, b"", b"", 1, timed_out=True),
+                   lambda _r: ExecResult(137, b"", b"", 1, oom_killed=True)):  # fmt: skip
+        backend = FakeBackend(answer)
         request = exec_request(settings, ["hook"], b"{}", str(ws), cwd=str(ws))
         out = run_exec(settings, backend, request)
         assert out.stdout == b""
@@ -335,3 +340,18 @@ def test_install_refuses_with_one_line(
         f"`sandboxrun exec --agent {dialect.agent} --untrusted -- '...'` by hand"
     ]
     assert sorted(p for p in cwd.rglob("*")) == before
+
+
+def test_list_names_each_hook_the_agent_runs_unsandboxed(
+    home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """install does not support these agents yet: every hook found runs on the host as
+    written, and `list` (text and JSON) says so per hook."""
+    write(cwd / ".factory/hooks.json", table("guard.sh"))
+    assert cli.main(["list", "--agent", "factory"]) == 0
+    out = capsys.readouterr().out
+    line = "PreToolUse project guard.sh: runs unsandboxed (factory starts it as written;"
+    assert line in out
+    assert cli.main(["list", "--agent", "factory", "--json"]) == 0
+    [note] = json.loads(capsys.readouterr().out)["notWrapped"]
+    assert note.startswith(line)

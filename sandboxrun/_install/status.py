@@ -28,6 +28,8 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
     """One sentence per hook that runs unsandboxed although sandboxrun was installed
     for it (e.g. a pull brought it), and per installed hook that cannot work."""
     dialect = DIALECTS[agent]
+    if isinstance(dialect, ClaudeDialect) and not dialect.installable:
+        return _not_installable(dialect, roots, home)
     if isinstance(dialect, ClaudeDialect):
         return _claude_notes(dialect, roots, home)
     assert isinstance(dialect, ClineDialect)
@@ -40,6 +42,20 @@ EARLIER = (
     "written by an earlier sandboxrun? it is in no record of install's, so it is not"
     " trusted and may run on the host as written"
 )
+
+
+def _not_installable(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> list[str]:
+    """An agent `install` does not support yet: the agent starts every hook it finds as
+    written, on the host. Each is named (a command shaped like a wrapper is named too:
+    no record of install's says it is one)."""
+    if not roots:
+        return []
+    agent = dialect.agent
+    return [
+        f"{h.hook_name} {h.source} {h.name}: runs unsandboxed ({agent} starts it as"
+        f" written; install does not support {agent} yet)"
+        for h in dialect.discover(None, roots, home).hooks
+    ]
 
 
 def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> list[str]:
