@@ -355,3 +355,22 @@ def test_list_names_each_hook_the_agent_runs_unsandboxed(
     assert cli.main(["list", "--agent", "factory", "--json"]) == 0
     [note] = json.loads(capsys.readouterr().out)["notWrapped"]
     assert note.startswith(line)
+
+
+def test_qwen_reads_small_timeouts_as_seconds_and_ignores_bad_ones(home: Path, ws: Path) -> None:
+    """Qwen Code today (hook-timeout.ts): below 1000 a command hook's timeout is seconds,
+    from 1000 milliseconds (its old unit); a value that is not a positive number is
+    ignored and its default applies, so the hook still runs (Claude Code's rule skips it)."""
+    hooks = [{"type": "command", "command": f"h{i}.sh", "timeout": t}
+             for i, t in enumerate((30, 1000, "30s", 0, -5))]  # fmt: skip
+    doc = {"PreToolUse": [{"hooks": hooks}]}
+    write(ws / ".qwen/settings.json", {"hooks": doc})
+    found = QWEN.discover("PreToolUse", [str(ws)], str(home))
+    assert [(h.name, h.timeout) for h in found.hooks] == [
+        ("h0.sh", 30.0), ("h1.sh", 1.0), ("h2.sh", None), ("h3.sh", None), ("h4.sh", None)
+    ]  # fmt: skip
+    assert found.skipped == ()
+    assert QWEN.default_timeout == 600.0
+    write(ws / ".claude/settings.json", {"hooks": doc})
+    claude = CLAUDE.discover("PreToolUse", [str(ws)], str(home))
+    assert [h.name for h in claude.hooks] == ["h0.sh", "h1.sh"]

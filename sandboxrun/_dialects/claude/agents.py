@@ -1,6 +1,6 @@
 """The other Claude-shaped agents: Claude Code's protocol with a table of their own.
 
-Each is a `ClaudeDialect` (data, no code): where its hooks are, the unit of a
+Each is a `ClaudeDialect` (data, no code): where its hooks are, how it reads a
 `timeout`, the variables naming the project, its event names, the words its top-level
 `decision` takes, and the input's session and roots fields. Every level the agent reads
 is listed (the trusted ones first), so `list` shows every hook that may run; a
@@ -18,9 +18,12 @@ and 12-14; "unconfirmed" where only a doc or a public repository says so):
   files are, e.g. comarch/git-byline@ae98612; the docs say "keyed by event name": both
   are read), and that droid 0.186 reads hooks.json at all (Factory-AI/factory#3 says
   only settings.json fires: reading both lists more, never less).
-- qwen (Qwen Code): QwenLM/qwen-code packages/core/src/hooks/hookRunner.ts@0135061
-  (timeout in ms, default 60000; env GEMINI_PROJECT_DIR, CLAUDE_PROJECT_DIR,
-  QWEN_PROJECT_DIR = the input's cwd; runs in the input's cwd), types.ts@01ed106 (the
+- qwen (Qwen Code): QwenLM/qwen-code packages/core/src/hooks/hook-timeout.ts@985988a
+  (a command hook's timeout is in seconds, default 600, but a value of 1000 or more is
+  still milliseconds, as every value was before (hookRunner.ts@0135061: ms, default
+  60000); a value that is not a positive number is ignored), hookRunner.ts@0135061 (env
+  GEMINI_PROJECT_DIR, CLAUDE_PROJECT_DIR, QWEN_PROJECT_DIR = the input's cwd; runs in
+  the input's cwd), types.ts@01ed106 (the
   events; `enabled`/`disabled`/`notifications` are settings in the hooks table;
   `decision` takes ask/block/deny/approve/allow), hookRegistry.ts@24b30f6 (project
   hooks only in a trusted folder), packages/cli settings.ts (/etc/qwen-code/).
@@ -47,9 +50,8 @@ and 12-14; "unconfirmed" where only a doc or a public repository says so):
 from __future__ import annotations
 
 from .dialect import ClaudeDialect
+from .handler import Timeouts
 from .settings import ConfigFile
-
-MS = 0.001  # seconds per millisecond
 
 FACTORY = ClaudeDialect(
     "factory", ".factory", ".factory", "FACTORY_PROJECT_DIR",
@@ -85,7 +87,8 @@ QWEN = ClaudeDialect(
         ConfigFile("~/.qwen/settings.json", "user"),
         ConfigFile(".qwen/settings.json", "project"),
     ),
-    timeout_unit=MS,
+    default_timeout=600.0,
+    timeouts=Timeouts(ms_from=1000, lenient=True),
     extra_vars=("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
     table_keys=frozenset({"enabled", "disabled", "notifications"}),
     decisions=(("approve", "allow"), ("allow", "allow"), ("ask", "ask"), ("block", "deny"),
@@ -139,7 +142,7 @@ AUGMENT = ClaudeDialect(
         ConfigFile(".augment/settings.json", "project"),
         ConfigFile(".augment/settings.local.json", "local"),
     ),
-    timeout_unit=MS,
+    timeouts=Timeouts(unit=0.001),
     session_field="conversation_id",
     roots_field="workspace_roots",
     installable=False,

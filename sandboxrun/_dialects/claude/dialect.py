@@ -55,6 +55,7 @@ from ..base import (
     sandbox_ending,
 )
 from . import matchers as _claude_match
+from .handler import SECONDS, Timeouts
 from .matchers import MATCH_FIELDS as MATCH_FIELDS  # re-exported for tests
 from .settings import ConfigFile, discover
 
@@ -118,7 +119,7 @@ class ClaudeDialect:
     """Claude Code's settings-file hooks; the folders and the variable vary per clone.
 
     The other Claude-shaped agents (`agents.py`) are this class with a table of their
-    own: where their hooks are (`config_files`), the unit of a `timeout`, more
+    own: where their hooks are (`config_files`), how a `timeout` reads, more
     variables naming the project, the event names, the words of `decision`, and the
     input's session and roots fields. The defaults are Claude Code's and Qoder's."""
 
@@ -129,7 +130,7 @@ class ClaudeDialect:
     default_timeout: float = 60.0  # classic; current Claude Code: 600
     hook_names: tuple[str, ...] = CLASSIC_HOOK_NAMES
     config_files: tuple[ConfigFile, ...] = ()  # empty: user, project, local settings.json
-    timeout_unit: float = 1.0  # seconds per unit of a handler's `timeout`
+    timeouts: Timeouts = SECONDS  # how a handler's `timeout` reads (`handler.Timeouts`)
     extra_vars: tuple[str, ...] = ()  # more variables the agent sets to the project root
     table_keys: frozenset[str] = frozenset()  # keys of the hooks table that are settings
     decisions: tuple[tuple[str, str], ...] = LEGACY_DECISIONS  # `decision` word -> meaning

@@ -20,7 +20,7 @@ from ..._install.record import Record
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, source_of, unique_mounts
 from .handler import MAX_TIMEOUT as MAX_TIMEOUT  # re-exported for tests
-from .handler import Installed, handler, not_run_reason, unicode_ok
+from .handler import Installed, Timeouts, handler, not_run_reason, unicode_ok
 from .matchers import MATCH_FIELDS, SIMPLE_MATCHER, check, matches_all
 from .plugins import data_dir, installed, plugin_spec, plugins
 
@@ -42,7 +42,7 @@ class ClaudeDialect(Protocol):
     @property
     def config_files(self) -> Sequence[ConfigFile]: ...
     @property
-    def timeout_unit(self) -> float: ...
+    def timeouts(self) -> Timeouts: ...
     @property
     def project_vars(self) -> tuple[str, ...]: ...
     @property
@@ -369,7 +369,7 @@ def _entries(
             continue
         for i, entry in enumerate(entries):
             out += _entry(entry, f"{where}[{i}]", event, template, installed,
-                          dialect.timeout_unit)  # fmt: skip
+                          dialect.timeouts)  # fmt: skip
     return out
 
 
@@ -433,7 +433,7 @@ def _not_regular(mode: int) -> str:
 
 def _entry(
     entry: Any, where: str, event: str, template: HookSpec, installed: Installed | None,
-    unit: float = 1.0,
+    timeouts: Timeouts | None = None,
 ) -> list[tuple[HookSpec, str] | str]:  # fmt: skip
     """One matcher entry `{"matcher": ..., "hooks": [...]}` -> its hooks and problems."""
     if not isinstance(entry, dict):
@@ -455,7 +455,8 @@ def _entry(
         return [*out, f"{where}: has no hooks list"]
     for j, hook in enumerate(hooks):
         at = f"{where}.hooks[{j}]"
-        spec = handler(hook, event, replace(template, matcher=matcher), installed, unit)
+        spec = handler(hook, event, replace(template, matcher=matcher), installed,
+                       timeouts or Timeouts())  # fmt: skip
         out.append(f"{at}: {spec}" if isinstance(spec, str) else (spec, at))
     return out
 
