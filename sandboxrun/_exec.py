@@ -94,8 +94,10 @@ def exec_request(
     if isinstance(dialect, ClaudeDialect):  # a session in a subfolder: the whole project
         found = project_root(cwd, account_home(), dialect.project_dir)
     root = workspace_root(workspace or found, settings)
-    # One argument is a shell string, as the agent itself would run it; several are argv.
-    argv = ("/bin/sh", "-c", command[0]) if len(command) == 1 else tuple(command)
+    # One argument is a shell string, run in the shell the agent itself would use
+    # (Codex: a login shell, `sh -lc`); several are argv.
+    shell = dialect.shell if isinstance(dialect, ClaudeDialect) else ("/bin/sh", "-c")
+    argv = (*shell, command[0]) if len(command) == 1 else tuple(command)
     inside = Path(cwd).is_relative_to(root)
     env = {var: root} if var else {}
     if isinstance(dialect, ClaudeDialect):  # Qwen Code also sets GEMINI_/CLAUDE_PROJECT_DIR
@@ -200,7 +202,9 @@ def _transcript(dialect: Dialect, stdin: bytes, home: str) -> str | None:
         event = json.loads(stdin)
     except (ValueError, RecursionError):
         return None  # passed through as it is: the hook reads the same bytes
-    return transcript_file(event, home, dialect.user_dir) if isinstance(event, dict) else None
+    if not isinstance(event, dict):
+        return None
+    return transcript_file(event, home, dialect.user_dir, dialect.transcripts)
 
 
 def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
@@ -297,7 +301,7 @@ def run_exec(
     dialect = DIALECTS[settings.agent]
     notes = []
     if untrusted and not out.sandbox_ended and not settings.trust_workspace_decisions:
-        stdout, note = dialect.untrusted_stdout(out.stdout)
+        stdout, note = dialect.untrusted_stdout(out.stdout, request.stdin)
         if note:
             out = replace(out, stdout=stdout)
             notes.append(f"sandboxrun: {note}\n")

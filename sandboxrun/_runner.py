@@ -350,7 +350,7 @@ class HookFactory:
         if not hooks:
             return NoOpHookRunner(self.dialect, s.fail_closed, never_run)
         transcript = (
-            transcript_file(event or {}, self.home, self.dialect.user_dir)
+            transcript_file(event or {}, self.home, self.dialect.user_dir, self.dialect.transcripts)
             if isinstance(self.dialect, ClaudeDialect) and self.transcripts
             else None
         )

@@ -346,15 +346,18 @@ def test_list_names_each_hook_the_agent_runs_unsandboxed(
     home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """install does not support these agents yet: every hook found runs on the host as
-    written, and `list` (text and JSON) says so per hook."""
-    write(cwd / ".factory/hooks.json", table("guard.sh"))
+    written, and `list` (text and JSON) says so per hook; only the one hand-wrapped
+    form counts as sandboxed (`_install.status._BY_HAND`)."""
+    wrapped = "sandboxrun exec --agent factory --untrusted -- 'guard.sh'"
+    write(cwd / ".factory/hooks.json", {**table("guard.sh"), **table(wrapped, "Stop")})
     assert cli.main(["list", "--agent", "factory"]) == 0
     out = capsys.readouterr().out
-    line = "PreToolUse project guard.sh: runs unsandboxed (factory starts it as written;"
-    assert line in out
+    line = "factory runs this hook unsandboxed (install does not support factory yet): "
+    assert f"{line}PreToolUse (project) guard.sh" in out
+    assert f"{line}Stop" not in out
     assert cli.main(["list", "--agent", "factory", "--json"]) == 0
     [note] = json.loads(capsys.readouterr().out)["notWrapped"]
-    assert note.startswith(line)
+    assert note == f"{line}PreToolUse (project) guard.sh"
 
 
 def test_qwen_reads_small_timeouts_as_seconds_and_ignores_bad_ones(home: Path, ws: Path) -> None:

@@ -1,7 +1,8 @@
 """The dialect seam: each agent's hook protocol (discovery, input, answers, combining).
 
 `base` is the protocol; `cline` speaks for Cline and Careti; `claude/` for Claude Code,
-Qoder and Qoder CN, and (`claude/agents.py`) the other Claude-shaped agents. A dialect
+Qoder and Qoder CN, and (`claude/agents.py`) the other Claude-shaped agents; `codex` for
+the Codex CLI (a row of the Claude table). A dialect
 never imports a backend and never reads the process environment or the current
 directory: it is handed what it needs.
 """
@@ -10,6 +11,6 @@ directory: it is handed what it needs.
 # command line can offer them without loading a dialect (`registry.DIALECTS` maps each
 # name to its dialect; a test checks the two agree).
 AGENTS = (
-    "augment", "careti", "claude", "cline", "codebuddy", "devin", "factory", "iflow", "qoder",
-    "qoder-cn", "qwen",
+    "augment", "careti", "claude", "cline", "codebuddy", "codex", "devin", "factory", "iflow",
+    "qoder", "qoder-cn", "qwen",
 )  # fmt: skip

@@ -6,6 +6,7 @@ from .base import Dialect
 from .claude.agents import AUGMENT, CODEBUDDY, DEVIN, FACTORY, IFLOW, QWEN
 from .claude.dialect import CLAUDE, QODER, QODER_CN
 from .cline import CARETI, CLINE
+from .codex import CODEX
 
 DIALECTS: dict[str, Dialect] = {
     "cline": CLINE,
@@ -19,4 +20,5 @@ DIALECTS: dict[str, Dialect] = {
     "iflow": IFLOW,
     "devin": DEVIN,
     "augment": AUGMENT,
+    "codex": CODEX,
 }

@@ -22,18 +22,21 @@ from .cline import forwarders_installed, listdir
 from .files import BackupStore, diff
 from .record import UNTRUSTED, Record
 
+# Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet.
+NOT_YET = frozenset({"codex", "factory", "qwen", "codebuddy", "iflow", "devin", "augment"})
+
 
 def command(args: argparse.Namespace) -> int:
     """Run `install` or `uninstall` as parsed by `add_commands`."""
     dialect = DIALECTS[args.agent]
+    if dialect.agent in NOT_YET:
+        raise ConfigError(
+            f"install does not support {dialect.agent} yet: wrap commands with "
+            f"`sandboxrun exec --agent {dialect.agent} --untrusted -- '...'` by hand"
+        )
     home = os.path.abspath(args.home) if args.home else account_home()
     store, record = BackupStore(home), Record(home)
     undo = args.command == "uninstall"
-    if isinstance(dialect, ClaudeDialect) and not dialect.installable:
-        raise ConfigError(
-            f"install does not support {dialect.agent} yet: wrap commands with `sandboxrun exec"
-            f" --agent {dialect.agent} --untrusted -- '...'` by hand"
-        )
     if isinstance(dialect, ClaudeDialect):
         if args.global_:
             raise ConfigError("--global is for the Cline family; the Claude family has --managed")

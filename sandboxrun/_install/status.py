@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,20 +21,41 @@ from . import claude as _claude
 from . import legacy
 from . import managed as _managed
 from .cline import forwarders_installed, listdir
+from .command import NOT_YET
 from .files import BackupStore, read_bytes
 from .record import Record, names_sandboxrun
 
 
 def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
     """One sentence per hook that runs unsandboxed although sandboxrun was installed
-    for it (e.g. a pull brought it), and per installed hook that cannot work."""
+    for it (e.g. a pull brought it), and per installed hook that cannot work. For an
+    agent install does not support yet, one per hook the agent runs unwrapped."""
     dialect = DIALECTS[agent]
-    if isinstance(dialect, ClaudeDialect) and not dialect.installable:
-        return _not_installable(dialect, roots, home)
+    if agent in NOT_YET:
+        return _unwrapped_notes(agent, roots, home)
     if isinstance(dialect, ClaudeDialect):
         return _claude_notes(dialect, roots, home)
     assert isinstance(dialect, ClineDialect)
     return _cline_notes(dialect, roots, home)
+
+
+# The one form a hand-wrapped command counts as sandboxed in (what the install line
+# suggests): `[/path/]sandboxrun exec --agent A [options] -- '<one single-quoted command>'`.
+_BY_HAND = r"^(?:\S*/)?sandboxrun exec --agent {agent}(?: --untrusted| --fail-closed)* -- " \
+    r"'(?:[^']|'\\'')*'$"  # fmt: skip
+
+
+def _unwrapped_notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
+    """Each hook the agent runs itself, on the host: every one whose command is not
+    exactly a hand wrapper (`_BY_HAND`); a look-alike counts as unwrapped."""
+    form = re.compile(_BY_HAND.format(agent=re.escape(agent)))
+    found = DIALECTS[agent].discover(None, list(roots) or [os.getcwd()], home).hooks
+    return [
+        f"{agent} runs this hook unsandboxed (install does not support {agent} yet): "
+        f"{h.hook_name} ({h.source}) {h.name}"
+        for h in found
+        if not form.fullmatch(h.name)
+    ]
 
 
 # An old-shaped wrapper or shim: most likely an earlier sandboxrun's, which kept no
@@ -42,20 +64,6 @@ EARLIER = (
     "written by an earlier sandboxrun? it is in no record of install's, so it is not"
     " trusted and may run on the host as written"
 )
-
-
-def _not_installable(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> list[str]:
-    """An agent `install` does not support yet: the agent starts every hook it finds as
-    written, on the host. Each is named (a command shaped like a wrapper is named too:
-    no record of install's says it is one)."""
-    if not roots:
-        return []
-    agent = dialect.agent
-    return [
-        f"{h.hook_name} {h.source} {h.name}: runs unsandboxed ({agent} starts it as"
-        f" written; install does not support {agent} yet)"
-        for h in dialect.discover(None, roots, home).hooks
-    ]
 
 
 def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> list[str]:

@@ -5,7 +5,7 @@ Each is a `ClaudeDialect` (data, no code): where its hooks are, how it reads a
 `decision` takes, and the input's session and roots fields. Every level the agent reads
 is listed (the trusted ones first), so `list` shows every hook that may run; a
 repository's files (project, local) are untrusted as Claude Code's are. `install` does
-not write wrappers for these yet (`installable=False`).
+not write wrappers for these yet (`_install.command.NOT_YET`).
 
 What each table rests on (reference: shared/reference/agent-hooks-2026.md sections 7-9
 and 12-14; "unconfirmed" where only a doc or a public repository says so):
@@ -69,7 +69,6 @@ FACTORY = ClaudeDialect(
                    unless=(".factory/hooks.json", ".factory/hooks/hooks.json")),
         ConfigFile(".factory/settings.local.json", "local"),
     ),
-    installable=False,
 )  # fmt: skip
 
 QWEN = ClaudeDialect(
@@ -93,13 +92,11 @@ QWEN = ClaudeDialect(
     table_keys=frozenset({"enabled", "disabled", "notifications"}),
     decisions=(("approve", "allow"), ("allow", "allow"), ("ask", "ask"), ("block", "deny"),
                ("deny", "deny")),
-    installable=False,
 )  # fmt: skip
 
 CODEBUDDY = ClaudeDialect(
     "codebuddy", ".codebuddy", ".codebuddy", "CODEBUDDY_PROJECT_DIR",
     extra_vars=("CLAUDE_PROJECT_DIR",),
-    installable=False,
 )  # fmt: skip
 
 IFLOW = ClaudeDialect(
@@ -112,7 +109,6 @@ IFLOW = ClaudeDialect(
         ConfigFile("~/.iflow/settings.json", "user"),
         ConfigFile(".iflow/settings.json", "project"),
     ),
-    installable=False,
 )  # fmt: skip
 
 DEVIN = ClaudeDialect(
@@ -130,7 +126,6 @@ DEVIN = ClaudeDialect(
         ConfigFile(".claude/settings.json", "project"),
         ConfigFile(".claude/settings.local.json", "local"),
     ),
-    installable=False,
 )  # fmt: skip
 
 AUGMENT = ClaudeDialect(
@@ -145,7 +140,6 @@ AUGMENT = ClaudeDialect(
     timeouts=Timeouts(unit=0.001),
     session_field="conversation_id",
     roots_field="workspace_roots",
-    installable=False,
 )  # fmt: skip
 
 CLAUDE_LIKE = (FACTORY, QWEN, CODEBUDDY, IFLOW, DEVIN, AUGMENT)

@@ -36,7 +36,7 @@ class ClaudeDialect(Protocol):
     @property
     def project_dir(self) -> str: ...
     @property
-    def project_dir_var(self) -> str: ...
+    def project_dir_var(self) -> str | None: ...
     @property
     def hook_names(self) -> Sequence[str]: ...
     @property
@@ -100,6 +100,11 @@ def project_root(start: str, home: str, marker: str) -> str:
         if os.path.isdir(here) or os.path.lexists(os.path.join(folder, ".git")):
             return folder
         folder = os.path.dirname(folder)
+
+
+def project_env(dialect: ClaudeDialect, project: str) -> dict[str, str]:
+    """The variables naming the project root for a hook, those the agent sets."""
+    return dict.fromkeys(dialect.project_vars, project)
 
 
 def settings_files(
@@ -220,10 +225,11 @@ def discover(
             argv=(),
             workdir=roots[0],
             mounts=unique_mounts([project, *roots, *extra]),
-            env=dict.fromkeys(dialect.project_vars, project),
+            env=project_env(dialect, project),
         )
         installed = _installed(home, path, source)
-        for item in _entries(dialect, _table(data, shape), hook_name, template, installed):
+        table = {"hooks": _table(data, shape)}
+        for item in _entries(dialect, table, hook_name, template, installed):
             if isinstance(item, str):
                 skipped.append(Skipped(shown, source, item))
             elif item[0].kind != "command":
@@ -275,10 +281,10 @@ def _plugin_hooks(
         template = HookSpec(
             hook_name="", name="", source="plugin", argv=(), workdir=roots[0],
             mounts=unique_mounts([project, *roots, root]),
-            env={dialect.project_dir_var: project},
+            env=project_env(dialect, project),
         )  # fmt: skip
         data_path = data_dir(home, dialect.user_dir, plugin)
-        for item in _entries(dialect, data.get("hooks"), hook_name, template):
+        for item in _entries(dialect, data, hook_name, template):
             if isinstance(item, str):
                 skipped.append(Skipped(shown, "plugin", item))
             elif item[0].kind != "command":
@@ -343,11 +349,12 @@ def _table(data: Mapping[str, Any], shape: str) -> Any:
 
 
 def _entries(
-    dialect: ClaudeDialect, table: Any, wanted: str | None, template: HookSpec,
+    dialect: ClaudeDialect, data: Mapping[str, Any], wanted: str | None, template: HookSpec,
     installed: Installed | None = None,
 ) -> list[tuple[HookSpec, str] | str]:  # fmt: skip
-    """Each valid hook of an event table as (spec, JSON path), each invalid entry as
-    'path: why'. Keys the dialect lists in `table_keys` are settings, not events."""
+    """Each valid hook of `data`'s `hooks` table as (spec, JSON path), each invalid entry
+    as 'path: why'. Keys the dialect lists in `table_keys` are settings, not events."""
+    table = data.get("hooks")
     if table is None:
         return []
     if not isinstance(table, dict):
