@@ -377,3 +377,28 @@ def test_qwen_reads_small_timeouts_as_seconds_and_ignores_bad_ones(home: Path, w
     write(ws / ".claude/settings.json", {"hooks": doc})
     claude = CLAUDE.discover("PreToolUse", [str(ws)], str(home))
     assert [h.name for h in claude.hooks] == ["h0.sh", "h1.sh"]
+
+
+def test_run_an_augment_event_through_the_cli(
+    home: Path, cwd: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    engine: Any,  # noqa: F811 - the shared fixture
+) -> None:  # fmt: skip
+    """Auggie's event names its roots in `workspace_roots` and its session in
+    `conversation_id`: the hook reads them back (no `cwd`, no `session_id` added), its
+    millisecond timeout is seconds in the request, and its deny is the answer."""
+    deny = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                   "permissionDecisionReason": "no"}}  # fmt: skip
+    write(cwd / ".augment/settings.json", {"hooks": table("guard.sh", timeout=5000)})
+    seen = engine(default=ExecResult(0, json.dumps(deny).encode(), b"", 3))
+    event = {"hook_event_name": "PreToolUse", "conversation_id": "c1",
+             "workspace_roots": [str(cwd)], "tool_name": "launch-process",
+             "tool_input": {"command": "rm -rf /"}}  # fmt: skip
+    feed(monkeypatch, json.dumps(event))
+    assert cli.main(["run", "PreToolUse", "--agent", "augment"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["permissionDecision"], doc["reason"]) == ("deny", "no")
+    (request,) = seen.requests
+    sent = json.loads(request.stdin)
+    assert sent["workspace_roots"] == [str(cwd)] and sent["conversation_id"] == "c1"
+    assert "cwd" not in sent and "session_id" not in sent
+    assert request.timeout == 5.0
