@@ -108,6 +108,8 @@ def exec_request(
     argv = (*shell, command[0]) if len(command) == 1 else tuple(command)
     inside = Path(cwd).is_relative_to(root)
     env = {var: root} if var else {}
+    if isinstance(dialect, ClaudeDialect):  # Qwen Code also sets GEMINI_/CLAUDE_PROJECT_DIR
+        env = dict.fromkeys(dialect.project_vars, root)
     extra = _files_named(command, root, trusted_places(settings, account_home()))
     # The transcript is the server user's own agent's: never mounted for a tenant (TCP).
     transcript = _transcript(dialect, event, account_home()) if transcripts else None

@@ -1,12 +1,16 @@
 """The dialect seam: each agent's hook protocol (discovery, input, answers, combining).
 
 `base` is the protocol; `cline` speaks for Cline and Careti; `claude/` for Claude Code,
-Qoder and Qoder CN; `codex` for the Codex CLI (a row of the Claude table); `cursor` for
-Cursor. A dialect never imports a backend and never reads the process environment or
-the current directory: it is handed what it needs.
+Qoder and Qoder CN, and (`claude/agents.py`) the other Claude-shaped agents; `codex` for
+the Codex CLI (a row of the Claude table); `cursor` for Cursor. A dialect never imports a
+backend and never reads the process environment or the current directory: it is handed
+what it needs.
 """
 
 # The agents, by the name `--agent` takes. Kept here, with nothing imported, so every
 # command line can offer them without loading a dialect (`registry.DIALECTS` maps each
 # name to its dialect; a test checks the two agree).
-AGENTS = ("careti", "claude", "cline", "codex", "cursor", "qoder", "qoder-cn")
+AGENTS = (
+    "augment", "careti", "claude", "cline", "codebuddy", "codex", "cursor", "devin",
+    "factory", "iflow", "qoder", "qoder-cn", "qwen",
+)  # fmt: skip
