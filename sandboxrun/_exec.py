@@ -34,6 +34,7 @@ from ._dialects.claude.dialect import ClaudeDialect
 from ._dialects.claude.plugins import DATA_VAR, data_dir
 from ._dialects.claude.settings import installed_plugins, project_root
 from ._dialects.cline import ClineDialect
+from ._dialects.copilot import CopilotDialect
 from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import hint
@@ -91,8 +92,8 @@ def exec_request(
     dialect = DIALECTS[settings.agent]
     var = dialect.project_dir_var
     found = cwd
-    if isinstance(dialect, ClaudeDialect):  # a session in a subfolder: the whole project
-        found = project_root(cwd, account_home(), dialect.project_dir)
+    if isinstance(dialect, ClaudeDialect | CopilotDialect):  # a session in a subfolder:
+        found = project_root(cwd, account_home(), dialect.project_dir)  # the whole project
     root = workspace_root(workspace or found, settings)
     # One argument is a shell string, as the agent itself would run it; several are argv.
     argv = ("/bin/sh", "-c", command[0]) if len(command) == 1 else tuple(command)
@@ -192,13 +193,18 @@ PLUGIN_ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
 
 def _transcript(dialect: Dialect, stdin: bytes, home: str) -> str | None:
     """The transcript the event on stdin names, if it is the agent's own (`_mounts`)."""
-    if not isinstance(dialect, ClaudeDialect) or b"transcript_path" not in stdin:
+    # `transcript_path`, or Copilot's camelCase `transcriptPath`
+    if not isinstance(dialect, ClaudeDialect | CopilotDialect) or b"ranscript" not in stdin:
         return None
     try:
         event = json.loads(stdin)
     except (ValueError, RecursionError):
         return None  # passed through as it is: the hook reads the same bytes
-    return transcript_file(event, home, dialect.user_dir) if isinstance(event, dict) else None
+    if not isinstance(event, dict):
+        return None
+    if isinstance(dialect, CopilotDialect):
+        return dialect.transcript(event, home)
+    return transcript_file(event, home, dialect.user_dir)
 
 
 def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
@@ -262,6 +268,8 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
         agent = [os.path.join(home, dialect.user_dir, "hooks"), *plugins]
     elif isinstance(dialect, ClineDialect):
         agent = [os.path.join(home, d) for d in dialect.global_dirs]
+    elif isinstance(dialect, CopilotDialect):
+        agent = dialect.hook_folders(home)
     else:
         agent = []
     return [*agent, "/usr/local", *settings.hook_paths]

@@ -270,14 +270,17 @@ def home_layout(mounts: Sequence[str], state: bool = False) -> HomeLayout:
     return HomeLayout(real, (real, *folders), tuple(writable))
 
 
-def transcript_file(event: Mapping[str, Any], home: str, agent_dir: str) -> str | None:
+def transcript_file(
+    event: Mapping[str, Any], home: str, agent_dir: str, transcripts: str = "projects"
+) -> str | None:
     """The transcript an agent names in `transcript_path`, when it is a regular file in the
-    agent's own transcript folder (`~/.claude/projects`): mounted read-only for the hooks
-    that read it (Stop hooks). Never an arbitrary path from the event."""
+    agent's own transcript folder (`~/.claude/projects`; `transcripts` names it under the
+    agent's folder): mounted read-only for the hooks that read it (Stop hooks). Never an
+    arbitrary path from the event."""
     path = event.get("transcript_path")
     if not isinstance(path, str) or not os.path.isabs(path) or "\x00" in path:
         return None
-    folder = os.path.realpath(os.path.join(home, agent_dir, "projects"))
+    folder = os.path.realpath(os.path.join(home, agent_dir, transcripts))
     real = os.path.realpath(path)
     if real != folder and under(real, (folder,)) and os.path.isfile(real):
         return path

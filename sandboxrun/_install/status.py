@@ -30,8 +30,9 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
     dialect = DIALECTS[agent]
     if isinstance(dialect, ClaudeDialect):
         return _claude_notes(dialect, roots, home)
-    assert isinstance(dialect, ClineDialect)
-    return _cline_notes(dialect, roots, home)
+    if isinstance(dialect, ClineDialect):
+        return _cline_notes(dialect, roots, home)
+    return []  # an agent install does not support yet: nothing of its was installed
 
 
 # An old-shaped wrapper or shim: most likely an earlier sandboxrun's, which kept no
