@@ -95,8 +95,10 @@ def exec_request(
     if isinstance(dialect, ClaudeDialect | CopilotDialect):  # a session in a subfolder:
         found = project_root(cwd, account_home(), dialect.project_dir)  # the whole project
     root = workspace_root(workspace or found, settings)
-    # One argument is a shell string, as the agent itself would run it; several are argv.
-    argv = ("/bin/sh", "-c", command[0]) if len(command) == 1 else tuple(command)
+    # One argument is a shell string, as the agent itself would run it (Copilot's `bash`
+    # field: bash; the Claude family's `command`: sh); several are argv.
+    shell = "bash" if isinstance(dialect, CopilotDialect) else "/bin/sh"
+    argv = (shell, "-c", command[0]) if len(command) == 1 else tuple(command)
     inside = Path(cwd).is_relative_to(root)
     env = {var: root} if var else {}
     extra = _files_named(command, root, trusted_places(settings, account_home()))
