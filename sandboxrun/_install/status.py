@@ -13,6 +13,7 @@ from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.settings import project_root, settings_files
 from .._dialects.claude.wrapped import chosen_files
 from .._dialects.cline import ClineDialect
+from .._dialects.copilot import CopilotDialect
 from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
 from .._errors import ConfigError
@@ -32,7 +33,27 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
         return _claude_notes(dialect, roots, home)
     if isinstance(dialect, ClineDialect):
         return _cline_notes(dialect, roots, home)
-    return []  # an agent install does not support yet: nothing of its was installed
+    assert isinstance(dialect, CopilotDialect)
+    return _copilot_notes(dialect, roots, home)
+
+
+def _copilot_notes(dialect: CopilotDialect, roots: Sequence[str], home: str) -> list[str]:
+    """Every command hook GitHub Copilot finds here runs on the host with your rights:
+    `install` does not support it yet. A command wrapped by hand (`sandboxrun exec ...`)
+    is left out; `list` shows what it runs."""
+    found = dialect.discover(None, list(roots) or [os.getcwd()], home)
+    out = []
+    for hook in found.hooks:
+        words = hook.argv[2].split() if hook.argv[:2] == ("bash", "-c") else list(hook.argv)
+        if words[:2] and os.path.basename(words[0]) == "sandboxrun" and words[1:2] == ["exec"]:
+            continue
+        flag = " --untrusted" if hook.source in ("project", "local") else ""
+        out.append(
+            f"unsandboxed: copilot runs {hook.hook_name} {hook.name[:120]!r} ({hook.source})"
+            f" on the host: wrap it as `sandboxrun exec --agent copilot{flag} -- '...'`"
+            " (install does not support copilot yet)"
+        )
+    return out
 
 
 # An old-shaped wrapper or shim: most likely an earlier sandboxrun's, which kept no

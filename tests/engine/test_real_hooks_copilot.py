@@ -236,3 +236,13 @@ def test_list_names_every_hook_found_and_skipped(engine: DockerBackend, tmp_path
     assert "version must be 1, not 2" in reasons
     assert "a powershell-only hook (no PowerShell in the sandbox)" in reasons
     assert os.path.basename(listed["skipped"][0]["path"]) in ("broken.json", "ps.json")
+    # Each hook the agent would run itself, unsandboxed, is named; one wrapped by hand is not.
+    assert len(listed["notWrapped"]) == 4, listed["notWrapped"]
+    assert "unsandboxed: copilot runs preToolUse '.github/hooks/scripts/validate-command.sh'" \
+        " (project) on the host" in listed["notWrapped"][0]  # fmt: skip
+    wrapped = {"version": 1, "hooks": {"preToolUse": [
+        {"bash": "sandboxrun exec --agent copilot --untrusted -- ./guard.sh"}]}}  # fmt: skip
+    (root / ".github/hooks/wrapped.json").write_text(json.dumps(wrapped))
+    again = subprocess.run(as_account(home, cli("list", "--agent", "copilot", "--json", home=home)),
+                           capture_output=True, text=True, cwd=root, timeout=180)  # fmt: skip
+    assert len(json.loads(again.stdout)["notWrapped"]) == 4
