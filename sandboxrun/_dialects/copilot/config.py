@@ -168,7 +168,7 @@ def discover(
 def _not_run(spec: HookSpec) -> str:
     if spec.kind == "powershell":
         return f"{spec.hook_name}: not run: a powershell-only hook (no PowerShell in the sandbox)"
-    what = _NOT_RUN.get(spec.kind, f"a {spec.kind} hook")
+    what = _NOT_RUN.get(spec.kind, f"a hook of type {spec.kind!r}, unknown to Copilot")
     return f"{spec.hook_name}: not run: {what}; sandboxrun runs only command hooks"
 
 
@@ -189,8 +189,8 @@ def _hooks(
         where = f"hooks.{event}" if event.isidentifier() else f"hooks[{json.dumps(event)}]"
         if event not in HOOK_NAMES:
             near = next((n for n in HOOK_NAMES if n.lower() == event.lower()), None)
-            problems.append(f"{where}: unknown event name" + (f" (did you mean {near}?)"
-                                                              if near else ""))  # fmt: skip
+            hint = f" (did you mean {near}?)" if near else ""
+            notes.append(f"{where}: unknown event name{hint}: never fired")
             continue
         if not isinstance(entries, list):
             return [], [f"{where}: must be a list: the whole file is rejected"], []
@@ -212,15 +212,16 @@ def _hooks(
         notes += [f"{at}: {n}" for n in mine]
         if isinstance(item, str):
             problems.append(f"{at}: {item}")
-        else:
+        elif item is not None:
             found.append(item)
     return found, problems, notes
 
 
 def _entry(
     hook: Any, event: str, template: HookSpec, project: str, notes: list[str]
-) -> HookSpec | str:
-    """One entry's spec (a not-run one has `kind` != "command"), or why it is invalid."""
+) -> HookSpec | str | None:
+    """One entry's spec (a not-run one has `kind` != "command"), or why it is invalid, or
+    None for an entry the agent skips without rejecting its file (said in `notes`)."""
     if not isinstance(hook, dict):
         return "must be an object"
     kind = hook.get("type", "command")
@@ -230,15 +231,17 @@ def _entry(
             return "matcher must be a string"
         if event in MATCH_FIELDS:
             problem = check_matcher(event, matcher, template.source)
-            if problem:
-                return f"matcher: {problem}"
+            if problem:  # the agent skips that entry; its file still loads
+                notes.append(f"matcher: {problem}")
+                return None
     spec = replace(template, hook_name=event, matcher=matcher)
     if kind in _NOT_RUN:
         label = hook.get("url") or hook.get("prompt") or kind
         name = label[:200] if isinstance(label, str) and unicode_ok(label) else kind
         return replace(spec, name=f"{kind}: {name}", kind=kind)
-    if kind != "command":
-        return f"type {brief(kind)} is unknown (command, http or prompt)"
+    if kind != "command":  # e.g. a Claude `agent` handler in .claude/settings.json
+        name = kind if isinstance(kind, str) and unicode_ok(kind) else "?"
+        return replace(spec, name=f"type {name[:40]}", kind=name[:40] or "?")
     command = _command(hook)
     if isinstance(command, str):
         return command
