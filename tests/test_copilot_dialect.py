@@ -435,3 +435,15 @@ def test_install_refuses_copilot_with_one_line(
     assert "install does not support copilot yet: wrap commands with `sandboxrun exec" \
         " --agent copilot --untrusted -- '...'` by hand" in err  # fmt: skip
     assert not (ws / ".github").exists()
+
+
+def test_run_answer_agent_never_denies_for_an_error_of_ours() -> None:
+    """`run --answer agent` before any hook ran (no engine, a bad config file): exit 0
+    and no stdout for Copilot, whose preToolUse denies on any non-zero exit; a deny
+    (exit 2) under fail-closed."""
+    from sandboxrun._install.answer import error_answer
+
+    opened = error_answer(COPILOT, False, "no Docker Engine")
+    assert (opened.stdout, opened.exit_code) == (b"", 0)
+    assert opened.stderr == b"sandboxrun: no Docker Engine\n"
+    assert error_answer(COPILOT, True, "no Docker Engine").exit_code == 2
