@@ -95,10 +95,12 @@ def exec_request(
     if isinstance(dialect, ClaudeDialect | CopilotDialect):  # a session in a subfolder:
         found = project_root(cwd, account_home(), dialect.project_dir)  # the whole project
     root = workspace_root(workspace or found, settings)
-    # One argument is a shell string, as the agent itself would run it (Copilot's `bash`
-    # field: bash; the Claude family's `command`: sh); several are argv.
-    shell = "bash" if isinstance(dialect, CopilotDialect) else "/bin/sh"
-    argv = (shell, "-c", command[0]) if len(command) == 1 else tuple(command)
+    # One argument is a shell string, run in the shell the agent itself would use
+    # (Codex: a login shell, `sh -lc`; Copilot's `bash` field: bash); several are argv.
+    shell: tuple[str, ...] = ("/bin/sh", "-c")
+    if isinstance(dialect, ClaudeDialect | CopilotDialect):
+        shell = dialect.shell
+    argv = (*shell, command[0]) if len(command) == 1 else tuple(command)
     inside = Path(cwd).is_relative_to(root)
     env = {var: root} if var else {}
     extra = _files_named(command, root, trusted_places(settings, account_home()))
@@ -206,7 +208,7 @@ def _transcript(dialect: Dialect, stdin: bytes, home: str) -> str | None:
         return None
     if isinstance(dialect, CopilotDialect):
         return dialect.transcript(event, home)
-    return transcript_file(event, home, dialect.user_dir)
+    return transcript_file(event, home, dialect.user_dir, dialect.transcripts)
 
 
 def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
@@ -305,7 +307,7 @@ def run_exec(
     dialect = DIALECTS[settings.agent]
     notes = []
     if untrusted and not out.sandbox_ended and not settings.trust_workspace_decisions:
-        stdout, note = dialect.untrusted_stdout(out.stdout)
+        stdout, note = dialect.untrusted_stdout(out.stdout, request.stdin)
         if note:
             out = replace(out, stdout=stdout)
             notes.append(f"sandboxrun: {note}\n")

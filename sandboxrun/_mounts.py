@@ -201,7 +201,7 @@ def hook_mount(path: str, home: str | None = None) -> str:
 # something the user did not make for hooks is mounted below it (see `home_layout`).
 HOME_FOLDERS = (
     ".claude", ".qoder", ".qoder-cn", ".cline", "Documents/Cline", "Documents/.agents",
-    ".copilot", ".cache", ".config", ".local", ".npm",
+    ".codex", ".copilot", ".cache", ".config", ".local", ".npm",
 )  # fmt: skip
 # The user's own hook places below those: a hook folder, a plugin or a transcript mounted
 # there leaves its agent folder writable (their FIFOs, if any, are the user's own doing).
@@ -209,7 +209,7 @@ HOOK_PLACES = (
     *(f"{d}/{p}" for d in (".claude", ".qoder", ".qoder-cn") for p in ("hooks", "plugins",
                                                                        "projects")),
     ".cline/hooks", "Documents/Cline/Hooks", "Documents/.agents/hooks",
-    ".copilot/hooks", ".copilot/session-state",
+    ".codex/hooks", ".codex/sessions", ".copilot/hooks", ".copilot/session-state",
 )  # fmt: skip
 
 
@@ -272,16 +272,16 @@ def home_layout(mounts: Sequence[str], state: bool = False) -> HomeLayout:
 
 
 def transcript_file(
-    event: Mapping[str, Any], home: str, agent_dir: str, transcripts: str = "projects"
+    event: Mapping[str, Any], home: str, agent_dir: str, folder_name: str = "projects"
 ) -> str | None:
     """The transcript an agent names in `transcript_path`, when it is a regular file in the
-    agent's own transcript folder (`~/.claude/projects`; `transcripts` names it under the
-    agent's folder): mounted read-only for the hooks that read it (Stop hooks). Never an
-    arbitrary path from the event."""
+    agent's own transcript folder (`~/.claude/projects`, Codex's `~/.codex/sessions`):
+    mounted read-only for the hooks that read it (Stop hooks). Never an arbitrary path
+    from the event."""
     path = event.get("transcript_path")
     if not isinstance(path, str) or not os.path.isabs(path) or "\x00" in path:
         return None
-    folder = os.path.realpath(os.path.join(home, agent_dir, transcripts))
+    folder = os.path.realpath(os.path.join(home, agent_dir, folder_name))
     real = os.path.realpath(path)
     if real != folder and under(real, (folder,)) and os.path.isfile(real):
         return path

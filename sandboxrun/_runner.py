@@ -352,7 +352,8 @@ class HookFactory:
             return NoOpHookRunner(self.dialect, s.fail_closed, never_run)
         transcript = None
         if isinstance(self.dialect, ClaudeDialect) and self.transcripts:
-            transcript = transcript_file(event or {}, self.home, self.dialect.user_dir)
+            d = self.dialect
+            transcript = transcript_file(event or {}, self.home, d.user_dir, d.transcripts)
         elif isinstance(self.dialect, CopilotDialect) and self.transcripts:
             transcript = self.dialect.transcript(event or {}, self.home)
         if transcript:  # what the agent hands its hooks is there, read-only

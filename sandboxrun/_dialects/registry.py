@@ -5,6 +5,7 @@ from __future__ import annotations
 from .base import Dialect
 from .claude.dialect import CLAUDE, QODER, QODER_CN
 from .cline import CARETI, CLINE
+from .codex import CODEX
 from .copilot import COPILOT
 
 DIALECTS: dict[str, Dialect] = {
@@ -13,5 +14,6 @@ DIALECTS: dict[str, Dialect] = {
     "claude": CLAUDE,
     "qoder": QODER,
     "qoder-cn": QODER_CN,
+    "codex": CODEX,
     "copilot": COPILOT,
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,7 +14,6 @@ from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.settings import project_root, settings_files
 from .._dialects.claude.wrapped import chosen_files
 from .._dialects.cline import ClineDialect
-from .._dialects.copilot import CopilotDialect
 from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
 from .._errors import ConfigError
@@ -21,39 +21,41 @@ from . import claude as _claude
 from . import legacy
 from . import managed as _managed
 from .cline import forwarders_installed, listdir
+from .command import NOT_YET
 from .files import BackupStore, read_bytes
 from .record import Record, names_sandboxrun
 
 
 def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
     """One sentence per hook that runs unsandboxed although sandboxrun was installed
-    for it (e.g. a pull brought it), and per installed hook that cannot work."""
+    for it (e.g. a pull brought it), and per installed hook that cannot work. For an
+    agent install does not support yet, one per hook the agent runs unwrapped."""
     dialect = DIALECTS[agent]
+    if agent in NOT_YET:
+        return _unwrapped_notes(agent, roots, home)
     if isinstance(dialect, ClaudeDialect):
         return _claude_notes(dialect, roots, home)
-    if isinstance(dialect, ClineDialect):
-        return _cline_notes(dialect, roots, home)
-    assert isinstance(dialect, CopilotDialect)
-    return _copilot_notes(dialect, roots, home)
+    assert isinstance(dialect, ClineDialect)
+    return _cline_notes(dialect, roots, home)
 
 
-def _copilot_notes(dialect: CopilotDialect, roots: Sequence[str], home: str) -> list[str]:
-    """Every command hook GitHub Copilot finds here runs on the host with your rights:
-    `install` does not support it yet. A command wrapped by hand (`sandboxrun exec ...`)
-    is left out; `list` shows what it runs."""
-    found = dialect.discover(None, list(roots) or [os.getcwd()], home)
-    out = []
-    for hook in found.hooks:
-        words = hook.argv[2].split() if hook.argv[:2] == ("bash", "-c") else list(hook.argv)
-        if words[:2] and os.path.basename(words[0]) == "sandboxrun" and words[1:2] == ["exec"]:
-            continue
-        flag = " --untrusted" if hook.source in ("project", "local") else ""
-        out.append(
-            f"unsandboxed: copilot runs {hook.hook_name} {hook.name[:120]!r} ({hook.source})"
-            f" on the host: wrap it as `sandboxrun exec --agent copilot{flag} -- '...'`"
-            " (install does not support copilot yet)"
-        )
-    return out
+# The one form a hand-wrapped command counts as sandboxed in (what the install line
+# suggests): `[/path/]sandboxrun exec --agent A [options] -- '<one single-quoted command>'`.
+_BY_HAND = r"^(?:\S*/)?sandboxrun exec --agent {agent}(?: --untrusted| --fail-closed)* -- " \
+    r"'(?:[^']|'\\'')*'$"  # fmt: skip
+
+
+def _unwrapped_notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
+    """Each hook the agent runs itself, on the host: every one whose command is not
+    exactly a hand wrapper (`_BY_HAND`); a look-alike counts as unwrapped."""
+    form = re.compile(_BY_HAND.format(agent=re.escape(agent)))
+    found = DIALECTS[agent].discover(None, list(roots) or [os.getcwd()], home).hooks
+    return [
+        f"{agent} runs this hook unsandboxed (install does not support {agent} yet): "
+        f"{h.hook_name} ({h.source}) {h.name}"
+        for h in found
+        if not form.fullmatch(h.name)
+    ]
 
 
 # An old-shaped wrapper or shim: most likely an earlier sandboxrun's, which kept no

@@ -238,10 +238,12 @@ def test_list_names_every_hook_found_and_skipped(engine: DockerBackend, tmp_path
     assert os.path.basename(listed["skipped"][0]["path"]) in ("broken.json", "ps.json")
     # Each hook the agent would run itself, unsandboxed, is named; one wrapped by hand is not.
     assert len(listed["notWrapped"]) == 4, listed["notWrapped"]
-    assert "unsandboxed: copilot runs preToolUse '.github/hooks/scripts/validate-command.sh'" \
-        " (project) on the host" in listed["notWrapped"][0]  # fmt: skip
+    assert listed["notWrapped"][0] == (
+        "copilot runs this hook unsandboxed (install does not support copilot yet):"
+        " preToolUse (project) .github/hooks/scripts/validate-command.sh"
+    )
     wrapped = {"version": 1, "hooks": {"preToolUse": [
-        {"bash": "sandboxrun exec --agent copilot --untrusted -- ./guard.sh"}]}}  # fmt: skip
+        {"bash": "sandboxrun exec --agent copilot --untrusted -- './guard.sh'"}]}}  # fmt: skip
     (root / ".github/hooks/wrapped.json").write_text(json.dumps(wrapped))
     again = subprocess.run(as_account(home, cli("list", "--agent", "copilot", "--json", home=home)),
                            capture_output=True, text=True, cwd=root, timeout=180)  # fmt: skip

@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from ..._text import printable
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
@@ -111,16 +111,45 @@ _STRICTNESS = {"allow": 1, "ask": 2, "deny": 3}
 _MISPLACED = ("additionalContext", "permissionDecision", "permissionDecisionReason", "updatedInput")
 
 
+class Reader(Protocol):
+    """Discovery for a Claude-shaped agent whose hooks live in other files than Claude's
+    settings (Codex: `hooks.json` and `config.toml`)."""
+
+    def __call__(
+        self, dialect: ClaudeDialect, hook_name: str | None, workspaces: Sequence[str],
+        home: str, explicit: Sequence[str],
+    ) -> Discovery: ...  # fmt: skip
+
+
+class StrictOutput(Protocol):
+    """An agent that reads a hook's JSON against a closed schema (Codex): what it ignores,
+    and what a repository's command may hand it (`untrusted_stdout`)."""
+
+    def ignored(self, event: str, stdout: str) -> str | None:
+        """Why the agent ignores this exit-0 stdout (the hook then failed), or None."""
+
+    def untrusted(self, stdout: bytes, stdin: bytes) -> tuple[bytes, str | None]:
+        """`Dialect.untrusted_stdout` under this schema."""
+
+
 @dataclass(frozen=True, slots=True)
 class ClaudeDialect:
-    """Claude Code's settings-file hooks; the folders and the variable vary per clone."""
+    """Claude Code's settings-file hooks; the folders and the variable vary per clone.
+
+    The Claude-shaped agents beyond Claude's clones are rows of the same table with a few
+    more columns: their own `reader` of config files, the `shell` a command string runs
+    in, a `strict` output schema, and the folder under `user_dir` holding transcripts."""
 
     agent: str
     user_dir: str  # relative to $HOME
     project_dir: str  # relative to the project root (the first workspace root)
-    project_dir_var: str  # the environment variable naming the project root
+    project_dir_var: str | None  # the environment variable naming the project root, if any
     default_timeout: float = 60.0  # classic; current Claude Code: 600
     hook_names: tuple[str, ...] = CLASSIC_HOOK_NAMES
+    reader: Reader | None = None  # None: Claude's settings files (`settings.discover`)
+    shell: tuple[str, ...] = ("/bin/sh", "-c")  # what a command string runs in
+    strict: StrictOutput | None = None  # None: Claude's lenient reading of extra fields
+    transcripts: str = "projects"  # under user_dir: where the agent keeps transcripts
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         cwd = event.get("cwd")
@@ -134,7 +163,9 @@ class ClaudeDialect:
     def wrapper_failure(self, reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
         return failure_on_stderr(reason, fail_closed)  # exit 2 blocks; 1 is non-blocking
 
-    def untrusted_stdout(self, stdout: bytes) -> tuple[bytes, str | None]:
+    def untrusted_stdout(self, stdout: bytes, stdin: bytes = b"") -> tuple[bytes, str | None]:
+        if self.strict is not None:
+            return self.strict.untrusted(stdout, stdin)
         return untrusted_stdout(stdout)
 
     def discover(
@@ -144,7 +175,10 @@ class ClaudeDialect:
         home: str,
         explicit: Sequence[str] = (),
     ) -> Discovery:
-        """The hooks of the user, project and local settings files (see `settings`)."""
+        """The hooks of the user, project and local settings files (see `settings`), or
+        of the agent's own files (`reader`)."""
+        if self.reader is not None:
+            return self.reader(self, hook_name, workspaces, home, explicit)
         return discover(self, hook_name, workspaces, home, explicit)
 
     def matches(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:
@@ -186,6 +220,10 @@ class ClaudeDialect:
         ended = sandbox_ending(result, timeout)
         if ended:  # killed: no decision
             return HookOutcome(status=ended[0], error=f"{event} hook {ended[1]}", **common)
+        if result.exit_code == 2 and self.strict is not None and not stderr.strip():
+            # Codex blocks on exit 2 only with a reason on stderr; without one the hook failed.
+            why = f"{event} hook exited with code 2 but wrote no reason on stderr"
+            return HookOutcome(status="failed", error=why, **common)
         if result.exit_code == 2:
             # A blocking error: stderr is the reason, stdout is ignored (even JSON).
             answer = blocking_error(event, stderr, spec.name)
@@ -195,6 +233,9 @@ class ClaudeDialect:
             error = first or f"{event} hook exited with code {result.exit_code}"
             return HookOutcome(status="failed", error=error, **common)
         stdout = result.stdout.decode("utf-8", "replace")
+        ignored = self.strict.ignored(event, stdout) if self.strict is not None else None
+        if ignored is not None:  # the agent ignores the whole answer: the hook failed
+            return HookOutcome(status="failed", error=f"{event} hook answer {ignored}", **common)
         trusted = trust_workspace or spec.source not in WORKSPACE_SOURCES
         parsed, message = parse_answer(event, stdout, spec.name, trusted)
         if parsed is None:

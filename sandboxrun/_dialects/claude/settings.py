@@ -36,7 +36,7 @@ class ClaudeDialect(Protocol):
     @property
     def project_dir(self) -> str: ...
     @property
-    def project_dir_var(self) -> str: ...
+    def project_dir_var(self) -> str | None: ...
     @property
     def hook_names(self) -> Sequence[str]: ...
 
@@ -74,6 +74,11 @@ def project_root(start: str, home: str, marker: str) -> str:
         if os.path.isdir(here) or os.path.lexists(os.path.join(folder, ".git")):
             return folder
         folder = os.path.dirname(folder)
+
+
+def project_env(dialect: ClaudeDialect, project: str) -> dict[str, str]:
+    """The variable naming the project root for a hook, if the agent sets one."""
+    return {dialect.project_dir_var: project} if dialect.project_dir_var else {}
 
 
 def settings_files(
@@ -165,7 +170,7 @@ def discover(
             argv=(),
             workdir=roots[0],
             mounts=unique_mounts([project, *roots, *extra]),
-            env={dialect.project_dir_var: project},
+            env=project_env(dialect, project),
         )
         installed = _installed(home, path, source)
         for item in _entries(dialect, data, hook_name, template, installed):
@@ -220,7 +225,7 @@ def _plugin_hooks(
         template = HookSpec(
             hook_name="", name="", source="plugin", argv=(), workdir=roots[0],
             mounts=unique_mounts([project, *roots, root]),
-            env={dialect.project_dir_var: project},
+            env=project_env(dialect, project),
         )  # fmt: skip
         data_path = data_dir(home, dialect.user_dir, plugin)
         for item in _entries(dialect, data, hook_name, template):

@@ -73,6 +73,7 @@ class CopilotDialect:
     user_dir: str = ".copilot"
     project_dir: str = ".github"  # what marks the repository root, with `.git`
     policy_dir: str = config.POLICY_DIR
+    shell: tuple[str, ...] = ("bash", "-c")  # how `exec` runs a command string (`bash`)
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         cwd = event.get("cwd")
@@ -212,7 +213,7 @@ class CopilotDialect:
             return b"", f"sandboxrun (fail-closed): {reason}\n".encode(), 2
         return b"", f"sandboxrun: {reason}\n".encode(), 0
 
-    def untrusted_stdout(self, stdout: bytes) -> tuple[bytes, str | None]:
+    def untrusted_stdout(self, stdout: bytes, stdin: bytes = b"") -> tuple[bytes, str | None]:
         """A repository command's stdout without what it may not decide. Output that
         the CLI reads as no output (empty, not starting with `{`) passes unchanged;
         output starting with `{` that does not read here is dropped whole; progress
