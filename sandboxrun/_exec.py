@@ -35,6 +35,7 @@ from ._dialects.claude.dialect import ClaudeDialect
 from ._dialects.claude.plugins import DATA_VAR, data_dir
 from ._dialects.claude.settings import installed_plugins, project_root
 from ._dialects.cline import ClineDialect
+from ._dialects.copilot import CopilotDialect
 from ._dialects.cursor import CursorDialect
 from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, EngineError, RuntimeMissing
@@ -42,11 +43,10 @@ from ._hints import hint
 from ._log import logger
 from ._mounts import (
     HOOK_HOME,
+    agent_transcript,
     hook_mount,
     mountable_file,
     sandbox_home,
-    transcript_file,
-    transcripts_of,
     under,
     workspace_root,
 )
@@ -94,8 +94,8 @@ def exec_request(
     dialect = DIALECTS[settings.agent]
     var = dialect.project_dir_var
     found = cwd
-    if isinstance(dialect, ClaudeDialect):  # a session in a subfolder: the whole project
-        found = project_root(cwd, account_home(), dialect.project_dir)
+    if isinstance(dialect, ClaudeDialect | CopilotDialect):  # a session in a subfolder:
+        found = project_root(cwd, account_home(), dialect.project_dir)  # the whole project
     event = _event(stdin)
     roots = dialect.event_workspaces(event) if isinstance(dialect, CursorDialect) else []
     if roots:  # Cursor starts user hooks in ~/.cursor: the event names the project,
@@ -103,8 +103,10 @@ def exec_request(
         found = next((r for r in roots if Path(cwd).is_relative_to(r)), roots[0])
     root = workspace_root(workspace or found, settings)
     # One argument is a shell string, run in the shell the agent itself would use
-    # (Codex: a login shell, `sh -lc`); several are argv.
-    shell = dialect.shell if isinstance(dialect, ClaudeDialect) else ("/bin/sh", "-c")
+    # (Codex: a login shell, `sh -lc`; Copilot's `bash` field: bash); several are argv.
+    shell: tuple[str, ...] = ("/bin/sh", "-c")
+    if isinstance(dialect, ClaudeDialect | CopilotDialect):
+        shell = dialect.shell
     argv = (*shell, command[0]) if len(command) == 1 else tuple(command)
     inside = Path(cwd).is_relative_to(root)
     env = {var: root} if var else {}
@@ -112,7 +114,7 @@ def exec_request(
         env = dict.fromkeys(dialect.project_vars, root)
     extra = _files_named(command, root, trusted_places(settings, account_home()))
     # The transcript is the server user's own agent's: never mounted for a tenant (TCP).
-    transcript = _transcript(dialect, event, account_home()) if transcripts else None
+    transcript = agent_transcript(dialect, event, account_home()) if transcripts else None
     if transcript:
         extra.append(transcript)
     user_hooks = None
@@ -223,14 +225,6 @@ def _event(stdin: bytes) -> dict[str, Any]:
     return event if isinstance(event, dict) else {}
 
 
-def _transcript(dialect: Dialect, event: Mapping[str, Any], home: str) -> str | None:
-    """The transcript the event on stdin names, if it is the agent's own (`_mounts`)."""
-    user_dir = getattr(dialect, "user_dir", None)  # the agent's own folder (not Cline's)
-    if not isinstance(user_dir, str):
-        return None
-    return transcript_file(event, home, user_dir, transcripts_of(dialect))
-
-
 def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
     """(id, root) of the plugin Claude Code names in `CLAUDE_PLUGIN_ROOT` for a plugin's
     hook: only when the value is exactly the install path of a plugin the user's
@@ -294,6 +288,8 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
         agent = [os.path.join(home, d) for d in dialect.global_dirs]
     elif isinstance(dialect, CursorDialect):
         agent = [os.path.join(home, dialect.user_dir, "hooks"), dialect.enterprise_dir]
+    elif isinstance(dialect, CopilotDialect):
+        agent = dialect.hook_folders(home)
     else:
         agent = []
     return [*agent, "/usr/local", *settings.hook_paths]

@@ -26,7 +26,7 @@ from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, SandboxrunError
 from ._hints import hint
 from ._log import logger
-from ._mounts import check_root, transcript_file, transcripts_of, workspace_root
+from ._mounts import agent_transcript, check_root, workspace_root
 from ._preflight import check_hook
 from ._session import answer_event
 from ._settings import Settings, account_home
@@ -349,11 +349,8 @@ class HookFactory:
         ]  # fmt: skip
         if not hooks:
             return NoOpHookRunner(self.dialect, s.fail_closed, never_run)
-        user_dir = getattr(self.dialect, "user_dir", None)  # the agent's own folder
         transcript = (
-            transcript_file(event or {}, self.home, user_dir, transcripts_of(self.dialect))
-            if isinstance(user_dir, str) and self.transcripts
-            else None
+            agent_transcript(self.dialect, event or {}, self.home) if self.transcripts else None
         )
         if transcript:  # what the agent hands its hooks is there, read-only
             hooks = [replace(h, mounts=(*h.mounts, transcript)) for h in hooks]

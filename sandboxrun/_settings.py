@@ -39,7 +39,7 @@ from ._userconfig import account_home as account_home  # re-exported: callers im
 from ._userconfig import read_config as _read_config
 
 Agent = Literal[
-    "cline", "careti", "claude", "codex", "cursor", "qoder", "qoder-cn",
+    "cline", "careti", "claude", "codex", "copilot", "cursor", "qoder", "qoder-cn",
     "factory", "qwen", "codebuddy", "iflow", "devin", "augment",
 ]  # fmt: skip
 TIGHTENING_ENV = "SANDBOXRUN_FAIL_CLOSED"

@@ -7,6 +7,7 @@ from .claude.agents import AUGMENT, CODEBUDDY, DEVIN, FACTORY, IFLOW, QWEN
 from .claude.dialect import CLAUDE, QODER, QODER_CN
 from .cline import CARETI, CLINE
 from .codex import CODEX
+from .copilot import COPILOT
 from .cursor import CURSOR
 
 DIALECTS: dict[str, Dialect] = {
@@ -23,4 +24,5 @@ DIALECTS: dict[str, Dialect] = {
     "augment": AUGMENT,
     "codex": CODEX,
     "cursor": CURSOR,
+    "copilot": COPILOT,
 }

@@ -10,6 +10,9 @@ managed forwarding hooks).
   `continue: false` is `{"continue": false, "stopReason": ...}`; anything else is exit
   0 with the documented JSON (`hookSpecificOutput` with `hookEventName`, and
   `systemMessage`), or nothing when there is nothing to say.
+- Copilot: the combined answer as one hook's JSON (`copilot.dialect.agent_document`), exit
+  0; an error of ours is the dialect's `wrapper_failure` (exit 0 without fail-closed:
+  Copilot denies on any non-zero preToolUse exit).
 - An error of ours (no engine, a bad config file) without fail-closed: exit 1 and one
   line on stderr, the Claude family's non-blocking error (exit 2 would block), and for
   Cline a failed hook, which does not block either. Under fail-closed it is a block.
@@ -27,6 +30,8 @@ from typing import Any
 
 from .._dialects.base import Dialect
 from .._dialects.claude.dialect import ClaudeDialect
+from .._dialects.copilot import CopilotDialect
+from .._dialects.copilot.dialect import agent_document
 from .._dialects.registry import DIALECTS
 from .._errors import SandboxrunError
 from .._log import logger
@@ -64,6 +69,9 @@ def agent_answer(dialect: Dialect, event: str, result: CombinedResult) -> AgentA
     ]
     notes += stopped
     answer = dict(result.answer)
+    if isinstance(dialect, CopilotDialect):  # a deny is JSON: a non-zero exit denies too
+        document = agent_document(event, answer)
+        return AgentAnswer(_json(document) if document else b"", _lines(notes), 0)
     if not isinstance(dialect, ClaudeDialect):
         fields = ("cancel", "contextModification", "errorMessage")
         document = {k: answer[k] for k in fields if k in answer}
@@ -114,6 +122,8 @@ def _claude_document(event: str, answer: dict[str, Any]) -> tuple[dict[str, Any]
 def error_answer(dialect: Dialect, fail_closed: bool, why: str) -> AgentAnswer:
     """An error of ours, before any hook ran (see the module docstring)."""
     line = f"sandboxrun: {why}"
+    if isinstance(dialect, CopilotDialect):  # any non-zero preToolUse exit denies
+        return AgentAnswer(*dialect.wrapper_failure(why, fail_closed))
     if not fail_closed:
         return AgentAnswer(b"", _lines([line]), 1)
     reason = f"sandboxrun: hooks could not run (fail-closed): {why}"

@@ -23,7 +23,9 @@ from .files import BackupStore, diff
 from .record import UNTRUSTED, Record
 
 # Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet.
-NOT_YET = frozenset({"codex", "factory", "qwen", "codebuddy", "iflow", "devin", "augment"})
+NOT_YET = frozenset(
+    {"codex", "copilot", "factory", "qwen", "codebuddy", "iflow", "devin", "augment"}
+)
 
 
 def command(args: argparse.Namespace) -> int:
