@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -205,3 +205,33 @@ def escape_name(name: str) -> str:
     except UnicodeEncodeError:
         return name.encode("utf-8", "backslashreplace").decode("utf-8")
     return raw.decode("utf-8", "backslashreplace")
+
+
+# What JavaScript's String.prototype.trim removes (the agents' own JSON readers trim so
+# before parsing): never trim less, or an agent could read JSON sandboxrun did not.
+JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006" \
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"  # fmt: skip
+JsonRule = Callable[[dict[str, Any]], tuple[dict[str, Any], Sequence[str], str]]
+
+
+def filter_json_stdout(stdout: bytes, rule: JsonRule) -> tuple[bytes, str | None]:
+    """A repository command's stdout after an agent's `rule` for untrusted answers
+    (`Dialect.untrusted_stdout`): (the object kept, the fields dropped, the note naming
+    them). Output that is not a JSON object passes unchanged (the agent reads it as
+    text), and so does an object with nothing to drop. Output that starts with `{` but
+    does not read here is dropped whole: the agent's parser might read it (deeper
+    nesting, other spaces), and what it would find there is unknown."""
+    text = stdout.decode("utf-8", "replace").strip(JS_SPACE)
+    if not text.startswith("{"):
+        return stdout, None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = None
+    if not isinstance(data, dict):
+        note = "stdout starts with '{' but is not a JSON object sandboxrun can read: dropped"
+        return b"", f"{note} (untrusted command)"
+    kept, dropped, note = rule(data)
+    if not dropped:
+        return stdout, None
+    return json.dumps(kept, ensure_ascii=True).encode() + b"\n", note

@@ -51,6 +51,7 @@ from ..base import (
     clean_answer,
     event_bytes,
     failure_on_stderr,
+    filter_json_stdout,
     outcome_fields,
     sandbox_ending,
 )
@@ -402,32 +403,17 @@ def dropped_note(dropped: Sequence[str]) -> str:
 
 # What JavaScript's String.prototype.trim removes (the agent trims before it parses):
 # more than Python's `str.strip()` knows (U+FEFF), and never less.
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006" \
-    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"  # fmt: skip
-
-
 def untrusted_stdout(
     stdout: bytes, decisions: Mapping[str, str] | None = None
 ) -> tuple[bytes, str | None]:
     """An untrusted command's stdout as the agent may see it (`exec --untrusted`), and a
-    note naming what was dropped. Output that is not a JSON object passes unchanged (the
-    agent reads it as text), and so does an object with nothing to drop. Output that
-    starts with `{` but does not read here is dropped whole: the agent's parser might
-    read it (deeper nesting, other spaces), and what it would find there is unknown."""
-    text = stdout.decode("utf-8", "replace").strip(_JS_SPACE)
-    if not text.startswith("{"):
-        return stdout, None
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        data = None
-    if not isinstance(data, dict):
-        note = "stdout starts with '{' but is not a JSON object sandboxrun can read: dropped"
-        return b"", f"{note} (untrusted command)"
-    kept, dropped = workspace_json(data, decisions)
-    if not dropped:
-        return stdout, None
-    return json.dumps(kept, ensure_ascii=True).encode() + b"\n", dropped_note(dropped)
+    note naming what was dropped (`filter_json_stdout`, with `workspace_json`'s rule)."""
+
+    def rule(data: dict[str, Any]) -> tuple[dict[str, Any], list[str], str]:
+        kept, dropped = workspace_json(data, decisions)
+        return kept, dropped, dropped_note(dropped)
+
+    return filter_json_stdout(stdout, rule)
 
 
 CLAUDE = ClaudeDialect(

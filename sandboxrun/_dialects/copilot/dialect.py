@@ -45,8 +45,15 @@ from typing import Any
 
 from ..._mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
-from ..base import WORKSPACE_SOURCES, clean_answer, event_bytes, outcome_fields, sandbox_ending
-from ..claude.dialect import _JS_SPACE, dropped_note
+from ..base import (
+    JS_SPACE,
+    WORKSPACE_SOURCES,
+    clean_answer,
+    event_bytes,
+    outcome_fields,
+    sandbox_ending,
+)
+from ..claude.dialect import dropped_note
 from . import config, events
 from .events import PASCAL, camel
 
@@ -252,11 +259,11 @@ def split_progress(stdout: bytes) -> tuple[list[str], str]:
     rest: list[str] = []
     for line in stdout.decode("utf-8", "replace").split("\n"):
         (progress if _is_progress(line) else rest).append(line)
-    return progress, "\n".join(rest).strip(_JS_SPACE)
+    return progress, "\n".join(rest).strip(JS_SPACE)
 
 
 def _is_progress(line: str) -> bool:
-    text = line.strip(_JS_SPACE)
+    text = line.strip(JS_SPACE)
     if not text.startswith("{"):
         return False
     try:

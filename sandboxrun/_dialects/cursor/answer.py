@@ -7,8 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..base import clean_answer
-from ..claude.dialect import _JS_SPACE as JS_SPACE
+from ..base import clean_answer, filter_json_stdout
 from ..claude.handler import brief
 
 HOOK_NAMES = (
@@ -199,21 +198,13 @@ def _structured(event: str, data: Mapping[str, Any]) -> dict[str, Any]:
 def untrusted_stdout(stdout: bytes) -> tuple[bytes, str | None]:
     """A repository command's stdout as Cursor may see it (`exec --untrusted`): its
     JSON without an allow, input rewrites or env (`workspace_json`), the rest as it
-    was. Not JSON: unchanged (Cursor reads no decision from it). Starts with `{` but
-    unreadable here: dropped whole (what Cursor's parser would find there is unknown)."""
-    text = stdout.decode("utf-8", "replace").strip(JS_SPACE)  # never less than JS trims
-    if not text.startswith("{"):
-        return stdout, None
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        data = None
-    if not isinstance(data, dict):
-        return b"", "stdout starts with '{' but is not a JSON object sandboxrun can read: dropped"
-    kept, dropped = workspace_json(data)
-    if not dropped:
-        return stdout, None
-    return json.dumps(kept, ensure_ascii=True).encode() + b"\n", dropped_note(dropped)
+    was (`filter_json_stdout`)."""
+
+    def rule(data: dict[str, Any]) -> tuple[dict[str, Any], list[str], str]:
+        kept, dropped = workspace_json(data)
+        return kept, dropped, dropped_note(dropped)
+
+    return filter_json_stdout(stdout, rule)
 
 
 def join(parts: Sequence[str]) -> str:
