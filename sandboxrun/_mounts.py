@@ -201,7 +201,7 @@ def hook_mount(path: str, home: str | None = None) -> str:
 # something the user did not make for hooks is mounted below it (see `home_layout`).
 HOME_FOLDERS = (
     ".claude", ".qoder", ".qoder-cn", ".cline", "Documents/Cline", "Documents/.agents",
-    ".cache", ".config", ".local", ".npm",
+    ".gemini", ".cache", ".config", ".local", ".npm",
 )  # fmt: skip
 # The user's own hook places below those: a hook folder, a plugin or a transcript mounted
 # there leaves its agent folder writable (their FIFOs, if any, are the user's own doing).
@@ -209,6 +209,7 @@ HOOK_PLACES = (
     *(f"{d}/{p}" for d in (".claude", ".qoder", ".qoder-cn") for p in ("hooks", "plugins",
                                                                        "projects")),
     ".cline/hooks", "Documents/Cline/Hooks", "Documents/.agents/hooks",
+    ".gemini/hooks", ".gemini/extensions", ".gemini/tmp",
 )  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from ._dialects.base import WORKSPACE_SOURCES, Dialect
 from ._dialects.claude.dialect import ClaudeDialect
 from ._dialects.claude.plugins import DATA_VAR
 from ._dialects.cline import CLINE
+from ._dialects.gemini.dialect import GeminiDialect
 from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, SandboxrunError
 from ._hints import hint
@@ -349,11 +350,11 @@ class HookFactory:
         ]  # fmt: skip
         if not hooks:
             return NoOpHookRunner(self.dialect, s.fail_closed, never_run)
-        transcript = (
-            transcript_file(event or {}, self.home, self.dialect.user_dir)
-            if isinstance(self.dialect, ClaudeDialect) and self.transcripts
-            else None
-        )
+        transcript = None
+        if isinstance(self.dialect, ClaudeDialect) and self.transcripts:
+            transcript = transcript_file(event or {}, self.home, self.dialect.user_dir)
+        elif isinstance(self.dialect, GeminiDialect) and self.transcripts:
+            transcript = self.dialect.transcript(event or {}, self.home)
         if transcript:  # what the agent hands its hooks is there, read-only
             hooks = [replace(h, mounts=(*h.mounts, transcript)) for h in hooks]
         # Discovery order puts the user's own hooks first: a repository that configures

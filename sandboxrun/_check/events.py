@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._dialects.base import Dialect
-from .._dialects.claude.dialect import ClaudeDialect
+from .._dialects.cline import ClineDialect
 from .._errors import ConfigError
 from .._text import printable
 
@@ -32,7 +32,7 @@ class EventLine:
 
 
 def name_field(dialect: Dialect) -> str:
-    return CLAUDE_FIELD if isinstance(dialect, ClaudeDialect) else CLINE_FIELD
+    return CLINE_FIELD if isinstance(dialect, ClineDialect) else CLAUDE_FIELD
 
 
 def read_events(path: str, dialect: Dialect) -> list[EventLine]:

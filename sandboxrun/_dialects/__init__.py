@@ -1,11 +1,11 @@
 """The dialect seam: each agent's hook protocol (discovery, input, answers, combining).
 
 `base` is the protocol; `cline` speaks for Cline and Careti; `claude/` for Claude Code,
-Qoder and Qoder CN. A dialect never imports a backend and never reads the process
-environment or the current directory: it is handed what it needs.
+Qoder and Qoder CN; `gemini/` for Gemini CLI. A dialect never imports a backend and
+never reads the process environment or the current directory: it is handed what it needs.
 """
 
 # The agents, by the name `--agent` takes. Kept here, with nothing imported, so every
 # command line can offer them without loading a dialect (`registry.DIALECTS` maps each
 # name to its dialect; a test checks the two agree).
-AGENTS = ("careti", "claude", "cline", "qoder", "qoder-cn")
+AGENTS = ("careti", "claude", "cline", "gemini", "qoder", "qoder-cn")

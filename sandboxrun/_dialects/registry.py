@@ -5,6 +5,7 @@ from __future__ import annotations
 from .base import Dialect
 from .claude.dialect import CLAUDE, QODER, QODER_CN
 from .cline import CARETI, CLINE
+from .gemini.dialect import GEMINI
 
 DIALECTS: dict[str, Dialect] = {
     "cline": CLINE,
@@ -12,4 +13,5 @@ DIALECTS: dict[str, Dialect] = {
     "claude": CLAUDE,
     "qoder": QODER,
     "qoder-cn": QODER_CN,
+    "gemini": GEMINI,
 }

@@ -26,6 +26,11 @@ from .record import UNTRUSTED, Record
 def command(args: argparse.Namespace) -> int:
     """Run `install` or `uninstall` as parsed by `add_commands`."""
     dialect = DIALECTS[args.agent]
+    if not isinstance(dialect, ClaudeDialect | ClineDialect):
+        raise ConfigError(
+            f"install does not support {args.agent} yet: wrap commands with "
+            f"`sandboxrun exec --agent {args.agent} --untrusted -- '...'` by hand"
+        )
     home = os.path.abspath(args.home) if args.home else account_home()
     store, record = BackupStore(home), Record(home)
     undo = args.command == "uninstall"

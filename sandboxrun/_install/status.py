@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
+from .._dialects.base import WORKSPACE_SOURCES, Dialect
 from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.settings import project_root, settings_files
 from .._dialects.claude.wrapped import chosen_files
@@ -16,6 +18,7 @@ from .._dialects.cline import ClineDialect
 from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
 from .._errors import ConfigError
+from .._text import printable
 from . import claude as _claude
 from . import legacy
 from . import managed as _managed
@@ -30,8 +33,44 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
     dialect = DIALECTS[agent]
     if isinstance(dialect, ClaudeDialect):
         return _claude_notes(dialect, roots, home)
-    assert isinstance(dialect, ClineDialect)
-    return _cline_notes(dialect, roots, home)
+    if isinstance(dialect, ClineDialect):
+        return _cline_notes(dialect, roots, home)
+    return _not_installable(dialect, roots, home)
+
+
+def _not_installable(dialect: Dialect, roots: Sequence[str], home: str) -> list[str]:
+    """An agent `install` does not support yet: it runs every hook it finds itself, on
+    the host, unless the user wrapped the command by hand in `sandboxrun exec --agent`.
+    A repository's own entry never counts as wrapped: it can shape a command like a
+    wrapper and set the PATH that finds a `sandboxrun` of its own."""
+    found = dialect.discover(None, list(roots) or [os.getcwd()], home)
+    out = []
+    for hook in found.hooks:
+        command = hook.argv[-1] if hook.argv else hook.name
+        if hook.source not in WORKSPACE_SOURCES and _wrapped_by_hand(command, dialect.agent):
+            continue
+        label = hook.name if hook.name == command else f"{hook.name}: {command}"
+        out.append(
+            f"{dialect.agent} runs this {hook.hook_name} hook ({hook.source}) on the host,"
+            f" unsandboxed: {printable(label[:200])} (install does not support"
+            f" {dialect.agent} yet: wrap it in `sandboxrun exec --agent {dialect.agent}"
+            " -- '...'` by hand, with --untrusted for a project's)"
+        )
+    return out
+
+
+def _wrapped_by_hand(command: str, agent: str) -> bool:
+    """`[PYTHON -I] /abs/sandboxrun exec ... --agent AGENT ... -- ...`, as a user writes it."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    if len(words) > 2 and words[1] == "-I":
+        words = words[2:]
+    if not words or os.path.basename(words[0]) != "sandboxrun" or words[1:2] != ["exec"]:
+        return False
+    head = words[: words.index("--")] if "--" in words else words
+    return any(head[i : i + 2] == ["--agent", agent] for i in range(len(head)))
 
 
 # An old-shaped wrapper or shim: most likely an earlier sandboxrun's, which kept no
