@@ -84,6 +84,7 @@ class GeminiDialect:
     project_dir_var: str = "GEMINI_PROJECT_DIR"
     default_timeout: float = 60.0  # DEFAULT_HOOK_TIMEOUT = 60000 ms
     hook_names: tuple[str, ...] = HOOK_NAMES
+    system_dir: str = _settings.SYSTEM_DIR  # system settings and system defaults
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         cwd = event.get("cwd")
@@ -93,7 +94,9 @@ class GeminiDialect:
         self, hook_name: str | None, workspaces: Sequence[str], home: str,
         explicit: Sequence[str] = (),
     ) -> Discovery:  # fmt: skip
-        return _settings.discover(self.hook_names, hook_name, workspaces, home, explicit)
+        return _settings.discover(
+            self.hook_names, hook_name, workspaces, home, explicit, self.system_dir
+        )
 
     def matches(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:
         """`HookPlanner.matchesContext`: no matcher, "" and "*" match all; tool events
@@ -235,8 +238,13 @@ class GeminiDialect:
         """A repository command's stdout without what it may not decide. Anything but a
         JSON object (or a JSON string holding one) passes unchanged: the agent reads it
         as text (a message; its implied allow approves nothing) or as no output. An
-        object with nothing to drop passes byte for byte."""
-        data = _json_object(stdout.decode("utf-8", "replace").strip(_JS_SPACE))
+        object with nothing to drop passes byte for byte. JSON that starts like an
+        object but does not read here is dropped whole: the agent's parser might read it
+        (deeper nesting, longer numbers), and what it would find there is unknown."""
+        data, unreadable = _untrusted_object(stdout.decode("utf-8", "replace").strip(_JS_SPACE))
+        if unreadable:
+            note = "stdout looks like JSON but sandboxrun cannot read it: dropped"
+            return b"", f"{note} (untrusted command)"
         if data is None:
             return stdout, None
         kept, dropped = workspace_json(data)
@@ -262,7 +270,7 @@ class GeminiDialect:
         if not text:
             return False
         try:
-            json.loads(text)
+            _js_parse(text)
         except (ValueError, RecursionError):
             return True
         return False
@@ -271,15 +279,31 @@ class GeminiDialect:
 GEMINI = GeminiDialect()
 
 
-def _json_object(text: str) -> dict[str, Any] | None:
-    """`JSON.parse` as the agent applies it: an object, or a JSON string holding one."""
-    try:
-        parsed: Any = json.loads(text)
-        if isinstance(parsed, str):
-            parsed = json.loads(parsed)
-    except (ValueError, RecursionError):
-        return None
-    return parsed if isinstance(parsed, dict) else None
+def _js_parse(text: str) -> Any:
+    """JavaScript's `JSON.parse`: Python's, without NaN and Infinity (JavaScript refuses
+    them, so the agent reads such text as plain text)."""
+    return json.loads(text, parse_constant=_refuse)
+
+
+def _refuse(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _untrusted_object(text: str) -> tuple[dict[str, Any] | None, bool]:
+    """(the object the agent would read in `text`, or None; whether `text` may hold one
+    that cannot be read here). `JSON.parse` as the agent applies it: an object, or a
+    JSON string holding one."""
+    for _ in range(2):
+        try:
+            parsed: Any = _js_parse(text)
+        except RecursionError:
+            return None, True
+        except ValueError:
+            return None, text.lstrip(_JS_SPACE).startswith(("{", '"'))
+        if not isinstance(parsed, str):
+            return (parsed if isinstance(parsed, dict) else None), False
+        text = parsed
+    return None, False
 
 
 def read_output(
@@ -289,22 +313,21 @@ def read_output(
     from one run's bytes (module docstring)."""
     text = stdout.decode("utf-8", "replace").strip(_JS_SPACE)
     note = None
-    if not text:
+    if not text:  # the agent reads stderr then: a JSON answer there is an answer too
         text = stderr.decode("utf-8", "replace").strip(_JS_SPACE)
-        if text:
-            note = "stdout was empty: the agent reads stderr as the answer"
+        note = "stdout was empty: the agent read the JSON on stderr as the answer"
     if not text:
         return None, None, False
     try:
-        parsed: Any = json.loads(text)
+        parsed: Any = _js_parse(text)
         if isinstance(parsed, str):
-            parsed = json.loads(parsed)
+            parsed = _js_parse(parsed)
     except (ValueError, RecursionError):
         if code == 0:
-            return {"decision": "allow", "systemMessage": text}, note, False
+            return {"decision": "allow", "systemMessage": text}, None, False
         if code == 1:
-            return {"decision": "allow", "systemMessage": f"Warning: {text}"}, note, False
-        return {"decision": "deny", "reason": text}, note, False
+            return {"decision": "allow", "systemMessage": f"Warning: {text}"}, None, False
+        return {"decision": "deny", "reason": text}, None, False
     if isinstance(parsed, list):
         return {}, note, True  # an object to the agent, with none of its fields
     if not isinstance(parsed, dict):

@@ -63,7 +63,9 @@ MAX_ENV = 64  # entries of one hook's `env`
 MAX_ENV_VALUE = 8192  # characters of one value
 
 
-def settings_files(project: str, home: str, explicit: Sequence[str] = ()) -> list[tuple[str, str]]:
+def settings_files(
+    project: str, home: str, explicit: Sequence[str] = (), system_dir: str = SYSTEM_DIR
+) -> list[tuple[str, str]]:
     """(settings file, source) in the agent's concatenation order."""
     if explicit:
         found = []
@@ -76,18 +78,18 @@ def settings_files(project: str, home: str, explicit: Sequence[str] = ()) -> lis
             )
         return found
     files = [
-        (os.path.join(SYSTEM_DIR, "system-defaults.json"), "system"),
+        (os.path.join(system_dir, "system-defaults.json"), "system"),
         (os.path.join(home, USER_DIR, "settings.json"), "user"),
     ]
     if os.path.realpath(project) != os.path.realpath(home):  # `isWorkspaceHomeDir`
         files.append((os.path.join(project, USER_DIR, "settings.json"), "project"))
-    files.append((os.path.join(SYSTEM_DIR, "settings.json"), "system"))
+    files.append((os.path.join(system_dir, "settings.json"), "system"))
     return files
 
 
 def discover(
     hook_names: Sequence[str], hook_name: str | None, workspaces: Sequence[str], home: str,
-    explicit: Sequence[str] = (),
+    explicit: Sequence[str] = (), system_dir: str = SYSTEM_DIR,
 ) -> Discovery:  # fmt: skip
     """The hooks for `hook_name` (every event if None) and what was skipped, and why."""
     project = workspaces[0]  # Gemini's project is its working directory, not a parent
@@ -100,7 +102,7 @@ def discover(
                         mounts=unique_mounts([project, *workspaces]),
                         env={v: project for v in PROJECT_VARS})  # fmt: skip
     levels: list[tuple[str, str, dict[str, Any], dict[str, str]]] = []
-    for path, source in settings_files(project, home, explicit):
+    for path, source in settings_files(project, home, explicit, system_dir):
         real = os.path.realpath(path)
         if real in read:
             continue
