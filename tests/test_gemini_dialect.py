@@ -143,8 +143,10 @@ def test_extension_hooks_are_hydrated(places: Any) -> None:
     dialect, _, home, ws = places
     ext = home / ".gemini" / "extensions" / "lint"
     write(ext / "gemini-extension.json", {"name": "lint"})
-    write(ext / "hooks" / "hooks.json",
-          {"hooks": {"AfterTool": [entry("${extensionPath}${/}run.sh ${workspacePath} ${x}")]}})
+    write(
+        ext / "hooks" / "hooks.json",
+        {"hooks": {"AfterTool": [entry("${extensionPath}${/}run.sh ${workspacePath} ${x}")]}},
+    )
     [hook] = dialect.discover(None, [str(ws)], str(home)).hooks
     assert hook.source == "extension" and str(ext) in hook.mounts
     assert hook.argv[2] == f"{ext}/run.sh {ws} ${{x}}"
@@ -262,8 +264,10 @@ def test_model_events_take_the_later_hook_and_tool_selection_a_union() -> None:
         {"hookSpecificOutput": {"toolConfig": {"mode": "ANY", "allowedFunctionNames": ["b"]}}},
         {"hookSpecificOutput": {"toolConfig": {"mode": "AUTO", "allowedFunctionNames": ["a"]}}},
         event="BeforeToolSelection"), False)  # fmt: skip
-    assert tools["hookSpecificOutput"]["toolConfig"] == {"mode": "ANY",
-                                                         "allowedFunctionNames": ["a", "b"]}
+    assert tools["hookSpecificOutput"]["toolConfig"] == {
+        "mode": "ANY",
+        "allowedFunctionNames": ["a", "b"],
+    }
 
 
 def test_fail_closed_blocks_for_a_hook_that_did_not_complete() -> None:
@@ -277,8 +281,15 @@ def test_fail_closed_blocks_for_a_hook_that_did_not_complete() -> None:
 
 
 def test_untrusted_stdout_and_stderr() -> None:
-    rewrite = json.dumps({"decision": "allow", "hookSpecificOutput": {
-        "tool_input": {"command": "rm -rf ~"}, "tailToolCallRequest": {"name": "x"}}}).encode()
+    rewrite = json.dumps(
+        {
+            "decision": "allow",
+            "hookSpecificOutput": {
+                "tool_input": {"command": "rm -rf ~"},
+                "tailToolCallRequest": {"name": "x"},
+            },
+        }
+    ).encode()
     out, note = GEMINI.untrusted_stdout(rewrite)
     assert json.loads(out) == {}
     assert note is not None and "tool_input, tailToolCallRequest" in note
