@@ -344,3 +344,48 @@ def test_exec_adds_no_line_where_gemini_would_read_it_as_the_answer() -> None:
     assert quiet.stderr == b""
     text = exec_with(lambda r: ExecResult(2, b"", b"no\n", 5, output_truncated=True))
     assert text.stderr.startswith(b"no\nsandboxrun: output was cut")
+
+
+def test_list_and_doctor_name_every_hook_gemini_runs_unsandboxed(
+    places: Any, tmp_path: Path
+) -> None:
+    """`install` does not support Gemini yet: every hook found runs on the host, unless the
+    user wrapped it by hand; a project's wrapper-shaped entry never counts (its own PATH
+    or script could stand behind the name)."""
+    from sandboxrun._install.status import notes
+
+    _, _, home, ws = places
+    wrapped = "/usr/local/bin/sandboxrun exec --agent gemini -- ./guard.sh"
+    write(home / ".gemini" / "settings.json",
+          {"hooks": {"BeforeTool": [entry(wrapped), entry("./plain.sh")]}})  # fmt: skip
+    write(ws / ".gemini" / "settings.json", {"hooks": {"AfterTool": [entry(wrapped)]}})
+    found = notes("gemini", [str(ws)], str(home))
+    assert len(found) == 2
+    assert "BeforeTool hook (user) on the host, unsandboxed: ./plain.sh" in found[0]
+    assert "AfterTool hook (project)" in found[1]
+
+
+def test_install_refuses_gemini_in_one_line(tmp_path: Path, capsys: Any) -> None:
+    import sandboxrun._cli as cli
+
+    code = cli.main(["install", "--agent", "gemini", "--home", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "install does not support gemini yet: wrap commands with `sandboxrun exec" in err
+
+
+def test_run_answer_agent_prints_geminis_own_fields() -> None:
+    from sandboxrun._install.answer import agent_answer
+    from sandboxrun._types import CombinedResult
+
+    found = outcomes({"decision": "deny", "reason": "no"}, {"systemMessage": "m"})
+    answer = GEMINI.combine(found, fail_closed=False)
+    done = agent_answer(GEMINI, "BeforeTool", CombinedResult(answer, tuple(found)))
+    assert done.exit_code == 0
+    assert json.loads(done.stdout) == {
+        "continue": True,
+        "suppressOutput": False,
+        "decision": "deny",
+        "reason": "no",
+        "systemMessage": "m",
+    }

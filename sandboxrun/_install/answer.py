@@ -10,6 +10,8 @@ managed forwarding hooks).
   `continue: false` is `{"continue": false, "stopReason": ...}`; anything else is exit
   0 with the documented JSON (`hookSpecificOutput` with `hookEventName`, and
   `systemMessage`), or nothing when there is nothing to say.
+- Gemini CLI: its own output fields, combined (`decision`, `reason`, `continue`...), as
+  JSON on stdout with exit 0; a block is `decision: "deny"` there.
 - An error of ours (no engine, a bad config file) without fail-closed: exit 1 and one
   line on stderr, the Claude family's non-blocking error (exit 2 would block), and for
   Cline a failed hook, which does not block either. Under fail-closed it is a block.
@@ -27,6 +29,7 @@ from typing import Any
 
 from .._dialects.base import Dialect
 from .._dialects.claude.dialect import ClaudeDialect
+from .._dialects.gemini.dialect import GeminiDialect
 from .._dialects.registry import DIALECTS
 from .._errors import SandboxrunError
 from .._log import logger
@@ -64,6 +67,9 @@ def agent_answer(dialect: Dialect, event: str, result: CombinedResult) -> AgentA
     ]
     notes += stopped
     answer = dict(result.answer)
+    if isinstance(dialect, GeminiDialect):  # the combined output, in its own fields
+        document = {k: v for k, v in answer.items() if k != "blocked"}
+        return AgentAnswer(_json(document) if document else b"", _lines(notes), 0)
     if not isinstance(dialect, ClaudeDialect):
         fields = ("cancel", "contextModification", "errorMessage")
         document = {k: answer[k] for k in fields if k in answer}
