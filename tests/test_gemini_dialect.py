@@ -78,6 +78,8 @@ def test_strip_comments_keeps_strings_and_lines() -> None:
     text = '{"a": "x // y /* z */", // c\n "b": 1 /* d\n e */}'
     assert json.loads(strip_comments(text)) == {"a": "x // y /* z */", "b": 1}
     assert strip_comments(text).count("\n") == text.count("\n")
+    for broken in ('{"a": 1} "', '{"a": "x\\'):  # nothing dropped: still not JSON
+        assert strip_comments(broken) == broken
 
 
 def test_the_project_dir_is_replaced_in_the_command_quoted(places: Any, tmp_path: Path) -> None:

@@ -403,7 +403,9 @@ def load(
     return data, None
 
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?(?:\*/|\Z)|[^"/]+|/', re.DOTALL)
+# A string (to its closing quote, or the end), a comment, other text, or any one character
+# (so that nothing is ever dropped: a stray quote stays and the JSON stays invalid).
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|//[^\n]*|/\*.*?(?:\*/|\Z)|[^"/]+|.', re.DOTALL)
 
 
 def strip_comments(text: str) -> str:
