@@ -391,3 +391,16 @@ def test_run_answer_agent_prints_geminis_own_fields() -> None:
         "reason": "no",
         "systemMessage": "m",
     }
+
+
+def test_only_geminis_own_chat_file_is_mounted(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    chats = home / ".gemini" / "tmp" / "proj" / "chats"
+    mine = write(chats / "session-1.json", "{}")
+    sub = write(chats / "parent" / "session-2.json", "{}")
+    other = write(home / ".gemini" / "tmp" / "proj" / "logs.json", "{}")
+    secret = write(home / ".gemini" / "oauth_creds.json", "{}")
+    for path, ok in ((mine, True), (sub, True), (other, False), (secret, False),
+                     (chats, False), (tmp_path / "x.json", False)):  # fmt: skip
+        found = GEMINI.transcript({"transcript_path": str(path)}, str(home))
+        assert (found == str(path)) is ok, path

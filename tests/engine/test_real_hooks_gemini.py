@@ -234,3 +234,31 @@ def test_the_sandboxs_own_failures_never_block_unless_fail_closed(
     assert done.stdout == b"" and done.returncode == (2 if fail_closed else 1), done.stderr
     output = read_output(done.stdout, done.stderr, done.returncode)[0] or {}
     assert (output.get("decision") == "deny") is fail_closed, done.stderr
+
+
+def test_the_transcript_is_the_only_file_of_geminis_folder_inside(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """Item 8: the event's `transcript_path` (an absolute host path) reads the same inside
+    when it is Gemini's own chat file, mounted read-only at its path; another file of
+    `~/.gemini` that an event names is not there."""
+    home = tmp_path / "home"
+    chat = home / ".gemini" / "tmp" / "p" / "chats" / "session-1.json"
+    chat.parent.mkdir(parents=True)
+    chat.write_text('{"messages": ["hello transcript"]}')
+    creds = home / ".gemini" / "oauth_creds.json"
+    creds.write_text('{"messages": ["a secret"]}')
+    ws = tmp_path / "ws"
+    (ws / ".gemini").mkdir(parents=True)
+    command = "jq -r .transcript_path | xargs cat | jq -c '{systemMessage: .messages[0]}'"
+    settings = {"hooks": {"AfterAgent": [{"hooks": [{"type": "command", "command": command}]}]}}
+    (ws / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    for path, seen in ((chat, "hello transcript"), (creds, None)):
+        stdin = json.dumps({"cwd": str(ws), "transcript_path": str(path), "prompt": "p"})
+        ran = subprocess.run(cli("run", "AfterAgent", "--agent", "gemini", home=home),
+                             input=stdin.encode(), capture_output=True, cwd=ws, timeout=180)  # fmt: skip
+        answer = json.loads(ran.stdout)
+        if seen:
+            assert answer["systemMessage"] == seen, answer
+        else:
+            assert "secret" not in ran.stdout.decode() and "No such file" in answer["systemMessage"]

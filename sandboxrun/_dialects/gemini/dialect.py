@@ -141,15 +141,16 @@ class GeminiDialect:
         return event_bytes({**base, **{k: v for k, v in event.items() if k not in base}})
 
     def transcript(self, event: Mapping[str, Any], home: str) -> str | None:
-        """The chat file an event names, when it is Gemini's own
-        (`~/.gemini/tmp/<project>/chats/<file>`, a regular file): mounted read-only."""
+        """The chat file an event names, when it is Gemini's own, a regular file: in
+        `~/.gemini/tmp/<project>/chats/`, or a subagent's in `chats/<parent session>/`
+        (`ChatRecordingService`). Mounted read-only; never any other file of the event's."""
         path = event.get("transcript_path")
         if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
             return None
         real = os.path.realpath(path)
-        chats = os.path.dirname(real)
         tmp = os.path.realpath(os.path.join(home, self.user_dir, "tmp"))
-        if os.path.basename(chats) != "chats" or os.path.dirname(os.path.dirname(chats)) != tmp:
+        parts = os.path.relpath(real, tmp).split(os.sep)
+        if len(parts) not in (3, 4) or parts[0] == ".." or parts[1] != "chats":
             return None
         return path if os.path.isfile(real) else None
 
