@@ -196,6 +196,9 @@ def test_a_hook_that_writes_the_workspace_answers_the_same_and_writes_nothing(
     host = on_host(ws, command, stdin)
     assert (host.returncode, host.stdout) == (0, b"{}\n") and log.read_text().count("\n") == 1
     log.unlink()
+    # Writable by the hook's user, as your own project is yours: as root, hooks run as
+    # nobody, and gVisor checks that before the read-only mount (EACCES, not EROFS).
+    (ws / ".gemini").chmod(0o777)
     got = sandboxed(ws, tmp_path, command, stdin, "AfterTool")
     assert not got["run"]["blocked"] and got["run"]["decision"] == "allow"
     [report] = got["run"]["hooks"]
