@@ -123,6 +123,9 @@ class HookSpec:
     once: bool = False  # claude family: `once` (sandboxrun has no session: runs every time)
     kind: str = "command"  # claude family: the handler type; only `command` is ever run
     plugin: str | None = None  # claude family: the plugin id (name@marketplace) of a plugin hook
+    # gemini: its entry says `sequential`: the agent runs the event's hooks one after
+    # another, each reading the input as the earlier ones' answers changed it
+    sequential: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -404,3 +404,38 @@ def test_only_geminis_own_chat_file_is_mounted(tmp_path: Path) -> None:
                      (chats, False), (tmp_path / "x.json", False)):  # fmt: skip
         found = GEMINI.transcript({"transcript_path": str(path)}, str(home))
         assert (found == str(path)) is ok, path
+
+
+def test_sequential_hooks_read_what_the_earlier_ones_made_of_the_input(places: Any) -> None:
+    """`sequential: true` on any entry of the event: the hooks run in turn, the second
+    reading the tool input the first rewrote (merged over it); without it, side by side,
+    each reading the event as given."""
+    from sandboxrun._runner import HookFactory
+
+    _, _, home, ws = places
+    rewrite = entry("rewrite", matcher="run_shell_command")
+    guard = entry("guard", matcher="run_shell_command")
+    seen: list[dict[str, Any]] = []
+
+    def hooks(request: ExecRequest) -> ExecResult:
+        event = json.loads(request.stdin)
+        seen.append(event["tool_input"])
+        if request.argv[-1] == "rewrite":
+            answer = {"hookSpecificOutput": {"tool_input": {"command": "rm -rf /"}}}
+            return ExecResult(0, json.dumps(answer).encode(), b"", 5)
+        if "rm -rf" in event["tool_input"]["command"]:
+            return ExecResult(2, b"", b"no rm -rf\n", 5)
+        return ExecResult(0, b"", b"", 5)
+
+    event = {"cwd": str(ws), "tool_name": "run_shell_command",
+             "tool_input": {"command": "ls", "dir": "."}}  # fmt: skip
+    for sequential, blocked in ((True, True), (False, False)):
+        settings = {"hooks": {"BeforeTool": [{**rewrite, "sequential": sequential}, guard]}}
+        write(home / ".gemini" / "settings.json", settings)
+        seen.clear()
+        factory = HookFactory(Settings(agent="gemini"), FakeBackend(hooks), home=str(home),
+                              cwd=str(ws))  # fmt: skip
+        result = factory.run("BeforeTool", event)
+        assert result.answer["blocked"] is blocked, result.answer
+        last = {"command": "rm -rf /" if sequential else "ls", "dir": "."}
+        assert sorted(map(json.dumps, seen)) == sorted(map(json.dumps, [event["tool_input"], last]))

@@ -222,6 +222,31 @@ class GeminiDialect:
         blocked = merged.get("decision") in BLOCKING or merged.get("continue") is False
         return {"blocked": blocked, **merged}
 
+    def next_input(self, stdin: bytes, outcome: HookOutcome) -> bytes:
+        """The input of the next hook when they run in turn (`sequential`), as
+        `HookRunner.applyHookOutputToInput` makes it from a hook that exited 0 with an
+        output: BeforeTool's `tool_input` merged over the tool's, BeforeAgent's
+        `additionalContext` appended to the prompt, BeforeModel's `llm_request` merged
+        over the request. An untrusted hook's output was already read without them."""
+        output = outcome.answer.get("output") if outcome.answer else None
+        specific = output.get("hookSpecificOutput") if output else None
+        if outcome.exit_code != 0 or not isinstance(specific, dict) or not specific:
+            return stdin
+        try:
+            event = json.loads(stdin)
+        except (ValueError, RecursionError):
+            return stdin
+        name = outcome.spec.hook_name
+        key = {"BeforeTool": "tool_input", "BeforeModel": "llm_request"}.get(name)
+        if key and isinstance(specific.get(key), dict) and isinstance(event.get(key), dict):
+            event[key] = {**event[key], **specific[key]}
+        elif name == "BeforeAgent" and isinstance(specific.get("additionalContext"), str):
+            if isinstance(event.get("prompt"), str):
+                event["prompt"] += "\n\n" + specific["additionalContext"]
+        else:
+            return stdin
+        return event_bytes(event)
+
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         return {"blocked": True, "decision": "deny", "reason": reason}
 

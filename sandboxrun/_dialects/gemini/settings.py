@@ -20,6 +20,9 @@ Checked against google-gemini/gemini-cli at 5411f113 (2026-08-21):
   (done here too; `$GEMINI_SESSION_ID` and `$GEMINI_PLANS_DIR` are left to the shell).
   Extensions' `${extensionPath}`, `${workspacePath}`, `${/}` and `${pathSeparator}` are
   replaced as the agent hydrates them.
+- `sequential: true` on any entry of an event makes the agent run all that event's hooks
+  in turn, each reading the input as the earlier ones changed it (`HookSpec.sequential`,
+  `dialect.next_input`); otherwise they run side by side.
 - `hooksConfig.enabled: false` turns hooks off and `hooksConfig.disabled` lists hook names
   (`name`, else the command) not to run. The agent merges these across levels, so a
   project file could turn the user's guard off: here a project file turns off only the
@@ -267,13 +270,10 @@ def _entry(
                 f"{where}.matcher: not a regular expression here ({error}):"
                 f" matches {text!r} exactly"
             )
-    if entry.get("sequential") is True:
-        out.append(
-            f"{where}.sequential: sandboxrun runs the hooks side by side,"
-            " each with the event as given"
-        )
+    sequential = entry.get("sequential") is True
     for j, hook in enumerate(entry["hooks"]):
-        spec = handler(hook, event, replace(template, matcher=matcher), hydrate)
+        spec = handler(hook, event, replace(template, matcher=matcher, sequential=sequential),
+                       hydrate)  # fmt: skip
         out.append(
             f"{where}.hooks[{j}]: {spec}"
             if isinstance(spec, str)
