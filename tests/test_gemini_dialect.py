@@ -62,9 +62,11 @@ def test_levels_in_the_agents_order_with_comments_and_milliseconds(places: Any) 
           '"command", "command": "user // not a comment", "timeout": 1500}]}]}}')  # fmt: skip
     write(ws / ".gemini" / "settings.json", {"hooks": {"BeforeTool": [entry("project")]}})
     found = dialect.discover("BeforeTool", [str(ws)], str(home))
+    # The agent's order, but the project's hooks last (a repository's dozens of hooks
+    # cannot push the admin's past max_hooks).
     assert [(h.name, h.source) for h in found.hooks] == [
-        ("defaults", "system"), ("user // not a comment", "user"), ("project", "project"),
-        ("system", "system"),
+        ("defaults", "system"), ("user // not a comment", "user"), ("system", "system"),
+        ("project", "project"),
     ]  # fmt: skip
     user = found.hooks[1]
     assert user.timeout == 1.5 and user.argv == ("bash", "-c", "user // not a comment")

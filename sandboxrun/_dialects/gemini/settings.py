@@ -11,7 +11,8 @@ Checked against google-gemini/gemini-cli at 5411f113 (2026-08-21):
   the cwd is the home), then each extension's `<ext>/hooks/hooks.json` under
   `~/.gemini/extensions/`. Settings files are JSON with comments (`stripJsonComments`).
   The agent concatenates the `hooks` lists in the order system-defaults, user, project,
-  system, then extensions; that is the order here. (The `GEMINI_CLI_SYSTEM_SETTINGS_PATH`
+  system, then extensions; that is the order here, but for the project's hooks, which come
+  last (see `discover`). (The `GEMINI_CLI_SYSTEM_SETTINGS_PATH`
   override is an environment variable: a dialect never reads the environment.)
 - An entry is `{"matcher", "sequential", "hooks": [{"type": "command", "command", "name",
   "description", "timeout" (milliseconds, default 60000), "env"}]}`. The command runs as
@@ -142,6 +143,10 @@ def discover(
             skipped.append(Skipped(shown, spec.source, f"{where}: not run: {why}"))
         else:
             kept.append((spec, shown, where))
+    # The project's hooks last: a repository that configures dozens of hooks can then push
+    # only its own past `max_hooks`, never the admin's or an extension's (which the agent
+    # lists after it). Their rewrites are dropped anyway, so little else changes.
+    kept.sort(key=lambda found: found[0].source in WORKSPACE_SOURCES)
     return Discovery(tuple(_once(kept, skipped)), tuple(skipped))
 
 
