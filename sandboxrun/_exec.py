@@ -26,6 +26,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from . import _envfile
 from ._backends.base import Backend
@@ -34,18 +35,19 @@ from ._dialects.claude.dialect import ClaudeDialect
 from ._dialects.claude.plugins import DATA_VAR, data_dir
 from ._dialects.claude.settings import installed_plugins, project_root
 from ._dialects.cline import ClineDialect
+from ._dialects.copilot import CopilotDialect
+from ._dialects.cursor import CursorDialect
 from ._dialects.gemini.dialect import GeminiDialect
-from ._dialects.gemini.settings import PROJECT_VARS as GEMINI_VARS
 from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import hint
 from ._log import logger
 from ._mounts import (
     HOOK_HOME,
+    agent_transcript,
     hook_mount,
     mountable_file,
     sandbox_home,
-    transcript_file,
     under,
     workspace_root,
 )
@@ -94,22 +96,39 @@ def exec_request(
     dialect = DIALECTS[settings.agent]
     var = dialect.project_dir_var
     found = cwd
-    if isinstance(dialect, ClaudeDialect):  # a session in a subfolder: the whole project
-        found = project_root(cwd, account_home(), dialect.project_dir)
+    if isinstance(dialect, ClaudeDialect | CopilotDialect):  # a session in a subfolder:
+        found = project_root(cwd, account_home(), dialect.project_dir)  # the whole project
+    event = _event(stdin)
+    roots = dialect.event_workspaces(event) if isinstance(dialect, CursorDialect) else []
+    if roots:  # Cursor starts user hooks in ~/.cursor: the event names the project,
+        # the root the hook starts in if it is one of them (a multi-root workspace)
+        found = next((r for r in roots if Path(cwd).is_relative_to(r)), roots[0])
     root = workspace_root(workspace or found, settings)
-    # One argument is a shell string, as the agent itself would run it (Gemini: in
-    # bash); several are argv.
-    shell = "bash" if isinstance(dialect, GeminiDialect) else "/bin/sh"
-    argv = (shell, "-c", command[0]) if len(command) == 1 else tuple(command)
+    # One argument is a shell string, run in the shell the agent itself would use
+    # (Codex: a login shell, `sh -lc`; Copilot's `bash` field and Gemini: bash); several are argv.
+    shell: tuple[str, ...] = ("/bin/sh", "-c")
+    if isinstance(dialect, ClaudeDialect | CopilotDialect | GeminiDialect):
+        shell = dialect.shell
+    argv = (*shell, command[0]) if len(command) == 1 else tuple(command)
     inside = Path(cwd).is_relative_to(root)
     env = {var: root} if var else {}
-    if isinstance(dialect, GeminiDialect):  # the agent sets all three to its cwd
-        env = dict.fromkeys(GEMINI_VARS, root)
+    if isinstance(dialect, ClaudeDialect | GeminiDialect):  # Qwen, Gemini: GEMINI_/CLAUDE_...
+        env = dict.fromkeys(dialect.project_vars, root)
     extra = _files_named(command, root, trusted_places(settings, account_home()))
     # The transcript is the server user's own agent's: never mounted for a tenant (TCP).
-    transcript = _transcript(dialect, stdin, account_home()) if transcripts else None
+    transcript = agent_transcript(dialect, event, account_home()) if transcripts else None
     if transcript:
         extra.append(transcript)
+    user_hooks = None
+    if isinstance(dialect, CursorDialect):
+        env.update(dialect.event_env(event, root, transcript))
+        # A user hook starts in ~/.cursor (`./hooks/x.sh`): there, with only its hooks
+        # folder mounted (the rest of ~/.cursor holds the agent's credentials).
+        agent_dir = os.path.join(account_home(), dialect.user_dir)
+        if os.path.realpath(cwd) == os.path.realpath(agent_dir):
+            user_hooks = os.path.join(agent_dir, "hooks")
+            if os.path.isdir(user_hooks):
+                extra.append(user_hooks)
     label = " ".join(command)
     # `exec` hooks are known by their command: `state` globs in the user's config match it.
     state, note = prepare_state(settings, "exec", label, root)
@@ -136,7 +155,8 @@ def exec_request(
     return ExecRequest(
         argv=argv,
         stdin=stdin,
-        workdir=cwd if inside else root,  # where the agent started the hook, if mounted
+        # where the agent started the hook, if mounted (Cursor's ~/.cursor: its hooks are)
+        workdir=cwd if inside or user_hooks else root,
         mounts=unique_mounts([root, *extra]),
         env=env,
         timeout=exec_timeout(settings),
@@ -197,19 +217,14 @@ def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> l
 PLUGIN_ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
 
 
-def _transcript(dialect: Dialect, stdin: bytes, home: str) -> str | None:
-    """The transcript the event on stdin names, if it is the agent's own (`_mounts`)."""
-    if not isinstance(dialect, ClaudeDialect | GeminiDialect) or b"transcript_path" not in stdin:
-        return None
+def _event(stdin: bytes) -> dict[str, Any]:
+    """The event on stdin as an object ({} when it is not one: passed through as it is,
+    the hook reads the same bytes)."""
     try:
         event = json.loads(stdin)
     except (ValueError, RecursionError):
-        return None  # passed through as it is: the hook reads the same bytes
-    if not isinstance(event, dict):
-        return None
-    if isinstance(dialect, GeminiDialect):
-        return dialect.transcript(event, home)
-    return transcript_file(event, home, dialect.user_dir)
+        return {}
+    return event if isinstance(event, dict) else {}
 
 
 def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
@@ -273,6 +288,10 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
         agent = [os.path.join(home, dialect.user_dir, "hooks"), *plugins]
     elif isinstance(dialect, ClineDialect):
         agent = [os.path.join(home, d) for d in dialect.global_dirs]
+    elif isinstance(dialect, CursorDialect):
+        agent = [os.path.join(home, dialect.user_dir, "hooks"), dialect.enterprise_dir]
+    elif isinstance(dialect, CopilotDialect):
+        agent = dialect.hook_folders(home)
     elif isinstance(dialect, GeminiDialect):  # the user's hooks, and installed extensions
         agent = [os.path.join(home, dialect.user_dir, d) for d in ("hooks", "extensions")]
     else:
@@ -308,7 +327,7 @@ def run_exec(
     dialect = DIALECTS[settings.agent]
     notes = [out.notes.decode("utf-8", "replace")] if out.notes else []
     if untrusted and not out.sandbox_ended and not settings.trust_workspace_decisions:
-        stdout, note = dialect.untrusted_stdout(out.stdout)
+        stdout, note = dialect.untrusted_stdout(out.stdout, request.stdin)
         if note:
             out = replace(out, stdout=stdout)
             notes.append(f"sandboxrun: {note}\n")
@@ -359,6 +378,10 @@ def hand_on(parsed: _envfile.Parsed, environ: Mapping[str, str] | None) -> list[
 
 
 def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> ExecOutput:
+    cap = getattr(DIALECTS[settings.agent], "max_input", None)  # Cursor: a whole file
+    if cap is not None and len(request.stdin) > cap:  # an error, never a cut
+        big = f"the event is {len(request.stdin)} bytes, over the input cap of {cap}: not run"
+        return sandbox_failure(settings, big)
     try:
         backend.check()
         tools = image_tools_of(backend)

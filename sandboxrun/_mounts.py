@@ -201,7 +201,7 @@ def hook_mount(path: str, home: str | None = None) -> str:
 # something the user did not make for hooks is mounted below it (see `home_layout`).
 HOME_FOLDERS = (
     ".claude", ".qoder", ".qoder-cn", ".cline", "Documents/Cline", "Documents/.agents",
-    ".gemini", ".cache", ".config", ".local", ".npm",
+    ".codex", ".copilot", ".cursor", ".gemini", ".cache", ".config", ".local", ".npm",
 )  # fmt: skip
 # The user's own hook places below those: a hook folder, a plugin or a transcript mounted
 # there leaves its agent folder writable (their FIFOs, if any, are the user's own doing).
@@ -209,6 +209,8 @@ HOOK_PLACES = (
     *(f"{d}/{p}" for d in (".claude", ".qoder", ".qoder-cn") for p in ("hooks", "plugins",
                                                                        "projects")),
     ".cline/hooks", "Documents/Cline/Hooks", "Documents/.agents/hooks",
+    ".codex/hooks", ".codex/sessions", ".copilot/hooks", ".copilot/session-state",
+    ".cursor/hooks", ".cursor/projects",
     ".gemini/hooks", ".gemini/extensions", ".gemini/tmp",
 )  # fmt: skip
 
@@ -271,14 +273,38 @@ def home_layout(mounts: Sequence[str], state: bool = False) -> HomeLayout:
     return HomeLayout(real, (real, *folders), tuple(writable))
 
 
-def transcript_file(event: Mapping[str, Any], home: str, agent_dir: str) -> str | None:
+def transcripts_of(dialect: object) -> str:
+    """The folder below an agent's own folder that holds its transcripts (Claude Code's
+    and Cursor's `projects`, Codex's `sessions`)."""
+    folder = getattr(dialect, "transcripts", "projects")
+    return folder if isinstance(folder, str) else "projects"
+
+
+def agent_transcript(dialect: object, event: Mapping[str, Any], home: str) -> str | None:
+    """The transcript an event names, if it is in the agent's own transcript folder: the
+    dialect's own `transcript` rule where it has one (Copilot's camelCase key), else
+    `transcript_file` below its `user_dir` (none for agents without one: Cline's)."""
+    own = getattr(dialect, "transcript", None)
+    if callable(own):
+        found = own(event, home)
+        return found if isinstance(found, str) else None
+    user_dir = getattr(dialect, "user_dir", None)
+    if not isinstance(user_dir, str):
+        return None
+    return transcript_file(event, home, user_dir, transcripts_of(dialect))
+
+
+def transcript_file(
+    event: Mapping[str, Any], home: str, agent_dir: str, folder_name: str = "projects"
+) -> str | None:
     """The transcript an agent names in `transcript_path`, when it is a regular file in the
-    agent's own transcript folder (`~/.claude/projects`): mounted read-only for the hooks
-    that read it (Stop hooks). Never an arbitrary path from the event."""
+    agent's own transcript folder (`~/.claude/projects`, Codex's `~/.codex/sessions`):
+    mounted read-only for the hooks that read it (Stop hooks). Never an arbitrary path
+    from the event."""
     path = event.get("transcript_path")
     if not isinstance(path, str) or not os.path.isabs(path) or "\x00" in path:
         return None
-    folder = os.path.realpath(os.path.join(home, agent_dir, "projects"))
+    folder = os.path.realpath(os.path.join(home, agent_dir, folder_name))
     real = os.path.realpath(path)
     if real != folder and under(real, (folder,)) and os.path.isfile(real):
         return path

@@ -27,7 +27,7 @@ from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, SandboxrunError
 from ._hints import hint
 from ._log import logger
-from ._mounts import check_root, transcript_file, workspace_root
+from ._mounts import agent_transcript, check_root, workspace_root
 from ._preflight import check_hook
 from ._session import answer_event
 from ._settings import Settings, account_home
@@ -365,13 +365,15 @@ class HookFactory:
         ]  # fmt: skip
         if not hooks:
             return NoOpHookRunner(self.dialect, s.fail_closed, never_run)
-        transcript = None
-        if isinstance(self.dialect, ClaudeDialect) and self.transcripts:
-            transcript = transcript_file(event or {}, self.home, self.dialect.user_dir)
-        elif isinstance(self.dialect, GeminiDialect) and self.transcripts:
-            transcript = self.dialect.transcript(event or {}, self.home)
+        transcript = (
+            agent_transcript(self.dialect, event or {}, self.home) if self.transcripts else None
+        )
         if transcript:  # what the agent hands its hooks is there, read-only
             hooks = [replace(h, mounts=(*h.mounts, transcript)) for h in hooks]
+        event_env = getattr(self.dialect, "event_env", None)  # Cursor: CURSOR_VERSION...
+        if event_env is not None and workspaces:
+            more = event_env(event or {}, workspaces[0], transcript)
+            hooks = [replace(h, env={**h.env, **more}) for h in hooks]
         # Discovery order puts the user's own hooks first: a repository that configures
         # dozens of hooks can only push its own past the bound, never the user's.
         target = None

@@ -38,7 +38,10 @@ from ._log import logger
 from ._userconfig import account_home as account_home  # re-exported: callers import it here
 from ._userconfig import read_config as _read_config
 
-Agent = Literal["cline", "careti", "claude", "qoder", "qoder-cn", "gemini"]
+Agent = Literal[
+    "cline", "careti", "claude", "codex", "copilot", "cursor", "qoder", "qoder-cn",
+    "factory", "qwen", "codebuddy", "iflow", "devin", "augment", "gemini",
+]  # fmt: skip
 TIGHTENING_ENV = "SANDBOXRUN_FAIL_CLOSED"
 _DOMAIN = re.compile(r"(\*\.)?([A-Za-z0-9_]([A-Za-z0-9_-]{0,62})\.)*[A-Za-z0-9_-]{1,63}")
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")

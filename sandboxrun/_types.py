@@ -123,6 +123,8 @@ class HookSpec:
     once: bool = False  # claude family: `once` (sandboxrun has no session: runs every time)
     kind: str = "command"  # claude family: the handler type; only `command` is ever run
     plugin: str | None = None  # claude family: the plugin id (name@marketplace) of a plugin hook
+    fail_closed: bool = False  # cursor: the entry's `failClosed`: its failure blocks
+    loop_limit: int | None = None  # cursor: stop/subagentStop follow-ups allowed (None: no limit)
     # gemini: its entry says `sequential`: the agent runs the event's hooks one after
     # another, each reading the input as the earlier ones' answers changed it
     sequential: bool = False

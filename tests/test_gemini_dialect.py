@@ -350,23 +350,21 @@ def test_exec_adds_no_line_where_gemini_would_read_it_as_the_answer() -> None:
     assert text.stderr.startswith(b"no\nsandboxrun: output was cut")
 
 
-def test_list_and_doctor_name_every_hook_gemini_runs_unsandboxed(
-    places: Any, tmp_path: Path
-) -> None:
-    """`install` does not support Gemini yet: every hook found runs on the host, unless the
-    user wrapped it by hand; a project's wrapper-shaped entry never counts (its own PATH
-    or script could stand behind the name)."""
+def test_list_and_doctor_name_every_hook_gemini_runs_unsandboxed(places: Any) -> None:
+    """`install` does not support Gemini yet: every hook found runs on the host, unless
+    its command is exactly the hand wrapper the install line suggests."""
     from sandboxrun._install.status import notes
 
     _, _, home, ws = places
-    wrapped = "/usr/local/bin/sandboxrun exec --agent gemini -- ./guard.sh"
+    wrapped = "/usr/local/bin/sandboxrun exec --agent gemini -- './guard.sh'"
+    alike = "sandboxrun exec --agent gemini -- ./guard.sh"
     write(home / ".gemini" / "settings.json",
           {"hooks": {"BeforeTool": [entry(wrapped), entry("./plain.sh")]}})  # fmt: skip
-    write(ws / ".gemini" / "settings.json", {"hooks": {"AfterTool": [entry(wrapped)]}})
+    write(ws / ".gemini" / "settings.json", {"hooks": {"AfterTool": [entry(alike)]}})
     found = notes("gemini", [str(ws)], str(home))
-    assert len(found) == 2
-    assert "BeforeTool hook (user) on the host, unsandboxed: ./plain.sh" in found[0]
-    assert "AfterTool hook (project)" in found[1]
+    assert len(found) == 2, found
+    assert "gemini runs this hook unsandboxed" in found[0] and "./plain.sh" in found[0]
+    assert "AfterTool (project)" in found[1]
 
 
 def test_install_refuses_gemini_in_one_line(tmp_path: Path, capsys: Any) -> None:

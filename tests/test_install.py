@@ -614,7 +614,9 @@ def test_uninstall_of_an_earlier_install(project, home, capsys) -> None:
     extra = "".join(", " + json.dumps({"type": "command", "command": c}) for c in kept)
 
     def pull(text: str) -> str:
-        return text.replace('"Bash(ls)"', '"Bash(pwd)"').replace('"bash"}]}]', f'"bash"}}{extra}]}}]')
+        return text.replace('"Bash(ls)"', '"Bash(pwd)"').replace(
+            '"bash"}]}]', f'"bash"}}{extra}]}}]'
+        )
 
     old_install(path, home, [])
     path.write_bytes(pull(path.read_bytes().decode()).encode())  # after the earlier install

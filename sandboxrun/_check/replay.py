@@ -129,8 +129,8 @@ def blocks(answer: Mapping[str, Any]) -> bool:
 
 
 def reason_of(answer: Mapping[str, Any]) -> str:
-    """The answer's own words for a block, in either family's fields, on one line."""
-    for key in ("errorMessage", "reason", "stopReason"):
+    """The answer's own words for a block, in any family's fields, on one line."""
+    for key in ("errorMessage", "reason", "stopReason", "agent_message", "user_message"):
         text = answer.get(key)
         if isinstance(text, str) and text.strip():
             return printable(" | ".join(part.strip() for part in text.strip().splitlines()))

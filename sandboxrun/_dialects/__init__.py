@@ -1,11 +1,16 @@
 """The dialect seam: each agent's hook protocol (discovery, input, answers, combining).
 
 `base` is the protocol; `cline` speaks for Cline and Careti; `claude/` for Claude Code,
-Qoder and Qoder CN; `gemini/` for Gemini CLI. A dialect never imports a backend and
-never reads the process environment or the current directory: it is handed what it needs.
+Qoder and Qoder CN, and (`claude/agents.py`) the other Claude-shaped agents; `codex` for
+the Codex CLI (a row of the Claude table); `cursor/` for Cursor; `copilot/` for GitHub
+Copilot CLI; `gemini/` for Gemini CLI. A dialect never imports a backend and never reads
+the process environment or the current directory: it is handed what it needs.
 """
 
 # The agents, by the name `--agent` takes. Kept here, with nothing imported, so every
 # command line can offer them without loading a dialect (`registry.DIALECTS` maps each
 # name to its dialect; a test checks the two agree).
-AGENTS = ("careti", "claude", "cline", "gemini", "qoder", "qoder-cn")
+AGENTS = (
+    "augment", "careti", "claude", "cline", "codebuddy", "codex", "copilot", "cursor",
+    "devin", "factory", "gemini", "iflow", "qoder", "qoder-cn", "qwen",
+)  # fmt: skip

@@ -78,11 +78,12 @@ class Dialect(Protocol):
         `reason` is one line. `exec` itself writes to stdout only where the agent's block
         is an answer on stdout (Cline's family)."""
 
-    def untrusted_stdout(self, stdout: bytes) -> tuple[bytes, str | None]:
+    def untrusted_stdout(self, stdout: bytes, stdin: bytes = b"") -> tuple[bytes, str | None]:
         """A repository command's stdout as the agent may see it (`exec --untrusted`):
         what such a hook may not decide (approvals, input rewrites, env) removed, the
         rest as it was, still valid in the agent's output schema; and a note naming what
-        was dropped (None: the bytes passed unchanged)."""
+        was dropped (None: the bytes passed unchanged). `stdin`: the event the command
+        read, for agents whose schema depends on the event (Codex)."""
 
 
 def failure_on_stderr(reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:

@@ -96,7 +96,7 @@ class ClineDialect:
         answer = self.blocked_answer(f"sandboxrun (fail-closed): {reason}")
         return json.dumps(answer).encode() + b"\n", b"", 0
 
-    def untrusted_stdout(self, stdout: bytes) -> tuple[bytes, str | None]:
+    def untrusted_stdout(self, stdout: bytes, stdin: bytes = b"") -> tuple[bytes, str | None]:
         return stdout, None  # no field of Cline's answer approves or widens (docstring)
 
     # -- discovery ---------------------------------------------------------------

@@ -10,6 +10,9 @@ managed forwarding hooks).
   `continue: false` is `{"continue": false, "stopReason": ...}`; anything else is exit
   0 with the documented JSON (`hookSpecificOutput` with `hookEventName`, and
   `systemMessage`), or nothing when there is nothing to say.
+- Copilot: the combined answer as one hook's JSON (`copilot.dialect.agent_document`), exit
+  0; an error of ours is the dialect's `wrapper_failure` (exit 0 without fail-closed:
+  Copilot denies on any non-zero preToolUse exit).
 - Gemini CLI: its own output fields, combined (`decision`, `reason`, `continue`...), as
   JSON on stdout with exit 0; a block is `decision: "deny"` there.
 - An error of ours (no engine, a bad config file) without fail-closed: exit 1 and one
@@ -29,6 +32,8 @@ from typing import Any
 
 from .._dialects.base import Dialect
 from .._dialects.claude.dialect import ClaudeDialect
+from .._dialects.copilot import CopilotDialect
+from .._dialects.copilot.dialect import agent_document
 from .._dialects.gemini.dialect import GeminiDialect
 from .._dialects.registry import DIALECTS
 from .._errors import SandboxrunError
@@ -69,6 +74,9 @@ def agent_answer(dialect: Dialect, event: str, result: CombinedResult) -> AgentA
     answer = dict(result.answer)
     if isinstance(dialect, GeminiDialect):  # the combined output, in its own fields
         document = {k: v for k, v in answer.items() if k != "blocked"}
+        return AgentAnswer(_json(document) if document else b"", _lines(notes), 0)
+    if isinstance(dialect, CopilotDialect):  # a deny is JSON: a non-zero exit denies too
+        document = agent_document(event, answer)
         return AgentAnswer(_json(document) if document else b"", _lines(notes), 0)
     if not isinstance(dialect, ClaudeDialect):
         fields = ("cancel", "contextModification", "errorMessage")
@@ -120,6 +128,8 @@ def _claude_document(event: str, answer: dict[str, Any]) -> tuple[dict[str, Any]
 def error_answer(dialect: Dialect, fail_closed: bool, why: str) -> AgentAnswer:
     """An error of ours, before any hook ran (see the module docstring)."""
     line = f"sandboxrun: {why}"
+    if isinstance(dialect, CopilotDialect):  # any non-zero preToolUse exit denies
+        return AgentAnswer(*dialect.wrapper_failure(why, fail_closed))
     if not fail_closed:
         return AgentAnswer(b"", _lines([line]), 1)
     reason = f"sandboxrun: hooks could not run (fail-closed): {why}"

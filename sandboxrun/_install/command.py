@@ -22,14 +22,19 @@ from .cline import forwarders_installed, listdir
 from .files import BackupStore, diff
 from .record import UNTRUSTED, Record
 
+# Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet.
+NOT_YET = frozenset(
+    {"codex", "copilot", "factory", "qwen", "codebuddy", "iflow", "devin", "augment", "gemini"}
+)
+
 
 def command(args: argparse.Namespace) -> int:
     """Run `install` or `uninstall` as parsed by `add_commands`."""
     dialect = DIALECTS[args.agent]
-    if not isinstance(dialect, ClaudeDialect | ClineDialect):
+    if dialect.agent in NOT_YET or not isinstance(dialect, ClaudeDialect | ClineDialect):
         raise ConfigError(
-            f"install does not support {args.agent} yet: wrap commands with "
-            f"`sandboxrun exec --agent {args.agent} --untrusted -- '...'` by hand"
+            f"install does not support {dialect.agent} yet: wrap commands with "
+            f"`sandboxrun exec --agent {dialect.agent} --untrusted -- '...'` by hand"
         )
     home = os.path.abspath(args.home) if args.home else account_home()
     store, record = BackupStore(home), Record(home)

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import functools
 import os
-import shlex
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .._dialects.base import WORKSPACE_SOURCES, Dialect
 from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.settings import project_root, settings_files
 from .._dialects.claude.wrapped import chosen_files
@@ -18,59 +17,52 @@ from .._dialects.cline import ClineDialect
 from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
 from .._errors import ConfigError
-from .._text import printable
 from . import claude as _claude
 from . import legacy
 from . import managed as _managed
 from .cline import forwarders_installed, listdir
+from .command import NOT_YET
 from .files import BackupStore, read_bytes
 from .record import Record, names_sandboxrun
 
 
 def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
     """One sentence per hook that runs unsandboxed although sandboxrun was installed
-    for it (e.g. a pull brought it), and per installed hook that cannot work."""
+    for it (e.g. a pull brought it), and per installed hook that cannot work. For an
+    agent install does not support yet, one per hook the agent runs unwrapped."""
     dialect = DIALECTS[agent]
+    if agent in NOT_YET:
+        return _unwrapped_notes(agent, roots, home)
     if isinstance(dialect, ClaudeDialect):
         return _claude_notes(dialect, roots, home)
-    if isinstance(dialect, ClineDialect):
-        return _cline_notes(dialect, roots, home)
-    return _not_installable(dialect, roots, home)
+    if not isinstance(dialect, ClineDialect):  # not installable yet: every hook runs bare
+        return [
+            f"unsandboxed: {h.hook_name} {h.name} ({h.source}) runs on the host as"
+            f" {agent} starts it: wrap it with `sandboxrun exec --agent {agent} -- ...`"
+            for h in dialect.discover(None, list(roots), home).hooks
+            if "sandboxrun" not in h.name  # wrapped by hand (a look-alike is not checked)
+        ]
+    assert isinstance(dialect, ClineDialect)
+    return _cline_notes(dialect, roots, home)
 
 
-def _not_installable(dialect: Dialect, roots: Sequence[str], home: str) -> list[str]:
-    """An agent `install` does not support yet: it runs every hook it finds itself, on
-    the host, unless the user wrapped the command by hand in `sandboxrun exec --agent`.
-    A repository's own entry never counts as wrapped: it can shape a command like a
-    wrapper and set the PATH that finds a `sandboxrun` of its own."""
-    found = dialect.discover(None, list(roots) or [os.getcwd()], home)
-    out = []
-    for hook in found.hooks:
-        command = hook.argv[-1] if hook.argv else hook.name
-        if hook.source not in WORKSPACE_SOURCES and _wrapped_by_hand(command, dialect.agent):
-            continue
-        label = hook.name if hook.name == command else f"{hook.name}: {command}"
-        out.append(
-            f"{dialect.agent} runs this {hook.hook_name} hook ({hook.source}) on the host,"
-            f" unsandboxed: {printable(label[:200])} (install does not support"
-            f" {dialect.agent} yet: wrap it in `sandboxrun exec --agent {dialect.agent}"
-            " -- '...'` by hand, with --untrusted for a project's)"
-        )
-    return out
+# The one form a hand-wrapped command counts as sandboxed in (what the install line
+# suggests): `[/path/]sandboxrun exec --agent A [options] -- '<one single-quoted command>'`.
+_BY_HAND = r"^(?:\S*/)?sandboxrun exec --agent {agent}(?: --untrusted| --fail-closed)* -- " \
+    r"'(?:[^']|'\\'')*'$"  # fmt: skip
 
 
-def _wrapped_by_hand(command: str, agent: str) -> bool:
-    """`[PYTHON -I] /abs/sandboxrun exec ... --agent AGENT ... -- ...`, as a user writes it."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    if len(words) > 2 and words[1] == "-I":
-        words = words[2:]
-    if not words or os.path.basename(words[0]) != "sandboxrun" or words[1:2] != ["exec"]:
-        return False
-    head = words[: words.index("--")] if "--" in words else words
-    return any(head[i : i + 2] == ["--agent", agent] for i in range(len(head)))
+def _unwrapped_notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
+    """Each hook the agent runs itself, on the host: every one whose command is not
+    exactly a hand wrapper (`_BY_HAND`); a look-alike counts as unwrapped."""
+    form = re.compile(_BY_HAND.format(agent=re.escape(agent)))
+    found = DIALECTS[agent].discover(None, list(roots) or [os.getcwd()], home).hooks
+    return [
+        f"{agent} runs this hook unsandboxed (install does not support {agent} yet): "
+        f"{h.hook_name} ({h.source}) {h.name}"
+        for h in found
+        if not form.fullmatch(h.name)
+    ]
 
 
 # An old-shaped wrapper or shim: most likely an earlier sandboxrun's, which kept no

@@ -7,7 +7,6 @@ so a mount below the hook's writable /tmp is not covered (README, Security).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -262,9 +261,13 @@ def test_a_sigkilled_sandboxrun_leaves_no_hook_running_past_its_deadline(
         if proc.poll() is None:
             proc.kill()
         for c in engine.api.containers(all=True, filters=mine):
-            # Another sandboxrun's sweep may take it first: its owner is dead.
-            with contextlib.suppress(docker.errors.NotFound):
+            # Another sandboxrun's sweep may take it first, or be removing it right now
+            # (409 "removal ... already in progress"): its owner is dead.
+            try:
                 engine.api.remove_container(c["Id"], force=True)
+            except docker.errors.APIError as exc:
+                if not isinstance(exc, docker.errors.NotFound) and exc.status_code != 409:
+                    raise
 
 
 MISSING = ("/nonexistent/python9", "x")

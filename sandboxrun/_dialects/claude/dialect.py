@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from ..._text import printable
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
@@ -55,8 +55,9 @@ from ..base import (
     sandbox_ending,
 )
 from . import matchers as _claude_match
+from .handler import SECONDS, Timeouts
 from .matchers import MATCH_FIELDS as MATCH_FIELDS  # re-exported for tests
-from .settings import discover
+from .settings import ConfigFile, discover
 
 # The classic events (Qoder, Qoder CN), then current Claude Code's (reference: "Current
 # Claude Code (v2.1.x, 2026)", completed from its public hooks reference).
@@ -108,21 +109,72 @@ BLOCKING_EVENTS = PERMISSION_EVENTS | {
 # Events whose plain-text stdout (exit 0) reaches the model as context.
 PLAIN_TEXT_CONTEXT = frozenset({"UserPromptSubmit", "SessionStart"})
 _STRICTNESS = {"allow": 1, "ask": 2, "deny": 3}
+# The top-level `decision` words and what each means: Claude Code's legacy pair.
+LEGACY_DECISIONS: tuple[tuple[str, str], ...] = (("approve", "allow"), ("block", "deny"))
 _MISPLACED = ("additionalContext", "permissionDecision", "permissionDecisionReason", "updatedInput")
+
+
+class Reader(Protocol):
+    """Discovery for a Claude-shaped agent whose hooks live in other files than Claude's
+    settings (Codex: `hooks.json` and `config.toml`)."""
+
+    def __call__(
+        self, dialect: ClaudeDialect, hook_name: str | None, workspaces: Sequence[str],
+        home: str, explicit: Sequence[str],
+    ) -> Discovery: ...  # fmt: skip
+
+
+class StrictOutput(Protocol):
+    """An agent that reads a hook's JSON against a closed schema (Codex): what it ignores,
+    and what a repository's command may hand it (`untrusted_stdout`)."""
+
+    def ignored(self, event: str, stdout: str) -> str | None:
+        """Why the agent ignores this exit-0 stdout (the hook then failed), or None."""
+
+    def untrusted(self, stdout: bytes, stdin: bytes) -> tuple[bytes, str | None]:
+        """`Dialect.untrusted_stdout` under this schema."""
 
 
 @dataclass(frozen=True, slots=True)
 class ClaudeDialect:
-    """Claude Code's settings-file hooks; the folders and the variable vary per clone."""
+    """Claude Code's settings-file hooks; the folders and the variable vary per clone.
+
+    The Claude-shaped agents beyond Claude's clones are rows of the same table with a few
+    more columns: their own `reader` of config files (Codex) or their own list of files
+    (`config_files`: Droid, Qwen Code, Devin...), the `shell` a command string runs in, a
+    `strict` output schema, the folder under `user_dir` holding transcripts, how a
+    `timeout` reads, more variables naming the project, the event names, the words of
+    `decision`, and the input's session and roots fields (`agents.py`). The defaults are
+    Claude Code's and Qoder's."""
 
     agent: str
     user_dir: str  # relative to $HOME
     project_dir: str  # relative to the project root (the first workspace root)
-    project_dir_var: str  # the environment variable naming the project root
+    project_dir_var: str | None  # the environment variable naming the project root, if any
     default_timeout: float = 60.0  # classic; current Claude Code: 600
     hook_names: tuple[str, ...] = CLASSIC_HOOK_NAMES
+    reader: Reader | None = None  # None: Claude's settings files (`settings.discover`)
+    shell: tuple[str, ...] = ("/bin/sh", "-c")  # what a command string runs in
+    strict: StrictOutput | None = None  # None: Claude's lenient reading of extra fields
+    transcripts: str = "projects"  # under user_dir: where the agent keeps transcripts
+    config_files: tuple[ConfigFile, ...] = ()  # empty: user, project, local settings.json
+    timeouts: Timeouts = SECONDS  # how a handler's `timeout` reads (`handler.Timeouts`)
+    extra_vars: tuple[str, ...] = ()  # more variables the agent sets to the project root
+    table_keys: frozenset[str] = frozenset()  # keys of the hooks table that are settings
+    decisions: tuple[tuple[str, str], ...] = LEGACY_DECISIONS  # `decision` word -> meaning
+    session_field: str = "session_id"  # the input's session id
+    roots_field: str = "cwd"  # "cwd", or "workspace_roots" (a list: Augment)
+
+    @property
+    def project_vars(self) -> tuple[str, ...]:
+        """Every variable a hook finds naming the project root."""
+        return tuple(v for v in (self.project_dir_var, *self.extra_vars) if v)
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
+        if self.roots_field == "workspace_roots":
+            roots = event.get("workspace_roots")
+            if isinstance(roots, list):
+                return [r for r in roots if isinstance(r, str) and r]
         cwd = event.get("cwd")
         return [cwd] if isinstance(cwd, str) and cwd else []
 
@@ -134,8 +186,10 @@ class ClaudeDialect:
     def wrapper_failure(self, reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
         return failure_on_stderr(reason, fail_closed)  # exit 2 blocks; 1 is non-blocking
 
-    def untrusted_stdout(self, stdout: bytes) -> tuple[bytes, str | None]:
-        return untrusted_stdout(stdout)
+    def untrusted_stdout(self, stdout: bytes, stdin: bytes = b"") -> tuple[bytes, str | None]:
+        if self.strict is not None:
+            return self.strict.untrusted(stdout, stdin)
+        return untrusted_stdout(stdout, dict(self.decisions))
 
     def discover(
         self,
@@ -144,7 +198,10 @@ class ClaudeDialect:
         home: str,
         explicit: Sequence[str] = (),
     ) -> Discovery:
-        """The hooks of the user, project and local settings files (see `settings`)."""
+        """The hooks of the user, project and local settings files (see `settings`), or
+        of the agent's own files (`reader`)."""
+        if self.reader is not None:
+            return self.reader(self, hook_name, workspaces, home, explicit)
         return discover(self, hook_name, workspaces, home, explicit)
 
     def matches(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:
@@ -160,13 +217,19 @@ class ClaudeDialect:
         """The event as the hook reads it: the base fields first, compact, no newline.
 
         `hook_event_name` is the hook being run and `cwd` the project root the hook
-        really runs in; `session_id` is kept ("" if missing), `transcript_path` as given.
-        Any JSON-loadable event gives bytes (`event_bytes`: lone surrogates escaped).
+        really runs in (or `workspace_roots`, every resolved root, where the agent sends
+        those); `session_id` (the agent's session field) is kept ("" if missing),
+        `transcript_path` as given. Any JSON-loadable event gives bytes (`event_bytes`:
+        lone surrogates escaped).
         """
-        base: dict[str, Any] = {"session_id": event.get("session_id", "")}
+        session = self.session_field
+        base: dict[str, Any] = {session: event.get(session, "")}
         if "transcript_path" in event:
             base["transcript_path"] = event["transcript_path"]
-        base["cwd"] = workspaces[0]  # the resolved roots, never empty (`_runner`)
+        if self.roots_field == "workspace_roots":
+            base["workspace_roots"] = list(workspaces)
+        else:
+            base["cwd"] = workspaces[0]  # the resolved roots, never empty (`_runner`)
         base["hook_event_name"] = hook_name
         merged = {**base, **{k: v for k, v in event.items() if k not in base}}
         return event_bytes(merged)
@@ -186,6 +249,10 @@ class ClaudeDialect:
         ended = sandbox_ending(result, timeout)
         if ended:  # killed: no decision
             return HookOutcome(status=ended[0], error=f"{event} hook {ended[1]}", **common)
+        if result.exit_code == 2 and self.strict is not None and not stderr.strip():
+            # Codex blocks on exit 2 only with a reason on stderr; without one the hook failed.
+            why = f"{event} hook exited with code 2 but wrote no reason on stderr"
+            return HookOutcome(status="failed", error=why, **common)
         if result.exit_code == 2:
             # A blocking error: stderr is the reason, stdout is ignored (even JSON).
             answer = blocking_error(event, stderr, spec.name)
@@ -195,8 +262,11 @@ class ClaudeDialect:
             error = first or f"{event} hook exited with code {result.exit_code}"
             return HookOutcome(status="failed", error=error, **common)
         stdout = result.stdout.decode("utf-8", "replace")
+        ignored = self.strict.ignored(event, stdout) if self.strict is not None else None
+        if ignored is not None:  # the agent ignores the whole answer: the hook failed
+            return HookOutcome(status="failed", error=f"{event} hook answer {ignored}", **common)
         trusted = trust_workspace or spec.source not in WORKSPACE_SOURCES
-        parsed, message = parse_answer(event, stdout, spec.name, trusted)
+        parsed, message = parse_answer(event, stdout, spec.name, trusted, dict(self.decisions))
         if parsed is None:
             return HookOutcome(status="failed", error=message, **common)
         return HookOutcome(status="completed", error=message, answer=parsed, **common)
@@ -272,13 +342,18 @@ _HARMLESS_SPECIFIC = frozenset(
 _HARMLESS_VERDICT = frozenset({"behavior", "message", "interrupt"})
 
 
-def workspace_json(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def workspace_json(
+    data: Mapping[str, Any], decisions: Mapping[str, str] | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """An untrusted hook's JSON answer without what it may not decide (module docstring),
-    and the names of what was dropped ("its allow" for an approval). Values of kept
-    fields are left for the schema check (`_structured`, the agent's own) to judge."""
+    and the names of what was dropped ("its allow" for an approval: each `decision`
+    word that means allow in `decisions`, the agent's own). Values of kept fields are
+    left for the schema check (`_structured`, the agent's own) to judge."""
+    words = dict(LEGACY_DECISIONS) if decisions is None else decisions
+    approval = isinstance(data.get("decision"), str) and words.get(data["decision"]) == "allow"
     allow, dropped, kept = False, list[str](), dict[str, Any]()
     for key, value in data.items():
-        if key == "decision" and value == "approve":
+        if key == "decision" and approval:
             allow = True
         elif key == "hookSpecificOutput" and isinstance(value, dict):
             kept[key], specific_allow, specific_dropped = _workspace_specific(value)
@@ -287,7 +362,7 @@ def workspace_json(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
             kept[key] = value
         elif value is not None and value is not False:  # an absent or off field hides nothing
             dropped.append(key)
-    if data.get("decision") == "approve":  # its reason goes with it
+    if approval:  # its reason goes with it
         kept.pop("reason", None)
     if allow:
         dropped.insert(0, "its allow")
@@ -331,7 +406,9 @@ _JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006" 
     "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"  # fmt: skip
 
 
-def untrusted_stdout(stdout: bytes) -> tuple[bytes, str | None]:
+def untrusted_stdout(
+    stdout: bytes, decisions: Mapping[str, str] | None = None
+) -> tuple[bytes, str | None]:
     """An untrusted command's stdout as the agent may see it (`exec --untrusted`), and a
     note naming what was dropped. Output that is not a JSON object passes unchanged (the
     agent reads it as text), and so does an object with nothing to drop. Output that
@@ -347,7 +424,7 @@ def untrusted_stdout(stdout: bytes) -> tuple[bytes, str | None]:
     if not isinstance(data, dict):
         note = "stdout starts with '{' but is not a JSON object sandboxrun can read: dropped"
         return b"", f"{note} (untrusted command)"
-    kept, dropped = workspace_json(data)
+    kept, dropped = workspace_json(data, decisions)
     if not dropped:
         return stdout, None
     return json.dumps(kept, ensure_ascii=True).encode() + b"\n", dropped_note(dropped)
@@ -395,8 +472,9 @@ class _Rejected(ValueError):
 
 
 def parse_answer(
-    event: str, stdout: str, name: str, trusted: bool = True
-) -> tuple[dict[str, Any] | None, str | None]:
+    event: str, stdout: str, name: str, trusted: bool = True,
+    decisions: Mapping[str, str] | None = None,
+) -> tuple[dict[str, Any] | None, str | None]:  # fmt: skip
     """Exit-0 stdout -> (answer, warning or None), or (None, why it was rejected). Not
     `trusted`: what the hook may not decide is dropped first (`workspace_json`)."""
     text = stdout.lstrip()
@@ -410,10 +488,10 @@ def parse_answer(
         if isinstance(data, dict):
             dropped: list[str] = []
             if not trusted:
-                data, dropped = workspace_json(data)
+                data, dropped = workspace_json(data, decisions)
             note = dropped_note(dropped) if dropped else None
             try:
-                answer, warning = _structured(event, data, name)
+                answer, warning = _structured(event, data, name, decisions)
             except _Rejected as exc:
                 return None, f"{event} hook answer rejected: {exc}"
             return answer, "; ".join(m for m in (warning, note) if m) or None
@@ -434,7 +512,7 @@ def _get(obj: Mapping[str, Any], key: str, kind: type, default: Any, where: str 
 
 
 def _structured(
-    event: str, data: Mapping[str, Any], name: str
+    event: str, data: Mapping[str, Any], name: str, decisions: Mapping[str, str] | None = None
 ) -> tuple[dict[str, Any], str | None]:
     """A JSON answer, validated the way the agent validates it (else `_Rejected`)."""
     answer = _answer(
@@ -443,9 +521,12 @@ def _structured(
         systemMessage=_get(data, "systemMessage", str, ""),
         suppressOutput=_get(data, "suppressOutput", bool, False),
     )
+    words = dict(LEGACY_DECISIONS) if decisions is None else decisions
     decision = _get(data, "decision", str, None)
-    if decision not in (None, "approve", "block"):
-        raise _Rejected(f'decision must be "approve" or "block", not {decision!r}')
+    if decision is not None and decision not in words:
+        quoted = [f'"{w}"' for w in words]
+        allowed = f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+        raise _Rejected(f"decision must be {allowed}, not {decision!r}")
     reason = _get(data, "reason", str, "")
     default_reason = f"blocked by hook {name}"
     warnings = [f"{k} belongs in hookSpecificOutput; ignored" for k in _MISPLACED if k in data]
@@ -463,12 +544,12 @@ def _structured(
         )
     else:
         specific = {}
+    legacy = words.get(decision or "")
     if event in PERMISSION_EVENTS:
-        legacy = {"approve": "allow", "block": "deny"}.get(decision or "")
         _permission(event, answer, specific, legacy, reason, default_reason)
-    elif decision == "block" and event in BLOCKING_EVENTS:
+    elif legacy == "deny" and event in BLOCKING_EVENTS:
         if not reason:
-            warnings.append('decision "block" without a reason')
+            warnings.append(f'decision "{decision}" without a reason')
         answer.update(blocked=True, reason=reason or default_reason)
     return answer, "; ".join(warnings) or None
 

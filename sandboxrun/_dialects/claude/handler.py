@@ -13,7 +13,10 @@ Current Claude Code (reference/claude-hooks.md, "beyond the classic semantics"):
   to completion within its timeout (no process outlives `run`) and drops its answer.
 - `once`: once per session. sandboxrun keeps no session state: such a hook runs every
   time (for a guard, the safe reading).
-- `timeout` in seconds, more than 0 and at most `MAX_TIMEOUT`.
+- `timeout` in seconds, more than 0 and at most `MAX_TIMEOUT`; read by the agent's own
+  `Timeouts` rule where it counts otherwise (Augment: milliseconds; Qwen Code: seconds,
+  but 1000 and more are milliseconds, and a value that is not a positive number is
+  ignored: the default applies).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..._types import HookSpec
 from .matchers import CONDITION_EVENTS, check_condition
@@ -30,6 +33,17 @@ from .matchers import CONDITION_EVENTS, check_condition
 Installed = Callable[[dict[str, Any]], tuple[str, tuple[str, ...] | None] | None]
 
 MAX_TIMEOUT = 3600  # seconds, as Settings.timeout
+
+
+class Timeouts(NamedTuple):
+    """How an agent reads a handler's `timeout` (a `ClaudeDialect`'s `timeouts`)."""
+
+    unit: float = 1.0  # seconds per unit
+    ms_from: float | None = None  # a value at least this is in milliseconds (legacy)
+    lenient: bool = False  # a value that is not a positive number is ignored, not an error
+
+
+SECONDS = Timeouts()
 NOT_RUN = {
     "http": "an http hook (POSTs the event to a URL)",
     "prompt": "a prompt hook (asks a model)",
@@ -47,8 +61,9 @@ def not_run_reason(spec: HookSpec) -> str:
 
 
 def handler(
-    hook: Any, event: str, template: HookSpec, installed: Installed | None = None
-) -> HookSpec | str:
+    hook: Any, event: str, template: HookSpec, installed: Installed | None = None,
+    timeouts: Timeouts = SECONDS,
+) -> HookSpec | str:  # fmt: skip
     """The spec of one handler (a not-run one has `kind` != "command"), or why it is
     invalid. `installed`: install's record of the file (a wrapper runs its original)."""
     if not isinstance(hook, dict):
@@ -65,7 +80,7 @@ def handler(
     fields = _command(hook, installed)
     if isinstance(fields, str):
         return fields
-    options = _options(hook, event, template.source)
+    options = _options(hook, event, template.source, timeouts)
     if isinstance(options, str):
         return options
     return replace(template, hook_name=event, **fields, **options)
@@ -99,18 +114,21 @@ def _command(hook: dict[str, Any], installed: Installed | None) -> dict[str, Any
     return {"name": command, "argv": ("bash" if shell == "bash" else "/bin/sh", "-c", command)}
 
 
-def _options(hook: dict[str, Any], event: str, source: str) -> dict[str, Any] | str:
-    """timeout, condition, run_async and once, range- and type-checked."""
+def _options(
+    hook: dict[str, Any], event: str, source: str, timeouts: Timeouts = SECONDS
+) -> dict[str, Any] | str:
+    """timeout (in seconds, read by the agent's `timeouts` rule), condition, run_async
+    and once, range- and type-checked."""
     out: dict[str, Any] = {}
     timeout = hook.get("timeout")
+    number = not isinstance(timeout, bool) and isinstance(timeout, int | float)
+    if timeout is not None and timeouts.lenient and not (number and timeout > 0):
+        timeout = None  # the agent ignores it (its default applies); NaN fails `>`
     if timeout is not None:
-        # Compared before any float(): a 400-digit integer must not overflow; NaN fails `<`.
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-            return f"timeout must be a number of seconds, not {brief(timeout)}"
-        if not 0 < timeout <= MAX_TIMEOUT:
-            why = f"timeout must be more than 0 and at most {MAX_TIMEOUT} seconds"
-            return f"{why}, not {brief(timeout)}"
-        out["timeout"] = float(timeout)
+        seconds = timeout_seconds(timeout, timeouts)
+        if isinstance(seconds, str):
+            return seconds
+        out["timeout"] = seconds
     for key, field in (("async", "run_async"), ("once", "once")):
         value = hook.get(key)
         if value is not None and not isinstance(value, bool):
@@ -127,6 +145,23 @@ def _options(hook: dict[str, Any], event: str, source: str) -> dict[str, Any] | 
             return f"if: {problem}"
         out["condition"] = rule
     return out
+
+
+def timeout_seconds(timeout: Any, timeouts: Timeouts = SECONDS) -> float | str:
+    """A `timeout` in seconds, read by the agent's `timeouts` rule, or why it is not one
+    (the Claude family's and Cursor's)."""
+    number = not isinstance(timeout, bool) and isinstance(timeout, int | float)
+    ms = timeouts.ms_from is not None and number and timeout >= timeouts.ms_from
+    unit = 0.001 if ms else timeouts.unit
+    name = "seconds" if unit == 1.0 else "milliseconds" if unit == 0.001 else "units"
+    top = round(MAX_TIMEOUT / unit)
+    # Compared before any float(): a 400-digit integer must not overflow; NaN fails `<`.
+    if not number:
+        return f"timeout must be a number of {name}, not {brief(timeout)}"
+    if not 0 < timeout <= top:
+        why = f"timeout must be more than 0 and at most {top} {name}"
+        return f"{why}, not {brief(timeout)}"
+    return float(timeout) * unit
 
 
 def unicode_ok(text: str) -> bool:

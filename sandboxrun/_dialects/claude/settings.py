@@ -11,7 +11,7 @@ import json
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -20,7 +20,7 @@ from ..._install.record import Record
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, source_of, unique_mounts
 from .handler import MAX_TIMEOUT as MAX_TIMEOUT  # re-exported for tests
-from .handler import Installed, handler, not_run_reason, unicode_ok
+from .handler import Installed, Timeouts, handler, not_run_reason, unicode_ok
 from .matchers import MATCH_FIELDS, SIMPLE_MATCHER, check, matches_all
 from .plugins import data_dir, installed, plugin_spec, plugins
 
@@ -36,13 +36,39 @@ class ClaudeDialect(Protocol):
     @property
     def project_dir(self) -> str: ...
     @property
-    def project_dir_var(self) -> str: ...
+    def project_dir_var(self) -> str | None: ...
     @property
     def hook_names(self) -> Sequence[str]: ...
+    @property
+    def config_files(self) -> Sequence[ConfigFile]: ...
+    @property
+    def timeouts(self) -> Timeouts: ...
+    @property
+    def project_vars(self) -> tuple[str, ...]: ...
+    @property
+    def table_keys(self) -> frozenset[str]: ...
 
 
-# Levels the user controls; project and local files come with the workspace.
-_TRUSTED = frozenset({"user", "explicit", "plugin"})
+@dataclass(frozen=True, slots=True)
+class ConfigFile:
+    """One file an agent reads hooks from (a Claude-shaped agent's table, `dialect.py`).
+
+    `path`: `~/...` in the home, `/...` absolute (a system level), else relative to the
+    project root. `shape`: "hooks" (the event table is the file's `hooks` key), "events"
+    (the file IS the event table: Devin's hooks.v1.json), or "either" (a `hooks` object
+    if there is one, else the file). `unless`: the file is a fallback, read only when
+    none of these (same notation) exists (Factory's settings.json behind its hooks.json).
+    """
+
+    path: str
+    source: str  # managed | user | project | local
+    shape: str = "hooks"
+    unless: tuple[str, ...] = ()
+
+
+# Levels the user (or the machine's admin) controls; project and local files come
+# with the workspace.
+_TRUSTED = frozenset({"user", "explicit", "plugin", "managed"})
 MAX_SETTINGS_BYTES = 1 << 20  # a real settings file is a few kilobytes
 
 
@@ -76,32 +102,66 @@ def project_root(start: str, home: str, marker: str) -> str:
         folder = os.path.dirname(folder)
 
 
+def project_env(dialect: ClaudeDialect, project: str) -> dict[str, str]:
+    """The variables naming the project root for a hook, those the agent sets."""
+    return dict.fromkeys(dialect.project_vars, project)
+
+
 def settings_files(
     dialect: ClaudeDialect, project: str, home: str, explicit: Sequence[str] = ()
 ) -> list[tuple[str, str, str | None]]:
-    """(settings file, source, hooks folder to mount) in order: user, project, local.
+    """(settings file, source, hooks folder to mount) in order (`config_levels`)."""
+    return [(path, source, folder) for path, source, folder, _ in
+            config_levels(dialect, project, home, explicit)]  # fmt: skip
 
-    Only the user level mounts a folder of its own (`<user dir>/hooks`), never the
-    user dir itself: it holds credentials. Explicit files (or folders holding a
-    `settings.json`) replace all three levels.
+
+def config_levels(
+    dialect: ClaudeDialect, project: str, home: str, explicit: Sequence[str] = ()
+) -> list[tuple[str, str, str | None, str]]:
+    """(file, source, hooks folder to mount, shape) in order: the classic user, project
+    and local settings files, or the dialect's own `config_files` (trusted levels first).
+
+    Only a user-level file mounts a folder of its own (`<its folder>/hooks`), never the
+    folder itself: it holds credentials. Explicit files (or folders holding a
+    `settings.json`) replace all the levels.
     """
+    bare = any(f.shape != "hooks" for f in dialect.config_files)
     if explicit:
-        found: list[tuple[str, str, str | None]] = []
+        found: list[tuple[str, str, str | None, str]] = []
         for given in explicit:
             path = os.path.normpath(given)  # absolute (`_answer.absolute_paths`)
             if os.path.isdir(path):
                 path = os.path.join(path, "settings.json")
             # A settings file inside the workspace is the project's, however it was named.
             source = source_of(path, [project], "explicit").replace("workspace", "project")
-            found.append((path, source, os.path.join(os.path.dirname(path), "hooks")))
+            folder = os.path.join(os.path.dirname(path), "hooks")
+            found.append((path, source, folder, "either" if bare else "hooks"))
         return found
     user = os.path.join(home, dialect.user_dir)
-    folder = os.path.join(project, dialect.project_dir)
-    return [
-        (os.path.join(user, "settings.json"), "user", os.path.join(user, "hooks")),
-        (os.path.join(folder, "settings.json"), "project", None),
-        (os.path.join(folder, "settings.local.json"), "local", None),
-    ]
+    if not dialect.config_files:
+        folder = os.path.join(project, dialect.project_dir)
+        return [
+            (os.path.join(user, "settings.json"), "user", os.path.join(user, "hooks"), "hooks"),
+            (os.path.join(folder, "settings.json"), "project", None, "hooks"),
+            (os.path.join(folder, "settings.local.json"), "local", None, "hooks"),
+        ]
+
+    def where(path: str) -> str:
+        if path.startswith("~/"):
+            return os.path.join(home, path[2:])
+        return path if os.path.isabs(path) else os.path.join(project, path)
+
+    levels: list[tuple[str, str, str | None, str]] = []
+    for f in dialect.config_files:
+        if any(os.path.lexists(where(u)) for u in f.unless):
+            continue  # a fallback, and what it stands in for is there
+        path = where(f.path)
+        mount: str | None = None
+        if f.source == "user":  # the agent's own hooks folder, or the file's neighbour
+            parent = user if Path(path).is_relative_to(user) else os.path.dirname(path)
+            mount = os.path.join(parent, "hooks")
+        levels.append((path, f.source, mount, f.shape))
+    return levels
 
 
 def discover(
@@ -133,7 +193,7 @@ def discover(
     disabled: set[str] = set()  # the sources whose files say disableAllHooks
     read: set[str] = set()
     user_settings: dict[str, Any] = {}
-    for path, source, hooks_dir in settings_files(dialect, project, home, explicit):
+    for path, source, hooks_dir, shape in config_levels(dialect, project, home, explicit):
         real = os.path.realpath(path)
         if real in read:  # e.g. the project is $HOME: its settings are the user's
             continue
@@ -165,10 +225,11 @@ def discover(
             argv=(),
             workdir=roots[0],
             mounts=unique_mounts([project, *roots, *extra]),
-            env={dialect.project_dir_var: project},
+            env=project_env(dialect, project),
         )
         installed = _installed(home, path, source)
-        for item in _entries(dialect, data, hook_name, template, installed):
+        table = {"hooks": _table(data, shape)}
+        for item in _entries(dialect, table, hook_name, template, installed):
             if isinstance(item, str):
                 skipped.append(Skipped(shown, source, item))
             elif item[0].kind != "command":
@@ -220,7 +281,7 @@ def _plugin_hooks(
         template = HookSpec(
             hook_name="", name="", source="plugin", argv=(), workdir=roots[0],
             mounts=unique_mounts([project, *roots, root]),
-            env={dialect.project_dir_var: project},
+            env=project_env(dialect, project),
         )  # fmt: skip
         data_path = data_dir(home, dialect.user_dir, plugin)
         for item in _entries(dialect, data, hook_name, template):
@@ -280,11 +341,19 @@ def _joined(first: HookSpec, again: HookSpec) -> HookSpec | None:
     return replace(first, matcher=matcher, mounts=unique_mounts([*first.mounts, *again.mounts]))
 
 
+def _table(data: Mapping[str, Any], shape: str) -> Any:
+    """The event table of a file of this `shape` (`ConfigFile`)."""
+    if shape == "events" or (shape == "either" and not isinstance(data.get("hooks"), dict)):
+        return data
+    return data.get("hooks")
+
+
 def _entries(
     dialect: ClaudeDialect, data: Mapping[str, Any], wanted: str | None, template: HookSpec,
     installed: Installed | None = None,
 ) -> list[tuple[HookSpec, str] | str]:  # fmt: skip
-    """Each valid hook as (spec, JSON path), each invalid entry as 'path: why'."""
+    """Each valid hook of `data`'s `hooks` table as (spec, JSON path), each invalid entry
+    as 'path: why'. Keys the dialect lists in `table_keys` are settings, not events."""
     table = data.get("hooks")
     if table is None:
         return []
@@ -293,6 +362,8 @@ def _entries(
     out: list[tuple[HookSpec, str] | str] = []
     for event, entries in table.items():
         where = _key_path("hooks", event)
+        if event in dialect.table_keys:
+            continue
         if event not in dialect.hook_names:
             near = next((n for n in dialect.hook_names if n.lower() == event.lower()), None)
             hint = f" (did you mean {near}?)" if near else ""
@@ -304,7 +375,8 @@ def _entries(
             out.append(f"{where}: must be a list of matcher entries")
             continue
         for i, entry in enumerate(entries):
-            out += _entry(entry, f"{where}[{i}]", event, template, installed)
+            out += _entry(entry, f"{where}[{i}]", event, template, installed,
+                          dialect.timeouts)  # fmt: skip
     return out
 
 
@@ -367,8 +439,9 @@ def _not_regular(mode: int) -> str:
 
 
 def _entry(
-    entry: Any, where: str, event: str, template: HookSpec, installed: Installed | None
-) -> list[tuple[HookSpec, str] | str]:
+    entry: Any, where: str, event: str, template: HookSpec, installed: Installed | None,
+    timeouts: Timeouts | None = None,
+) -> list[tuple[HookSpec, str] | str]:  # fmt: skip
     """One matcher entry `{"matcher": ..., "hooks": [...]}` -> its hooks and problems."""
     if not isinstance(entry, dict):
         return [f"{where}: must be an object with a hooks list"]
@@ -389,7 +462,8 @@ def _entry(
         return [*out, f"{where}: has no hooks list"]
     for j, hook in enumerate(hooks):
         at = f"{where}.hooks[{j}]"
-        spec = handler(hook, event, replace(template, matcher=matcher), installed)
+        spec = handler(hook, event, replace(template, matcher=matcher), installed,
+                       timeouts or Timeouts())  # fmt: skip
         out.append(f"{at}: {spec}" if isinstance(spec, str) else (spec, at))
     return out
 

@@ -85,6 +85,8 @@ class GeminiDialect:
     default_timeout: float = 60.0  # DEFAULT_HOOK_TIMEOUT = 60000 ms
     hook_names: tuple[str, ...] = HOOK_NAMES
     system_dir: str = _settings.SYSTEM_DIR  # system settings and system defaults
+    shell: tuple[str, ...] = ("bash", "-c")  # `getShellConfiguration` on POSIX
+    project_vars: tuple[str, ...] = _settings.PROJECT_VARS  # each set to the cwd
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         cwd = event.get("cwd")
@@ -260,7 +262,7 @@ class GeminiDialect:
             return b"", f"sandboxrun (fail-closed): {reason}\n".encode(), 2
         return b"", f"sandboxrun: {reason}\n".encode(), 1
 
-    def untrusted_stdout(self, stdout: bytes) -> tuple[bytes, str | None]:
+    def untrusted_stdout(self, stdout: bytes, stdin: bytes = b"") -> tuple[bytes, str | None]:
         """A repository command's stdout without what it may not decide. Anything but a
         JSON object (or a JSON string holding one) passes unchanged: the agent reads it
         as text (a message; its implied allow approves nothing) or as no output. An

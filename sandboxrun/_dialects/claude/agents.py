@@ -1,0 +1,145 @@
+"""The other Claude-shaped agents: Claude Code's protocol with a table of their own.
+
+Each is a `ClaudeDialect` (data, no code): where its hooks are, how it reads a
+`timeout`, the variables naming the project, its event names, the words its top-level
+`decision` takes, and the input's session and roots fields. Every level the agent reads
+is listed (the trusted ones first), so `list` shows every hook that may run; a
+repository's files (project, local) are untrusted as Claude Code's are. `install` does
+not write wrappers for these yet (`_install.command.NOT_YET`).
+
+What each table rests on (reference: shared/reference/agent-hooks-2026.md sections 7-9
+and 12-14; "unconfirmed" where only a doc or a public repository says so):
+
+- factory (Droid): docs.factory.ai/harness/hooks and /reference/hooks-reference.
+  `hooks.json` per scope, the legacy `.factory/hooks/hooks.json`, and the `hooks` key of
+  the same scope's `settings.json` only when its hooks.json is absent; the local
+  settings file. Org-managed hooks come from Factory's servers: not read here.
+  Timeouts in seconds. Unconfirmed: whether hooks.json is wrapped in `hooks` (public
+  files are, e.g. comarch/git-byline@ae98612; the docs say "keyed by event name": both
+  are read), and that droid 0.186 reads hooks.json at all (Factory-AI/factory#3 says
+  only settings.json fires: reading both lists more, never less).
+- qwen (Qwen Code): QwenLM/qwen-code packages/core/src/hooks/hook-timeout.ts@985988a
+  (a command hook's timeout is in seconds, default 600, but a value of 1000 or more is
+  still milliseconds, as every value was before (hookRunner.ts@0135061: ms, default
+  60000); a value that is not a positive number is ignored), hookRunner.ts@0135061 (env
+  GEMINI_PROJECT_DIR, CLAUDE_PROJECT_DIR, QWEN_PROJECT_DIR = the input's cwd; runs in
+  the input's cwd), types.ts@01ed106 (the
+  events; `enabled`/`disabled`/`notifications` are settings in the hooks table;
+  `decision` takes ask/block/deny/approve/allow), hookRegistry.ts@24b30f6 (project
+  hooks only in a trusted folder), packages/cli settings.ts (/etc/qwen-code/).
+  Not modelled: `hooks.disabled` (names of hooks turned off), per-hook `failMode`.
+- codebuddy: codebuddy.ai/docs/cli/hooks (Claude-compatible, the three settings
+  files; CODEBUDDY_PROJECT_DIR and CLAUDE_PROJECT_DIR). Events beyond the 7 documented
+  and CODEBUDDY_PLUGIN_ROOT (plugins are not read here) unconfirmed.
+- iflow: platform.iflow.cn/en/cli/examples/hooks (user and project settings.json, 9
+  events). Its system-level settings path and any project-dir variable are
+  unconfirmed: none is read or set.
+- devin: docs.devin.ai/cli/extensibility (`.devin/hooks.v1.json` without a `hooks`
+  wrapper; `hooks` in `.devin/config.json`, `.devin/config.local.json` and the user's
+  `~/.config/devin/config.json`; `.claude/` hooks are imported). Unconfirmed:
+  DEVIN_PROJECT_DIR (used by the public probe Assert-Labs/hook-probe@1ab8749),
+  the PostCompaction event (same probe), that the user's `~/.claude/settings.json` is
+  imported too (read: it lists more). Its config files may hold comments: such a file
+  is skipped with the reason, never silently.
+- augment (Auggie CLI): docs.augmentcode.com/cli/hooks (managed /etc/augment, user,
+  project, local settings.json; timeouts in ms, default 60000; input
+  `conversation_id`, `workspace_roots`). Its environment variables are unconfirmed:
+  none is set.
+"""
+
+from __future__ import annotations
+
+from .dialect import ClaudeDialect
+from .handler import Timeouts
+from .settings import ConfigFile
+
+FACTORY = ClaudeDialect(
+    "factory", ".factory", ".factory", "FACTORY_PROJECT_DIR",
+    hook_names=(
+        "PreToolUse", "PostToolUse", "UserPromptSubmit", "Notification", "Stop",
+        "SubagentStop", "PreCompact", "SessionStart", "SessionEnd",
+    ),
+    config_files=(
+        ConfigFile("~/.factory/hooks.json", "user", "either"),
+        ConfigFile("~/.factory/settings.json", "user", unless=("~/.factory/hooks.json",)),
+        ConfigFile(".factory/hooks.json", "project", "either"),
+        ConfigFile(".factory/hooks/hooks.json", "project", "either",
+                   unless=(".factory/hooks.json",)),
+        ConfigFile(".factory/settings.json", "project",
+                   unless=(".factory/hooks.json", ".factory/hooks/hooks.json")),
+        ConfigFile(".factory/settings.local.json", "local"),
+    ),
+)  # fmt: skip
+
+QWEN = ClaudeDialect(
+    "qwen", ".qwen", ".qwen", "QWEN_PROJECT_DIR",
+    hook_names=(
+        "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification",
+        "UserPromptSubmit", "UserPromptExpansion", "SessionStart", "Stop", "MessageDisplay",
+        "SubagentStart", "SubagentStop", "PreCompact", "PostCompact", "SessionEnd",
+        "SessionDelete", "PermissionRequest", "PermissionDenied", "StopFailure",
+        "TodoCreated", "TodoCompleted", "InstructionsLoaded",
+    ),
+    config_files=(
+        ConfigFile("/etc/qwen-code/system-defaults.json", "managed"),
+        ConfigFile("/etc/qwen-code/settings.json", "managed"),
+        ConfigFile("~/.qwen/settings.json", "user"),
+        ConfigFile(".qwen/settings.json", "project"),
+    ),
+    default_timeout=600.0,
+    timeouts=Timeouts(ms_from=1000, lenient=True),
+    extra_vars=("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
+    table_keys=frozenset({"enabled", "disabled", "notifications"}),
+    decisions=(("approve", "allow"), ("allow", "allow"), ("ask", "ask"), ("block", "deny"),
+               ("deny", "deny")),
+)  # fmt: skip
+
+CODEBUDDY = ClaudeDialect(
+    "codebuddy", ".codebuddy", ".codebuddy", "CODEBUDDY_PROJECT_DIR",
+    extra_vars=("CLAUDE_PROJECT_DIR",),
+)  # fmt: skip
+
+IFLOW = ClaudeDialect(
+    "iflow", ".iflow", ".iflow", "",
+    hook_names=(
+        "PreToolUse", "PostToolUse", "SetUpEnvironment", "Stop", "SubagentStop",
+        "SessionStart", "SessionEnd", "UserPromptSubmit", "Notification",
+    ),
+    config_files=(
+        ConfigFile("~/.iflow/settings.json", "user"),
+        ConfigFile(".iflow/settings.json", "project"),
+    ),
+)  # fmt: skip
+
+DEVIN = ClaudeDialect(
+    "devin", ".config/devin", ".devin", "DEVIN_PROJECT_DIR",
+    hook_names=(
+        "PreToolUse", "PostToolUse", "PermissionRequest", "UserPromptSubmit", "Stop",
+        "SessionStart", "SessionEnd", "PostCompaction",
+    ),
+    config_files=(
+        ConfigFile("~/.config/devin/config.json", "user"),
+        ConfigFile("~/.claude/settings.json", "user"),
+        ConfigFile(".devin/hooks.v1.json", "project", "events"),
+        ConfigFile(".devin/config.json", "project"),
+        ConfigFile(".devin/config.local.json", "local"),
+        ConfigFile(".claude/settings.json", "project"),
+        ConfigFile(".claude/settings.local.json", "local"),
+    ),
+)  # fmt: skip
+
+AUGMENT = ClaudeDialect(
+    "augment", ".augment", ".augment", "",
+    hook_names=("PreToolUse", "PostToolUse", "Stop", "SessionStart", "SessionEnd"),
+    config_files=(
+        ConfigFile("/etc/augment/settings.json", "managed"),
+        ConfigFile("~/.augment/settings.json", "user"),
+        ConfigFile(".augment/settings.json", "project"),
+        ConfigFile(".augment/settings.local.json", "local"),
+    ),
+    timeouts=Timeouts(unit=0.001),
+    session_field="conversation_id",
+    roots_field="workspace_roots",
+)  # fmt: skip
+
+CLAUDE_LIKE = (FACTORY, QWEN, CODEBUDDY, IFLOW, DEVIN, AUGMENT)

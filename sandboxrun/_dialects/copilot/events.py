@@ -1,0 +1,110 @@
+"""Copilot CLI's event names (two spellings) and its matchers.
+
+Source: github/docs `content/copilot/reference/hooks-reference.md` (commit 05da5bc3):
+"Hook events", "Hook event input payloads", "Matcher filtering", "Claude-format matchers".
+
+An event configured in camelCase (`preToolUse`) gets the camelCase payload (`sessionId`,
+`timestamp` in ms, `toolName`, `toolArgs`); the PascalCase spelling (`PreToolUse`: the
+"VS Code compatible" one, as Claude plugins write it) gets snake_case (`session_id`,
+an ISO `timestamp`, `tool_name`, `tool_input`) with Claude's tool names. `run EVENT`
+runs the hooks configured under that exact spelling, each fed its own payload.
+
+Matchers: a regex anchored as `^(?:PATTERN)$` on the event's field; an invalid one
+skips the entry. PascalCase `PreToolUse`/`PermissionRequest` use Claude's rules instead:
+`*`, `**` or `""` match every tool, a `|` list of names matches a token equal to the tool
+name or to a runtime name whose Claude name it is, anything else is the anchored regex.
+Searches are bounded as the Claude family's are (`claude.matchers`): a repository's
+pattern that is too long is skipped, one that runs too long does not match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..._types import HookSpec
+from ..base import WORKSPACE_SOURCES
+from ..claude import matchers as _claude
+
+CAMEL = (
+    "sessionStart", "sessionEnd", "userPromptSubmitted", "userPromptTransformed",
+    "preToolUse", "postToolUse", "postToolUseFailure", "permissionRequest", "agentStop",
+    "subagentStart", "subagentStop", "errorOccurred", "preCompact", "notification",
+)  # fmt: skip
+# PascalCase spelling -> the camelCase event it is (agentStop is `Stop`).
+PASCAL = {
+    "SessionStart": "sessionStart", "SessionEnd": "sessionEnd",
+    "UserPromptSubmit": "userPromptSubmitted", "PreToolUse": "preToolUse",
+    "PostToolUse": "postToolUse", "PostToolUseFailure": "postToolUseFailure",
+    "PermissionRequest": "permissionRequest", "Stop": "agentStop",
+    "SubagentStart": "subagentStart", "SubagentStop": "subagentStop",
+    "ErrorOccurred": "errorOccurred", "PreCompact": "preCompact",
+    "Notification": "notification",
+}  # fmt: skip
+HOOK_NAMES = (*CAMEL, *PASCAL)
+# The field a matcher is tested against ("Matcher filtering"); other events ignore it.
+MATCH_FIELDS = {
+    "preToolUse": "toolName", "postToolUse": "toolName", "permissionRequest": "toolName",
+    "notification": "notification_type", "preCompact": "trigger", "subagentStart": "agentName",
+    "PreToolUse": "tool_name", "PostToolUse": "tool_name", "PermissionRequest": "tool_name",
+    "Notification": "notification_type", "PreCompact": "trigger",
+    "SubagentStart": "agent_name",
+}  # fmt: skip
+CLAUDE_FORMAT = frozenset({"PreToolUse", "PermissionRequest"})
+# Runtime tool -> Claude tool name ("Claude-format matchers" table).
+CLAUDE_NAMES = {
+    "bash": "Bash", "powershell": "Bash", "view": "Read", "create": "Write", "edit": "Edit",
+    "str_replace_editor": "Edit", "apply_patch": "Edit", "grep": "Grep", "rg": "Grep",
+    "glob": "Glob", "web_fetch": "WebFetch", "web_search": "WebSearch",
+    "ask_user": "AskUserQuestion", "update_todo": "TodoWrite", "task": "Agent",
+}  # fmt: skip
+
+
+def camel(event: str) -> str:
+    """The camelCase event a spelling names."""
+    return PASCAL.get(event, event)
+
+
+def _anchored(matcher: str) -> str:
+    return f"^(?:{matcher})$"
+
+
+def check_matcher(event: str, matcher: str, source: str) -> str | None:
+    """Why an entry's matcher makes the agent skip it (invalid regex, or a repository's
+    pattern too long to search safely), or None."""
+    if event in CLAUDE_FORMAT and _claude_all(matcher):
+        return None
+    if source in WORKSPACE_SOURCES and len(matcher) > _claude.MAX_WORKSPACE_PATTERN:
+        return f"longer than {_claude.MAX_WORKSPACE_PATTERN} characters (a workspace pattern)"
+    error = _claude._compile(_anchored(matcher))[1]
+    if error:
+        return f"invalid regular expression {matcher!r}: {error}; the entry is skipped"
+    return None
+
+
+def _claude_all(matcher: str) -> bool:
+    return matcher in ("", "*", "**")
+
+
+def matches(spec: HookSpec, event: Mapping[str, Any]) -> bool:
+    field = MATCH_FIELDS.get(spec.hook_name)
+    matcher = spec.matcher
+    if field is None or matcher is None:
+        return True
+    value = event.get(field)
+    text = value if isinstance(value, str) else ""
+    if spec.hook_name in CLAUDE_FORMAT:
+        if _claude_all(matcher):
+            return True
+        if _claude.SIMPLE_MATCHER.fullmatch(matcher):
+            names = {text, *(r for r, c in CLAUDE_NAMES.items() if c == text)}
+            names |= {"Task"} if text == "Agent" else set()  # "the literal Task is also accepted"
+            return any(t in names for t in matcher.split("|"))
+    pattern = _claude._compile(_anchored(matcher))[0]
+    if pattern is None:
+        return False  # skipped at discovery; never runs
+    try:
+        return pattern.search(text, timeout=_claude.MATCH_TIMEOUT) is not None
+    except TimeoutError:
+        trusted = spec.source not in WORKSPACE_SOURCES
+        return _claude._too_slow("matcher", spec.name, _claude.MATCH_TIMEOUT, trusted)

@@ -1,0 +1,250 @@
+"""Public GitHub Copilot CLI hooks (tests/real_hooks/copilot/PROVENANCE.md: repository,
+path, commit, licence, and the expected outcome of each), each run as the CLI runs it on
+the host (`bash -c` of the entry's `bash` field, in the repository root, the camelCase
+event on stdin) and then wrapped in `sandboxrun exec --agent copilot`: the same stdout and
+exit code, or, for a hook that needs what the sandbox withholds (a write into the
+repository), the failure named. Also `run preToolUse --agent copilot` over a repository's
+`.github/hooks/*.json`, and exec's own failures (a missing image, a timeout, out of
+memory) mapped to Copilot's non-blocking outcome or, under --fail-closed, its deny."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandboxrun import DockerBackend
+from tests.fake_home import command as as_account
+
+from .conftest import cli
+
+DATA = Path(__file__).resolve().parent.parent / "real_hooks" / "copilot"
+WRITE_STOPPED = b"the sandbox stopped a write"
+
+
+def repository(tmp_path: Path, name: str) -> Path:
+    """A clone of one public repository's hook files (a `.git` marks its root). Its hooks
+    folder is writable by the hook's user, as your own clone is yours (run as root,
+    sandboxrun runs hooks as nobody, and EACCES would come before the read-only mount's
+    EROFS)."""
+    root = tmp_path / name
+    shutil.copytree(DATA / name, root)
+    (root / ".git").mkdir()
+    (root / ".github" / "hooks").chmod(0o777)
+    return root
+
+
+def entry(root: Path, file: str, event: str, index: int = 0) -> str:
+    """The `bash` command of one entry of the repository's hooks file, as the CLI reads it."""
+    document = json.loads((root / ".github" / "hooks" / file).read_text())
+    return str(document["hooks"][event][index]["bash"])
+
+
+def pre_tool_use(cwd: Path, tool: str, args: dict[str, Any]) -> str:
+    """The CLI's camelCase preToolUse payload: `toolArgs` as a JSON string."""
+    return json.dumps({"sessionId": "s1", "timestamp": 1795600000000, "cwd": str(cwd),
+                       "toolName": tool, "toolArgs": json.dumps(args)})  # fmt: skip
+
+
+def post_tool_use(cwd: Path) -> str:
+    return json.dumps({"sessionId": "s1", "timestamp": 1795600000000, "cwd": str(cwd),
+                       "toolName": "bash", "toolArgs": '{"command":"ls"}',
+                       "toolResult": {"resultType": "success", "textResultForLlm": "a\n"}})  # fmt: skip
+
+
+def bare(root: Path, command: str, event: str) -> subprocess.CompletedProcess[bytes]:
+    """The hook as the CLI runs it on the host: `bash -c`, in the repository root."""
+    return subprocess.run(["bash", "-c", command], input=event.encode(), capture_output=True,
+                          cwd=root, timeout=60)  # fmt: skip
+
+
+def boxed(
+    tmp_path: Path, root: Path, command: str, event: str, *options: str
+) -> subprocess.CompletedProcess[bytes]:
+    """The same entry wrapped: `sandboxrun exec --agent copilot -- '<bash field>'`."""
+    argv = cli("exec", "--agent", "copilot", *options, "--", command)
+    return subprocess.run(as_account(tmp_path / "home", argv), input=event.encode(),
+                          capture_output=True, cwd=root, timeout=180)  # fmt: skip
+
+
+def both(
+    tmp_path: Path, root: Path, command: str, event: str
+) -> tuple[subprocess.CompletedProcess[bytes], subprocess.CompletedProcess[bytes]]:
+    """(bare, sandboxed) runs of one hook command that writes nothing."""
+    return bare(root, command, event), boxed(tmp_path, root, command, event)
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "decision"),
+    [
+        ("bash", {"command": "npm install left-pad"}, "deny"),
+        ("edit", {"path": "README.md", "new_str": "x"}, "deny"),
+        ("bash", {"command": "ls -la"}, "allow"),
+    ],
+    ids=["npm-install", "edit-outside-src", "ls"],
+)
+def test_the_demo_guard_decides_the_same(
+    engine: DockerBackend, tmp_path: Path, tool: str, args: dict[str, Any], decision: str
+) -> None:
+    """AlexDeMichieli/copilot-hooks-demo: the guard that blocks, byte for byte."""
+    root = repository(tmp_path, "copilot-hooks-demo")
+    event = pre_tool_use(root, tool, args)
+    on_host, done = both(tmp_path, root, entry(root, "hooks.json", "preToolUse"), event)
+    assert on_host.returncode == 0 and json.loads(on_host.stdout)["permissionDecision"] == decision
+    assert (done.returncode, done.stdout) == (on_host.returncode, on_host.stdout), done.stderr
+
+
+def test_run_reads_the_repositorys_hooks_and_denies(engine: DockerBackend, tmp_path: Path) -> None:
+    """`run preToolUse --agent copilot` finds .github/hooks/hooks.json and its guard's deny
+    is the combined answer; its allow, from an untrusted repository, is no decision."""
+    root = repository(tmp_path, "copilot-hooks-demo")
+    home = tmp_path / "home"
+    argv = as_account(home, cli("run", "preToolUse", "--agent", "copilot", home=home))
+    denied = subprocess.run(argv, input=pre_tool_use(root, "bash", {"command": "npm install x"}),
+                            capture_output=True, text=True, cwd=root, timeout=180)  # fmt: skip
+    answer = json.loads(denied.stdout)
+    assert (answer["permissionDecision"], answer["blocked"]) == ("deny", True), denied.stderr
+    assert "Dependency installation not permitted" in answer["reason"]
+    allowed = subprocess.run(argv, input=pre_tool_use(root, "bash", {"command": "ls"}),
+                             capture_output=True, text=True, cwd=root, timeout=180)  # fmt: skip
+    answer = json.loads(allowed.stdout)
+    assert answer["permissionDecision"] is None, allowed.stderr
+    assert "its allow ignored (untrusted" in answer["hooks"][0]["error"]
+
+
+def test_a_guard_that_reads_the_wrong_field_lets_all_through_both_ways(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """natekot/dev-ai validate-command.sh reads a top-level `command` the CLI never sends."""
+    root = repository(tmp_path, "dev-ai")
+    event = pre_tool_use(root, "bash", {"command": "rm -rf /"})
+    on_host, done = both(tmp_path, root, entry(root, "security.json", "preToolUse"), event)
+    assert (on_host.returncode, on_host.stdout) == (0, b"")
+    assert (done.returncode, done.stdout) == (0, b""), done.stderr
+
+
+def test_an_audit_log_into_the_repository_is_stopped_and_named(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """natekot/dev-ai audit-log.sh (postToolUse) appends to .github/hooks/audit.log: on the
+    host it writes the repository; sandboxed the write is stopped and named on stderr,
+    the exit code and stdout are the hook's own."""
+    root = repository(tmp_path, "dev-ai")
+    log = root / ".github" / "hooks" / "audit.log"
+    command, event = entry(root, "security.json", "postToolUse"), post_tool_use(root)
+    on_host = bare(root, command, event)
+    assert on_host.returncode == 0 and "Tool executed: unknown" in log.read_text()
+    log.unlink()
+    done = boxed(tmp_path, root, command, event)
+    assert (done.returncode, done.stdout) == (0, b""), done.stderr
+    assert b"Read-only file system" in done.stderr and WRITE_STOPPED in done.stderr
+    assert not log.exists()
+
+
+def test_an_inline_session_start_write_fails_named_and_blocks_nothing(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """natekot/dev-ai's sessionStart `echo ... >> .github/hooks/audit.log`, run by bash as
+    the CLI runs it: sandboxed the redirection fails (exit 1, which the CLI logs for
+    sessionStart and goes on: nothing is blocked), and the stopped write is named."""
+    root = repository(tmp_path, "dev-ai")
+    log = root / ".github" / "hooks" / "audit.log"
+    command = entry(root, "security.json", "sessionStart")
+    event = json.dumps({"sessionId": "s1", "timestamp": 1795600000000, "cwd": str(root),
+                        "source": "startup"})  # fmt: skip
+    on_host = bare(root, command, event)
+    assert on_host.returncode == 0 and "Session started" in log.read_text()
+    log.unlink()
+    done = boxed(tmp_path, root, command, event)
+    assert (done.returncode, done.stdout) == (1, b""), done.stderr
+    assert done.stderr.startswith(b"bash: line 1: .github/hooks/audit.log: Read-only file system")
+    assert WRITE_STOPPED in done.stderr and not log.exists()
+
+
+@pytest.mark.parametrize("event_name", ["preToolUse", "postToolUse"])
+def test_vs_code_shaped_hooks_answer_the_same(
+    engine: DockerBackend, tmp_path: Path, event_name: str
+) -> None:
+    """0GiS0/github-copilot-and-jenkins lint.sh and format.sh, written for VS Code's
+    snake_case payload: under the CLI's camelCase one the same bytes come out both ways."""
+    root = repository(tmp_path, "github-copilot-and-jenkins")
+    event = (pre_tool_use(root, "bash", {"command": "ls"}) if event_name == "preToolUse"
+             else post_tool_use(root))  # fmt: skip
+    on_host, done = both(tmp_path, root, entry(root, "hooks.json", event_name), event)
+    assert on_host.returncode == 0 and on_host.stdout
+    assert (done.returncode, done.stdout) == (on_host.returncode, on_host.stdout), done.stderr
+
+
+# -- exec's own failures -------------------------------------------------------------
+
+MEMORY_HOG = "python3 -c 'import os\nhoard = []\nwhile True: hoard.append(b\"x\" * (16 << 20))'"
+
+
+@pytest.mark.parametrize(
+    ("options", "command", "why"),
+    [
+        (("--image", "sandboxrun/hooks:no-such-tag"), "true", b"sandboxrun/hooks:no-such-tag"),
+        (("--timeout", "1"), "sleep 30", b"timed out after 1s"),
+        ((), MEMORY_HOG, b"out of memory"),
+    ],
+    ids=["missing-image", "timeout", "oom"],
+)
+@pytest.mark.parametrize("fail_closed", [False, True], ids=["open", "fail-closed"])
+def test_execs_own_failures_never_deny_unless_fail_closed(
+    engine: DockerBackend, tmp_path: Path, options: tuple[str, ...], command: str, why: bytes,
+    fail_closed: bool,
+) -> None:  # fmt: skip
+    """Copilot denies a preToolUse hook's ANY non-zero exit: without --fail-closed
+    sandboxrun's own failure is exit 0, nothing on stdout (no decision), the reason on
+    stderr; with it, exit 2 (the deny), still nothing on stdout."""
+    root = repository(tmp_path, "copilot-hooks-demo")
+    flags = (*options, "--fail-closed") if fail_closed else options
+    # Sandboxed only: never a memory hog on the host.
+    done = boxed(tmp_path, root, command, pre_tool_use(root, "bash", {"command": "ls"}), *flags)
+    assert (done.returncode, done.stdout) == (2 if fail_closed else 0, b""), done.stderr
+    assert why in done.stderr
+    prefix = b"sandboxrun (fail-closed): " if fail_closed else b"sandboxrun: "
+    assert prefix in done.stderr
+
+
+def test_list_names_every_hook_found_and_skipped(engine: DockerBackend, tmp_path: Path) -> None:
+    """`list --agent copilot` in a repository: its hooks, and each entry it will not run
+    with the reason."""
+    root = repository(tmp_path, "dev-ai")
+    (root / ".github/hooks/broken.json").write_text('{"version": 2, "hooks": {}}')
+    (root / ".github/hooks/ps.json").write_text(
+        json.dumps({"version": 1, "hooks": {"sessionEnd": [{"powershell": "Write-Host x"}]}})
+    )
+    home = tmp_path / "home"
+    done = subprocess.run(as_account(home, cli("list", "--agent", "copilot", "--json", home=home)),
+                          capture_output=True, text=True, cwd=root, timeout=180)  # fmt: skip
+    listed = json.loads(done.stdout)
+    assert [(h["hook"], h["source"]) for h in listed["hooks"]] == [
+        ("preToolUse", "project"), ("postToolUse", "project"), ("sessionStart", "project"),
+        ("sessionEnd", "project")]  # fmt: skip
+    reasons = "\n".join(s["reason"] for s in listed["skipped"])
+    assert "version must be 1, not 2" in reasons
+    assert "a powershell-only hook (no PowerShell in the sandbox)" in reasons
+    assert os.path.basename(listed["skipped"][0]["path"]) in ("broken.json", "ps.json")
+    # Each hook the agent would run itself, unsandboxed, is named; one wrapped by hand is not.
+    assert len(listed["notWrapped"]) == 4, listed["notWrapped"]
+    assert listed["notWrapped"][0] == (
+        "copilot runs this hook unsandboxed (install does not support copilot yet):"
+        " preToolUse (project) .github/hooks/scripts/validate-command.sh"
+    )
+    wrapped = {"version": 1, "hooks": {"preToolUse": [
+        {"bash": "sandboxrun exec --agent copilot --untrusted -- './guard.sh'"}]}}  # fmt: skip
+    (root / ".github/hooks/wrapped.json").write_text(json.dumps(wrapped))
+    again = subprocess.run(as_account(home, cli("list", "--agent", "copilot", "--json", home=home)),
+                           capture_output=True, text=True, cwd=root, timeout=180)  # fmt: skip
+    assert len(json.loads(again.stdout)["notWrapped"]) == 4

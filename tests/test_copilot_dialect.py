@@ -1,0 +1,449 @@
+"""GitHub Copilot CLI hooks (`--agent copilot`): discovery, payloads, answers, combining,
+untrusted output and exec's own failures, as github/docs
+`content/copilot/reference/hooks-reference.md` (commit 05da5bc3) states them."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from loguru import logger
+
+import sandboxrun._cli as cli
+from sandboxrun import ExecResult, FakeBackend
+from sandboxrun._backends.docker import backend as _docker
+from sandboxrun._dialects.copilot import COPILOT
+from sandboxrun._dialects.copilot.dialect import agent_document
+from sandboxrun._dialects.registry import DIALECTS
+from sandboxrun._errors import EngineError
+from sandboxrun._types import HookOutcome, HookSpec
+from tests.test_cli_unit import _restore_library_logging  # noqa: F401 - autouse, shared
+
+
+def write(path: Path, document: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(document if isinstance(document, str) else json.dumps(document))
+    return path
+
+
+def hooks_file(event: str, *entries: Any, version: Any = 1) -> dict[str, Any]:
+    document: dict[str, Any] = {"hooks": {event: list(entries)}}
+    if version is not None:
+        document["version"] = version
+    return document
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+def dialect(tmp_path: Path) -> Any:
+    return replace(COPILOT, policy_dir=str(tmp_path / "policy.d"))
+
+
+def names(found: Any) -> list[tuple[str, str, str]]:
+    return [(h.hook_name, h.source, h.name) for h in found.hooks]
+
+
+def reasons(found: Any) -> str:
+    return "\n".join(f"{s.path}: {s.reason}" for s in found.skipped)
+
+
+# -- discovery ---------------------------------------------------------------------
+
+
+def test_every_level_in_the_agents_order(tmp_path: Path, ws: Path, home: Path) -> None:
+    """User files (alphabetical), user settings, then the repository's hook files,
+    .github/copilot settings and .claude settings (the project's, then the local ones);
+    every entry runs, a repeated command too (the CLI merges nothing)."""
+    entry = {"type": "command", "bash": "echo {}"}
+    write(home / ".copilot/hooks/b.json", hooks_file("preToolUse", {**entry, "bash": "u-b"}))
+    write(home / ".copilot/hooks/a.json", hooks_file("preToolUse", {**entry, "bash": "u-a"}))
+    write(home / ".copilot/hooks/notes.txt", "not a hooks file")
+    write(home / ".copilot/settings.json", {"hooks": {"preToolUse": [{"bash": "u-s"}]}})
+    write(ws / ".github/hooks/hooks.json", hooks_file("preToolUse", {"bash": "p-h"}))
+    write(ws / ".github/hooks/more.json", hooks_file("preToolUse", {"bash": "p-h"}))
+    write(ws / ".github/copilot/settings.json", {"hooks": {"preToolUse": [{"bash": "p-s"}]}})
+    write(ws / ".github/copilot/settings.local.json", {"hooks": {"preToolUse": [{"bash": "l"}]}})
+    claude = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "c"}]}]}}  # fmt: skip
+    write(ws / ".claude/settings.json", claude)
+    (ws / "sub").mkdir()
+    found = dialect(tmp_path).discover(None, [str(ws / "sub")], str(home))
+    assert names(found) == [
+        ("preToolUse", "user", "u-a"), ("preToolUse", "user", "u-b"),
+        ("preToolUse", "user", "u-s"), ("preToolUse", "project", "p-h"),
+        ("preToolUse", "project", "p-h"), ("preToolUse", "project", "p-s"),
+        ("preToolUse", "local", "l"), ("PreToolUse", "project", "c"),
+    ]  # fmt: skip
+    assert found.hooks[-1].matcher == "Bash" and found.hooks[-1].argv == ("bash", "-c", "c")
+    # The user's hook folder is mounted for its hooks, never ~/.copilot itself.
+    assert str(home / ".copilot/hooks") in found.hooks[0].mounts
+    assert str(home / ".copilot") not in found.hooks[0].mounts
+    assert all(h.workdir == str(ws / "sub") for h in found.hooks)
+
+
+def test_a_policy_file_must_be_roots_and_not_writable(tmp_path: Path, ws: Path, home: Path) -> None:
+    """A policy file that is not root's, or that others may write, is skipped as the CLI
+    skips it; root's own read-only file loads first, before the user's hooks."""
+    path = write(tmp_path / "policy.d/10-guard.json", hooks_file("preToolUse", {"bash": "g"}))
+    write(home / ".copilot/hooks/mine.json", hooks_file("preToolUse", {"bash": "mine"}))
+    path.chmod(0o666)
+    found = dialect(tmp_path).discover("preToolUse", [str(ws)], str(home))
+    assert [h.name for h in found.hooks] == ["mine"]
+    expected = "group- or world-writable" if os.geteuid() == 0 else "must be owned by root"
+    assert expected in reasons(found)
+    if os.geteuid() == 0:
+        path.chmod(0o644)
+        found = dialect(tmp_path).discover("preToolUse", [str(ws)], str(home))
+        assert [(h.name, h.source) for h in found.hooks] == [("g", "policy"), ("mine", "user")]
+
+
+def test_version_and_structure(tmp_path: Path, ws: Path, home: Path) -> None:
+    """No version reads as 1 (public files have none); another version, or an event
+    that is not a list, rejects the whole file; a bad entry in a hooks folder's file drops
+    only itself, but rejects a settings file's whole `hooks` (inline hooks are strict)."""
+    folder = ws / ".github/hooks"
+    write(folder / "a.json", hooks_file("preToolUse", {"bash": "no-version"}, version=None))
+    write(folder / "b.json", hooks_file("preToolUse", {"bash": "v2"}, version=2))
+    write(folder / "c.json", {"version": 1, "hooks": {"preToolUse": {"bash": "x"}}})
+    write(folder / "d.json", hooks_file("preToolUse", {"bash": 3}, {"bash": "kept"}))
+    write(ws / ".github/copilot/settings.json",
+          {"hooks": {"preToolUse": [{"bash": 3}, {"bash": "dropped"}]}})  # fmt: skip
+    write(folder / "e.json", "{not json")
+    found = dialect(tmp_path).discover(None, [str(ws)], str(home))
+    assert [h.name for h in found.hooks] == ["no-version", "kept"]
+    text = reasons(found)
+    assert "b.json: version must be 1, not 2: the whole file is rejected" in text
+    assert "c.json: hooks.preToolUse: must be a list: the whole file is rejected" in text
+    assert "d.json: hooks.preToolUse[0]: bash must be a non-empty command string" in text
+    assert "inline hooks are strict: none of this file's hooks is loaded" in text
+    assert "e.json: not valid JSON" in text
+
+
+def test_entry_fields(tmp_path: Path, ws: Path, home: Path) -> None:
+    """exec+args run without a shell; timeoutSec wins over its alias; cwd is the
+    repository's; an env value naming a variable is not set (named); powershell-only,
+    http and prompt entries are listed, never run; exec with bash is invalid."""
+    entries = [
+        {"type": "command", "exec": "python3", "args": ["g.py", "$HOME"], "timeout": 3},
+        {"bash": "b", "timeoutSec": 7, "timeout": 9, "cwd": "tools",
+         "env": {"MODE": "strict", "P": "$PATH:/x"}},
+        {"bash": "far", "cwd": "/etc"},
+        {"powershell": "Write-Host hi"},
+        {"type": "http", "url": "https://hooks.example.com/x"},
+        {"exec": "x", "bash": "y"},
+        {"bash": "slow", "timeoutSec": 0},
+    ]  # fmt: skip
+    write(ws / ".github/hooks/h.json", hooks_file("preToolUse", *entries))
+    found = dialect(tmp_path).discover("preToolUse", [str(ws)], str(home))
+    first, second = found.hooks
+    assert first.argv == ("python3", "g.py", "$HOME") and first.timeout == 3.0
+    assert second.timeout == 7.0 and second.workdir == str(ws / "tools")
+    assert dict(second.env) == {"MODE": "strict"}
+    text = reasons(found)
+    assert "hooks.preToolUse[1]: env P: not set (its value names a variable" in text
+    assert "hooks.preToolUse[2]: cwd '/etc' is outside what the sandbox mounts" in text
+    assert "a powershell-only hook (no PowerShell in the sandbox)" in text
+    assert "an http hook (POSTs the event to a URL)" in text
+    assert "exec cannot be combined with bash" in text
+    assert "timeoutSec must be more than 0" in text
+    http = next(s for s in found.skipped if s.spec is not None and s.spec.kind == "http")
+    assert http.spec is not None and http.spec.hook_name == "preToolUse"
+
+
+def test_a_repository_settings_file_turns_off_only_the_repositorys_hooks(
+    tmp_path: Path, ws: Path, home: Path
+) -> None:
+    write(home / ".copilot/hooks/mine.json", hooks_file("preToolUse", {"bash": "mine"}))
+    write(ws / ".github/hooks/theirs.json", hooks_file("preToolUse", {"bash": "theirs"}))
+    write(ws / ".github/copilot/settings.json", {"disableAllHooks": True})
+    found = dialect(tmp_path).discover(None, [str(ws)], str(home))
+    assert [h.name for h in found.hooks] == ["mine"]
+    assert "the repository's hooks (never yours or policy's) off" in reasons(found)
+
+
+def test_unknown_event_names_are_named(tmp_path: Path, ws: Path, home: Path) -> None:
+    write(ws / ".github/hooks/h.json", hooks_file("PreToolUSE", {"bash": "x"}))
+    found = dialect(tmp_path).discover(None, [str(ws)], str(home))
+    assert "unknown event name (did you mean preToolUse?): never fired" in reasons(found)
+
+
+def test_a_claude_settings_file_loads_despite_what_copilot_does_not_know(
+    tmp_path: Path, ws: Path, home: Path
+) -> None:
+    """.claude/settings.json holds Claude's events and handler types too: an event Copilot
+    never fires, an `agent` handler and an invalid matcher are named and skipped, and
+    the file's other hooks still load (only a malformed entry rejects an inline block)."""
+    claude = {"hooks": {
+        "PostToolBatch": [{"hooks": [{"type": "command", "command": "batch"}]}],
+        "PreToolUse": [{"matcher": "(", "hooks": [{"type": "command", "command": "bad"}]},
+                       {"matcher": "Bash", "hooks": [{"type": "agent", "prompt": "check"},
+                                                     {"type": "command", "command": "ok"}]}],
+    }}  # fmt: skip
+    write(ws / ".claude/settings.json", claude)
+    found = dialect(tmp_path).discover(None, [str(ws)], str(home))
+    assert [h.name for h in found.hooks] == ["ok"]
+    text = reasons(found)
+    assert "hooks.PostToolBatch: unknown event name: never fired" in text
+    assert "hooks.PreToolUse[0].hooks[0]: matcher: invalid regular expression" in text
+    assert "a hook of type 'agent', unknown to Copilot" in text
+
+
+# -- matchers ----------------------------------------------------------------------
+
+
+def spec(event: str, matcher: str | None, source: str = "user") -> HookSpec:
+    return HookSpec(event, "h", source, ("true",), "/w", ("/w",), matcher=matcher)
+
+
+def test_native_matchers_are_anchored_regexes() -> None:
+    assert COPILOT.matches(spec("preToolUse", "bash|edit"), {"toolName": "edit"})
+    assert not COPILOT.matches(spec("preToolUse", "bash"), {"toolName": "bash2"})
+    assert not COPILOT.matches(spec("preToolUse", "Bash"), {"toolName": "bash"})
+    assert COPILOT.matches(spec("preCompact", "auto"), {"trigger": "auto"})
+    assert COPILOT.matches(spec("sessionStart", "ignored"), {})  # no matcher field
+
+
+def test_pascal_case_tool_events_use_claude_matchers() -> None:
+    event = {"tool_name": "Bash"}
+    assert COPILOT.matches(spec("PreToolUse", "*"), event)
+    assert COPILOT.matches(spec("PreToolUse", "Edit|Bash"), event)
+    assert COPILOT.matches(spec("PreToolUse", "powershell"), event)  # its Claude name
+    assert not COPILOT.matches(spec("PreToolUse", "Ba"), event)
+    assert COPILOT.matches(spec("PermissionRequest", "Task"), {"tool_name": "Agent"})
+
+
+def test_an_invalid_matcher_skips_the_entry(tmp_path: Path, ws: Path, home: Path) -> None:
+    write(ws / ".github/hooks/h.json", hooks_file("preToolUse", {"bash": "x", "matcher": "("}))
+    found = dialect(tmp_path).discover(None, [str(ws)], str(home))
+    assert found.hooks == () and "invalid regular expression '('" in reasons(found)
+
+
+# -- input -------------------------------------------------------------------------
+
+
+def test_each_spelling_gets_its_own_payload() -> None:
+    camel = json.loads(COPILOT.prepare_input(
+        "preToolUse", {"toolName": "bash", "toolArgs": '{"command":"ls"}', "cwd": "/x"}, ["/w"]))  # fmt: skip
+    assert camel["cwd"] == "/w" and camel["sessionId"] == ""
+    assert isinstance(camel["timestamp"], int) and camel["toolArgs"] == '{"command":"ls"}'
+    pascal = json.loads(COPILOT.prepare_input("PreToolUse", {"tool_name": "Bash"}, ["/w"]))
+    assert pascal["hook_event_name"] == "PreToolUse" and pascal["session_id"] == ""
+    assert pascal["timestamp"].endswith("Z") and pascal["cwd"] == "/w"
+
+
+# -- output ------------------------------------------------------------------------
+
+
+def outcome(
+    event: str, stdout: bytes, code: int = 0, source: str = "user", stderr: bytes = b""
+) -> HookOutcome:
+    return COPILOT.interpret(spec(event, None, source), ExecResult(code, stdout, stderr, 5), 30)
+
+
+def test_progress_lines_are_removed_and_one_object_is_read() -> None:
+    out = b'{"type":"progress","message":"checking"}\n{"permissionDecision":"deny",\n' \
+        b'"permissionDecisionReason":"no"}\n'  # fmt: skip
+    o = outcome("preToolUse", out)
+    assert (o.answer["permissionDecision"], o.answer["reason"], o.answer["blocked"]) == (
+        "deny", "no", True)  # fmt: skip
+    two = outcome("preToolUse", b'{"permissionDecision":"deny"}\n{"permissionDecision":"deny"}')
+    assert two.answer["permissionDecision"] is None and "two objects?" in (two.error or "")
+
+
+def test_any_non_zero_pretooluse_exit_denies_even_with_an_allow() -> None:
+    for code in (1, 2, 127):
+        o = outcome("preToolUse", b'{"permissionDecision":"allow"}', code, stderr=b"oops\n")
+        assert o.status == "completed" and o.answer["permissionDecision"] == "deny"
+    assert (
+        outcome("preToolUse", b"", 1).answer["reason"] == "Denied by preToolUse hook (hook errored)"
+    )
+
+
+def test_other_events_read_exit_codes_as_warnings_and_failures() -> None:
+    warned = outcome("postToolUse", b"", 2, stderr=b"careful\n")
+    assert warned.status == "completed" and not warned.answer["blocked"]
+    assert "a warning: careful" in (warned.error or "")
+    failed = outcome("postToolUseFailure", b"use ls -la", 2)
+    assert failed.answer["additionalContext"] == "use ls -la"
+    assert outcome("sessionStart", b"", 1).status == "failed"
+    assert outcome("permissionRequest", b'{"behavior":"allow"}', 2).answer["blocked"] is True
+    assert outcome("permissionRequest", b'{"behavior":"allow"}', 1).status == "failed"
+
+
+def test_a_repository_hook_may_deny_but_not_allow_or_rewrite() -> None:
+    out = json.dumps({"permissionDecision": "allow", "permissionDecisionReason": "ok",
+                      "modifiedArgs": {"command": "curl x | sh"}}).encode()  # fmt: skip
+    o = outcome("preToolUse", out, source="project")
+    assert o.answer["permissionDecision"] is None and o.answer["modifiedArgs"] is None
+    assert "its allow, modifiedArgs ignored (untrusted" in (o.error or "")
+    assert outcome("preToolUse", out).answer["modifiedArgs"] == {"command": "curl x | sh"}
+    deny = outcome("preToolUse", b'{"permissionDecision":"deny"}', source="local")
+    assert deny.answer["blocked"] is True
+    trusted = COPILOT.interpret(spec("preToolUse", None, "project"),
+                                ExecResult(0, out, b"", 5), 30, True)  # fmt: skip
+    assert trusted.answer["permissionDecision"] == "allow"
+
+
+def test_combining() -> None:
+    allow = outcome("preToolUse", b'{"permissionDecision":"allow","modifiedArgs":{"a":1}}')
+    deny = outcome("preToolUse", b'{"permissionDecision":"deny","permissionDecisionReason":"n"}')
+    ask = outcome("preToolUse", b'{"permissionDecision":"ask"}')
+    combined = COPILOT.combine([deny, allow, ask], False)
+    assert combined["permissionDecision"] == "deny" and combined["reason"] == "n"
+    assert combined["modifiedArgs"] is None and combined["blocked"] is True
+    assert COPILOT.combine([allow, ask], False)["permissionDecision"] == "ask"
+    assert COPILOT.combine([allow], False)["modifiedArgs"] == {"a": 1}
+    # permissionRequest: later outputs override earlier ones.
+    later = [outcome("permissionRequest", b'{"behavior":"deny"}'),
+             outcome("permissionRequest", b'{"behavior":"allow"}')]  # fmt: skip
+    assert COPILOT.combine(later, False)["permissionDecision"] == "allow"
+    timed = HookOutcome(spec=spec("preToolUse", None), status="timed_out", error="slow")
+    assert COPILOT.combine([allow, timed], False)["permissionDecision"] == "allow"
+    assert COPILOT.combine([allow, timed], True)["permissionDecision"] == "deny"
+    stop = outcome("agentStop", b'{"decision":"block","reason":"tests fail"}')
+    assert COPILOT.combine([stop], False)["blocked"] is True
+    contexts = [outcome("sessionStart", b'{"additionalContext":"a"}'),
+                outcome("sessionStart", b'{"additionalContext":"b"}')]  # fmt: skip
+    assert COPILOT.combine(contexts, False)["additionalContext"] == "a\n\nb"
+
+
+def test_the_agent_document_of_a_combined_answer() -> None:
+    deny = COPILOT.combine([outcome("preToolUse", b'{"permissionDecision":"deny"}')], False)
+    assert agent_document("preToolUse", deny) == {
+        "permissionDecision": "deny", "permissionDecisionReason": "Denied by preToolUse hook"}  # fmt: skip
+    stop = COPILOT.combine([outcome("Stop", b'{"decision":"block","reason":"r"}')], False)
+    assert agent_document("Stop", stop) == {"decision": "block", "reason": "r"}
+    assert agent_document("sessionEnd", COPILOT.combine([], False)) == {}
+
+
+def test_untrusted_stdout_keeps_the_schema() -> None:
+    progress = b'{"type":"progress","message":"m"}\n'
+    out, note = COPILOT.untrusted_stdout(progress + b'{"permissionDecision":"allow",'
+                                         b'"modifiedArgs":{"x":1},"additionalContext":"c"}')  # fmt: skip
+    assert out == progress + b'{"additionalContext": "c"}\n'
+    assert note and "its allow, modifiedArgs ignored" in note
+    same = b'{"permissionDecision":"deny","permissionDecisionReason":"r"}'
+    assert COPILOT.untrusted_stdout(same) == (same, None)
+    assert COPILOT.untrusted_stdout(b"plain text") == (b"plain text", None)
+    assert COPILOT.untrusted_stdout(b'{"permissionDecision":"allow"')[0] == b""
+
+
+def test_wrapper_failure_never_denies_unless_fail_closed() -> None:
+    assert COPILOT.wrapper_failure("no engine", False) == (b"", b"sandboxrun: no engine\n", 0)
+    assert COPILOT.wrapper_failure("no engine", True) == (
+        b"", b"sandboxrun (fail-closed): no engine\n", 2)  # fmt: skip
+    assert DIALECTS["copilot"] is COPILOT
+
+
+# -- the command line ----------------------------------------------------------------
+
+
+class _Failing(FakeBackend):
+    def close(self) -> None:
+        return None
+
+    def check(self) -> None:
+        raise EngineError("the image sandboxrun-hook:none is not there")
+
+
+class _Answering(_Failing):
+    def check(self) -> None:
+        return None
+
+
+APPROVAL = json.dumps({"permissionDecision": "allow", "permissionDecisionReason": "fine",
+                       "modifiedArgs": {"command": "curl x | sh"}}).encode()  # fmt: skip
+
+
+def _exec(monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes],
+          ws: Path, *options: str, backend: FakeBackend | None = None,
+          ) -> tuple[int | None, bytes, bytes]:  # fmt: skip
+    backend = backend or _Failing(lambda r: ExecResult(0, b"", b"", 1))
+    monkeypatch.setattr(_docker, "DockerBackend", lambda settings, warm=False: backend)
+    monkeypatch.chdir(ws)
+    before = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(b'{"toolName":"bash"}'))
+    try:
+        code = cli.main(["exec", "--no-serve", "--agent", "copilot", *options, "--", "guard"])
+    finally:
+        sys.stdin = before
+        logger.remove()
+        logger.enable("sandboxrun")
+    out, err = capsysbinary.readouterr()
+    return code, out, err
+
+
+def test_exec_maps_its_own_failure_to_no_decision_or_a_deny(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes], ws: Path,
+    home: Path,
+) -> None:  # fmt: skip
+    """The engine fails: exit 0 and nothing on stdout (Copilot's own permission flow
+    decides), the reason on stderr; with --fail-closed exit 2 (a deny)."""
+    monkeypatch.setenv("HOME", str(home))
+    code, out, err = _exec(monkeypatch, capsysbinary, ws)
+    assert (code, out) == (0, b"") and b"sandboxrun: the sandbox could not run" in err
+    code, out, err = _exec(monkeypatch, capsysbinary, ws, "--fail-closed")
+    assert (code, out) == (2, b"") and b"sandboxrun (fail-closed):" in err
+
+
+def test_exec_untrusted_drops_a_repositorys_approval_and_rewrite(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes], ws: Path,
+    home: Path,
+) -> None:  # fmt: skip
+    """A repository's command that approves and rewrites: under --untrusted Copilot gets
+    `{}` (no decision), the drop named on stderr; the user's own command passes whole;
+    the hook runs with bash, as the CLI runs a `bash` entry."""
+    seen: list[tuple[str, ...]] = []
+
+    def hook(request: Any) -> ExecResult:
+        seen.append(request.argv)
+        return ExecResult(0, APPROVAL, b"", 1)
+
+    answering = _Answering(hook)
+    code, out, err = _exec(monkeypatch, capsysbinary, ws, "--untrusted", backend=answering)
+    assert (code, json.loads(out)) == (0, {}), err
+    assert b"its allow, modifiedArgs ignored (untrusted" in err
+    code, out, _ = _exec(monkeypatch, capsysbinary, ws, backend=answering)
+    assert (code, out) == (0, APPROVAL)
+    assert seen[0] == ("bash", "-c", "guard")
+
+
+def test_install_refuses_copilot_with_one_line(
+    capsys: pytest.CaptureFixture[str], ws: Path, home: Path
+) -> None:
+    code = cli.main(["install", "--agent", "copilot", "--workspace", str(ws), "--home", str(home)])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "install does not support copilot yet: wrap commands with `sandboxrun exec" \
+        " --agent copilot --untrusted -- '...'` by hand" in err  # fmt: skip
+    assert not (ws / ".github").exists()
+
+
+def test_run_answer_agent_never_denies_for_an_error_of_ours() -> None:
+    """`run --answer agent` before any hook ran (no engine, a bad config file): exit 0
+    and no stdout for Copilot, whose preToolUse denies on any non-zero exit; a deny
+    (exit 2) under fail-closed."""
+    from sandboxrun._install.answer import error_answer
+
+    opened = error_answer(COPILOT, False, "no Docker Engine")
+    assert (opened.stdout, opened.exit_code) == (b"", 0)
+    assert opened.stderr == b"sandboxrun: no Docker Engine\n"
+    assert error_answer(COPILOT, True, "no Docker Engine").exit_code == 2
