@@ -37,6 +37,7 @@ from ._dialects.claude.settings import installed_plugins, project_root
 from ._dialects.cline import ClineDialect
 from ._dialects.copilot import CopilotDialect
 from ._dialects.cursor import CursorDialect
+from ._dialects.gemini.dialect import GeminiDialect
 from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import hint
@@ -65,6 +66,7 @@ class ExecOutput:
     stderr: bytes
     exit_code: int
     sandbox_ended: bool = False  # the sandbox, not the hook, ended the run
+    notes: bytes = b""  # our own lines for after the hook's stderr (`run_exec` adds them)
 
 
 def exec_request(
@@ -103,14 +105,14 @@ def exec_request(
         found = next((r for r in roots if Path(cwd).is_relative_to(r)), roots[0])
     root = workspace_root(workspace or found, settings)
     # One argument is a shell string, run in the shell the agent itself would use
-    # (Codex: a login shell, `sh -lc`; Copilot's `bash` field: bash); several are argv.
+    # (Codex: a login shell, `sh -lc`; Copilot's `bash` field and Gemini: bash); several are argv.
     shell: tuple[str, ...] = ("/bin/sh", "-c")
-    if isinstance(dialect, ClaudeDialect | CopilotDialect):
+    if isinstance(dialect, ClaudeDialect | CopilotDialect | GeminiDialect):
         shell = dialect.shell
     argv = (*shell, command[0]) if len(command) == 1 else tuple(command)
     inside = Path(cwd).is_relative_to(root)
     env = {var: root} if var else {}
-    if isinstance(dialect, ClaudeDialect):  # Qwen Code also sets GEMINI_/CLAUDE_PROJECT_DIR
+    if isinstance(dialect, ClaudeDialect | GeminiDialect):  # Qwen, Gemini: GEMINI_/CLAUDE_...
         env = dict.fromkeys(dialect.project_vars, root)
     extra = _files_named(command, root, trusted_places(settings, account_home()))
     # The transcript is the server user's own agent's: never mounted for a tenant (TCP).
@@ -290,6 +292,8 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
         agent = [os.path.join(home, dialect.user_dir, "hooks"), dialect.enterprise_dir]
     elif isinstance(dialect, CopilotDialect):
         agent = dialect.hook_folders(home)
+    elif isinstance(dialect, GeminiDialect):  # the user's hooks, and installed extensions
+        agent = [os.path.join(home, dialect.user_dir, d) for d in ("hooks", "extensions")]
     else:
         agent = []
     return [*agent, "/usr/local", *settings.hook_paths]
@@ -321,12 +325,17 @@ def run_exec(
             else None
         )
     dialect = DIALECTS[settings.agent]
-    notes = []
+    notes = [out.notes.decode("utf-8", "replace")] if out.notes else []
     if untrusted and not out.sandbox_ended and not settings.trust_workspace_decisions:
         stdout, note = dialect.untrusted_stdout(out.stdout, request.stdin)
         if note:
             out = replace(out, stdout=stdout)
             notes.append(f"sandboxrun: {note}\n")
+        if isinstance(dialect, GeminiDialect):  # it reads stderr when stdout is blank
+            stderr, note = dialect.untrusted_stderr(out.stdout, out.stderr)
+            if note:
+                out = replace(out, stderr=stderr)
+                notes.append(f"sandboxrun: {note} (on stderr)\n")
     if parsed is not None:
         notes += [f"sandboxrun: CLAUDE_ENV_FILE {why}: refused\n" for why in parsed.refused]
         if untrusted and parsed.accepted:  # whatever trust_workspace_decisions says
@@ -337,7 +346,22 @@ def run_exec(
             )
         elif parsed.accepted and not out.sandbox_ended and not (cancel and cancel.is_set()):
             notes += hand_on(parsed, environ)  # (a caller that has gone gets nothing)
-    return replace(out, stderr=out.stderr + "".join(notes).encode())
+    return _with_notes(dialect, out, "".join(notes).encode())
+
+
+def _with_notes(dialect: Dialect, out: ExecOutput, lines: bytes) -> ExecOutput:
+    """`out` with our lines after the hook's stderr, unless the agent would read them as
+    part of the hook's answer and decide otherwise (Gemini reads stderr when stdout is
+    blank: `GeminiDialect.may_add_to_stderr`); those are only logged (-v)."""
+    if (
+        lines
+        and isinstance(dialect, GeminiDialect)
+        and not out.sandbox_ended
+        and not dialect.may_add_to_stderr(out.stdout, out.stderr)
+    ):
+        logger.debug("not added to stderr (the agent reads it as the answer): {}", lines)
+        return replace(out, notes=b"")
+    return replace(out, stderr=out.stderr + lines, notes=b"")
 
 
 def hand_on(parsed: _envfile.Parsed, environ: Mapping[str, str] | None) -> list[str]:
@@ -380,18 +404,18 @@ def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exe
         # command could not be run or found: under fail-closed that is no answer, so block.
         why = f"hook command could not be started (exit {result.exit_code})"
         return sandbox_failure(settings, why, result)
-    stderr = result.stderr
+    notes = b""
     found = hint(
-        stderr, failed=bool(result.exit_code), refused=result.refused_hosts,
+        result.stderr, failed=bool(result.exit_code), refused=result.refused_hosts,
         network=settings.network, event=request.stdin,
     )  # fmt: skip
     if found.sentence:  # the agent shows the hook's stderr: what the sandbox stopped,
         # whatever the hook answered (a hint: the exit code and stdout stay the hook's)
-        stderr += f"sandboxrun: {found.sentence}\n".encode()
+        notes += f"sandboxrun: {found.sentence}\n".encode()
     if result.output_truncated:  # rare: hook answers are small; say so rather than hide it
         kept = settings.stdout_tail
-        stderr += f"sandboxrun: output was cut to its last {kept} bytes (stdout_tail)\n".encode()
-    return ExecOutput(result.stdout, stderr, result.exit_code or 0)
+        notes += f"sandboxrun: output was cut to its last {kept} bytes (stdout_tail)\n".encode()
+    return ExecOutput(result.stdout, result.stderr, result.exit_code or 0, notes=notes)
 
 
 def sandbox_failure(settings: Settings, why: str, result: ExecResult | None = None) -> ExecOutput:

@@ -201,7 +201,7 @@ def hook_mount(path: str, home: str | None = None) -> str:
 # something the user did not make for hooks is mounted below it (see `home_layout`).
 HOME_FOLDERS = (
     ".claude", ".qoder", ".qoder-cn", ".cline", "Documents/Cline", "Documents/.agents",
-    ".codex", ".copilot", ".cursor", ".cache", ".config", ".local", ".npm",
+    ".codex", ".copilot", ".cursor", ".gemini", ".cache", ".config", ".local", ".npm",
 )  # fmt: skip
 # The user's own hook places below those: a hook folder, a plugin or a transcript mounted
 # there leaves its agent folder writable (their FIFOs, if any, are the user's own doing).
@@ -211,6 +211,7 @@ HOOK_PLACES = (
     ".cline/hooks", "Documents/Cline/Hooks", "Documents/.agents/hooks",
     ".codex/hooks", ".codex/sessions", ".copilot/hooks", ".copilot/session-state",
     ".cursor/hooks", ".cursor/projects",
+    ".gemini/hooks", ".gemini/extensions", ".gemini/tmp",
 )  # fmt: skip
 
 

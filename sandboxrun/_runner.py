@@ -22,6 +22,7 @@ from ._dialects.base import WORKSPACE_SOURCES, Dialect
 from ._dialects.claude.dialect import ClaudeDialect
 from ._dialects.claude.plugins import DATA_VAR
 from ._dialects.cline import CLINE
+from ._dialects.gemini.dialect import GeminiDialect
 from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, SandboxrunError
 from ._hints import hint
@@ -206,13 +207,28 @@ class CombinedHookRunner:
         runs, each as long as the longest hook deadline, plus the sandbox's grace."""
         if not self.runners:
             return 0.0
+        if self._sequential():
+            return sum(r.timeout + RUN_GRACE for r in self.runners)
         longest = max(r.timeout for r in self.runners)
         waves = -(-len(self.runners) // self.parallel)
         return waves * (longest + RUN_GRACE)
 
+    def _sequential(self) -> bool:
+        """Gemini: one entry of the event that says `sequential` makes all run in turn."""
+        return isinstance(self.dialect, GeminiDialect) and any(
+            r.spec.sequential for r in self.runners
+        )
+
     def run(self, stdin: bytes) -> CombinedResult:
         outcomes: tuple[HookOutcome, ...] = ()
-        if self.runners:
+        if self._sequential():
+            assert isinstance(self.dialect, GeminiDialect)
+            done: list[HookOutcome] = []
+            for runner in self.runners:  # each reads what the earlier ones made of it
+                done.append(runner.run(stdin))
+                stdin = self.dialect.next_input(stdin, done[-1])
+            outcomes = tuple(done)
+        elif self.runners:
             workers = min(self.parallel, len(self.runners))
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 outcomes = tuple(pool.map(lambda r: r.run(stdin), self.runners))

@@ -125,6 +125,9 @@ class HookSpec:
     plugin: str | None = None  # claude family: the plugin id (name@marketplace) of a plugin hook
     fail_closed: bool = False  # cursor: the entry's `failClosed`: its failure blocks
     loop_limit: int | None = None  # cursor: stop/subagentStop follow-ups allowed (None: no limit)
+    # gemini: its entry says `sequential`: the agent runs the event's hooks one after
+    # another, each reading the input as the earlier ones' answers changed it
+    sequential: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -232,6 +232,29 @@ def test_claude_family_deny_and_ask(home, ws, engine, tmp_path, capsys) -> None:
     assert "line 2 PreToolUse: denied (guard): rm is not allowed" in out
 
 
+def test_gemini_deny_and_ask(home, ws, engine, tmp_path, capsys) -> None:
+    """Gemini CLI: a JSON deny (or exit 2 with stderr) is `denied`, an ask passes as `ask`;
+    its events name themselves with hook_event_name too."""
+    entry = {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "guard"}]}
+    (ws / ".gemini").mkdir()
+    (ws / ".gemini" / "settings.json").write_text(json.dumps({"hooks": {"BeforeTool": [entry]}}))
+
+    def gemini_guard(request: ExecRequest) -> ExecResult:
+        command = json.loads(request.stdin)["tool_input"]["command"]
+        if command.startswith("rm"):
+            return ExecResult(2, b"", b"rm is not allowed\n", 5)
+        return ExecResult(0, b'{"decision": "ask"}', b"", 5)
+
+    engine(gemini_guard)
+    lines = [json.dumps({"hook_event_name": "BeforeTool", "tool_name": "run_shell_command",
+                         "tool_input": {"command": c}, "cwd": str(ws)}) for c in ("ls", "rm -rf /")]  # fmt: skip
+    argv = ["check", "--agent", "gemini", "--events", str(events_file(tmp_path, *lines))]
+    assert cli.main(argv) == 1
+    out = capsys.readouterr().out
+    assert (table_rows(out)[1][1], table_rows(out)[2][1]) == ("ask", "denied")
+    assert "line 2 BeforeTool: denied (guard): rm is not allowed" in out
+
+
 def test_a_handler_sandboxrun_cannot_run_fails_closed(home, ws, engine, tmp_path, capsys) -> None:
     """An `http` handler that applies is a guard that did not run: `failed` naming it, or
     `failure ignored` under --fail-open."""

@@ -96,7 +96,7 @@ def judge(
         o for o in outcomes if o.status == "completed" and blocks(dialect.combine([o], False))
     ]
     if deciders:
-        if answer.get("permissionDecision") == "deny":
+        if "deny" in (answer.get("permissionDecision"), answer.get("decision")):  # (Gemini's)
             decision = "denied"
         elif answer.get("continue") is False:
             decision = "stopped"
@@ -118,7 +118,8 @@ def judge(
         return LineResult(line, "failure ignored", hooks=hooks, reason=reason, **common)
     if not outcomes:
         return LineResult(line, "no hooks", **common)
-    decision = "ask" if answer.get("permissionDecision") == "ask" else "allowed"
+    asks = "ask" in (answer.get("permissionDecision"), answer.get("decision"))
+    decision = "ask" if asks else "allowed"
     return LineResult(line, decision, hooks=_names(outcomes), **common)
 
 

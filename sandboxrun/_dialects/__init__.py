@@ -3,8 +3,8 @@
 `base` is the protocol; `cline` speaks for Cline and Careti; `claude/` for Claude Code,
 Qoder and Qoder CN, and (`claude/agents.py`) the other Claude-shaped agents; `codex` for
 the Codex CLI (a row of the Claude table); `cursor/` for Cursor; `copilot/` for GitHub
-Copilot CLI. A dialect never imports a backend and never reads the process environment
-or the current directory: it is handed what it needs.
+Copilot CLI; `gemini/` for Gemini CLI. A dialect never imports a backend and never reads
+the process environment or the current directory: it is handed what it needs.
 """
 
 # The agents, by the name `--agent` takes. Kept here, with nothing imported, so every
@@ -12,5 +12,5 @@ or the current directory: it is handed what it needs.
 # name to its dialect; a test checks the two agree).
 AGENTS = (
     "augment", "careti", "claude", "cline", "codebuddy", "codex", "copilot", "cursor",
-    "devin", "factory", "iflow", "qoder", "qoder-cn", "qwen",
+    "devin", "factory", "gemini", "iflow", "qoder", "qoder-cn", "qwen",
 )  # fmt: skip

@@ -9,6 +9,7 @@ from .cline import CARETI, CLINE
 from .codex import CODEX
 from .copilot import COPILOT
 from .cursor import CURSOR
+from .gemini.dialect import GEMINI
 
 DIALECTS: dict[str, Dialect] = {
     "cline": CLINE,
@@ -25,4 +26,5 @@ DIALECTS: dict[str, Dialect] = {
     "codex": CODEX,
     "cursor": CURSOR,
     "copilot": COPILOT,
+    "gemini": GEMINI,
 }

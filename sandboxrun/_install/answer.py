@@ -13,6 +13,8 @@ managed forwarding hooks).
 - Copilot: the combined answer as one hook's JSON (`copilot.dialect.agent_document`), exit
   0; an error of ours is the dialect's `wrapper_failure` (exit 0 without fail-closed:
   Copilot denies on any non-zero preToolUse exit).
+- Gemini CLI: its own output fields, combined (`decision`, `reason`, `continue`...), as
+  JSON on stdout with exit 0; a block is `decision: "deny"` there.
 - An error of ours (no engine, a bad config file) without fail-closed: exit 1 and one
   line on stderr, the Claude family's non-blocking error (exit 2 would block), and for
   Cline a failed hook, which does not block either. Under fail-closed it is a block.
@@ -32,6 +34,7 @@ from .._dialects.base import Dialect
 from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.copilot import CopilotDialect
 from .._dialects.copilot.dialect import agent_document
+from .._dialects.gemini.dialect import GeminiDialect
 from .._dialects.registry import DIALECTS
 from .._errors import SandboxrunError
 from .._log import logger
@@ -69,6 +72,9 @@ def agent_answer(dialect: Dialect, event: str, result: CombinedResult) -> AgentA
     ]
     notes += stopped
     answer = dict(result.answer)
+    if isinstance(dialect, GeminiDialect):  # the combined output, in its own fields
+        document = {k: v for k, v in answer.items() if k != "blocked"}
+        return AgentAnswer(_json(document) if document else b"", _lines(notes), 0)
     if isinstance(dialect, CopilotDialect):  # a deny is JSON: a non-zero exit denies too
         document = agent_document(event, answer)
         return AgentAnswer(_json(document) if document else b"", _lines(notes), 0)

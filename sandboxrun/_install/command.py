@@ -24,7 +24,7 @@ from .record import UNTRUSTED, Record
 
 # Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet.
 NOT_YET = frozenset(
-    {"codex", "copilot", "factory", "qwen", "codebuddy", "iflow", "devin", "augment"}
+    {"codex", "copilot", "factory", "qwen", "codebuddy", "iflow", "devin", "augment", "gemini"}
 )
 
 

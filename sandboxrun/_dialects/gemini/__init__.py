@@ -1,0 +1,1 @@
+"""Gemini CLI's hooks: `settings` (where they are configured), `dialect` (the protocol)."""

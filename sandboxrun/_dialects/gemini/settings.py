@@ -1,0 +1,426 @@
+"""Where Gemini CLI's hooks are configured, read as the agent reads them.
+
+Checked against google-gemini/gemini-cli at 5411f113 (2026-08-21):
+`packages/cli/src/config/settings.ts` (`getSystemSettingsPath`, `getSystemDefaultsPath`,
+`mergeSettings`, `_doLoadSettings`), `settingsSchema.ts` (`hooks.*`: `MergeStrategy.CONCAT`;
+`hooksConfig.enabled` default true, `hooksConfig.disabled`), `extension-manager.ts`
+(`loadExtensionHooks`), `packages/core/src/hooks/{hookRegistry,hookPlanner,types}.ts`.
+
+- Levels: `system-defaults.json` and `settings.json` in `/etc/gemini-cli/`, the user's
+  `~/.gemini/settings.json`, the project's `<cwd>/.gemini/settings.json` (not read when
+  the cwd is the home), then each extension's `<ext>/hooks/hooks.json` under
+  `~/.gemini/extensions/`. Settings files are JSON with comments (`stripJsonComments`).
+  The agent concatenates the `hooks` lists in the order system-defaults, user, project,
+  system, then extensions; that is the order here, but for the project's hooks, which come
+  last (see `discover`). (The `GEMINI_CLI_SYSTEM_SETTINGS_PATH`
+  override is an environment variable: a dialect never reads the environment.)
+- An entry is `{"matcher", "sequential", "hooks": [{"type": "command", "command", "name",
+  "description", "timeout" (milliseconds, default 60000), "env"}]}`. The command runs as
+  `bash -c COMMAND` in the event's `cwd`, after the agent textually replaces
+  `$GEMINI_PROJECT_DIR`, `$GEMINI_CWD` and `$CLAUDE_PROJECT_DIR` with the shell-quoted cwd
+  (done here too; `$GEMINI_SESSION_ID` and `$GEMINI_PLANS_DIR` are left to the shell).
+  Extensions' `${extensionPath}`, `${workspacePath}`, `${/}` and `${pathSeparator}` are
+  replaced as the agent hydrates them.
+- `sequential: true` on any entry of an event makes the agent run all that event's hooks
+  in turn, each reading the input as the earlier ones changed it (`HookSpec.sequential`,
+  `dialect.next_input`); otherwise they run side by side.
+- `hooksConfig.enabled: false` turns hooks off and `hooksConfig.disabled` lists hook names
+  (`name`, else the command) not to run. The agent merges these across levels, so a
+  project file could turn the user's guard off: here a project file turns off only the
+  project's own hooks, never the user's, system or extension hooks.
+- Dedup: the agent runs one hook per `name:command` key (the first in order). Here a key
+  repeated runs once when both entries have the same matcher and the same trust;
+  otherwise both stay (a project copy never stands in for a trusted one).
+- Trust: Gemini itself runs no settings hook at all in a folder it does not trust (its
+  folder trust, on by default) and warns once about a project hook that is new. Here the
+  project's hooks are found and run sandboxed, as untrusted (`dialect.workspace_json`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..._types import Discovery, HookSpec, Skipped
+from ..base import WORKSPACE_SOURCES, escape_name, source_of, unique_mounts
+from ..claude.handler import MAX_TIMEOUT, brief, unicode_ok
+from ..claude.matchers import MAX_WORKSPACE_PATTERN, _compile
+from ..claude.settings import _read_regular
+
+SYSTEM_DIR = "/etc/gemini-cli"
+USER_DIR = ".gemini"
+PROJECT_VARS = ("GEMINI_PROJECT_DIR", "GEMINI_CWD", "CLAUDE_PROJECT_DIR")
+# Keys of `hooks` that are not events (`HOOKS_CONFIG_FIELDS`).
+CONFIG_FIELDS = frozenset({"enabled", "disabled", "notifications"})
+# Tool events match `tool_name` by regex; these match their trigger exactly.
+TOOL_EVENTS = frozenset({"BeforeTool", "AfterTool"})
+TRIGGER_FIELDS = {"SessionStart": "source", "SessionEnd": "reason", "PreCompress": "trigger"}
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Variables the sandbox itself sets for every hook: a hook's `env` cannot move them.
+_FIXED_ENV = frozenset({"HOME", "TMPDIR", "CLAUDE_ENV_FILE"})
+MAX_ENV = 64  # entries of one hook's `env`
+MAX_ENV_VALUE = 8192  # characters of one value
+
+
+def settings_files(
+    project: str, home: str, explicit: Sequence[str] = (), system_dir: str = SYSTEM_DIR
+) -> list[tuple[str, str]]:
+    """(settings file, source) in the agent's concatenation order."""
+    if explicit:
+        found = []
+        for given in explicit:
+            path = os.path.normpath(given)
+            if os.path.isdir(path):
+                path = os.path.join(path, "settings.json")
+            found.append(
+                (path, source_of(path, [project], "explicit").replace("workspace", "project"))
+            )
+        return found
+    files = [
+        (os.path.join(system_dir, "system-defaults.json"), "system"),
+        (os.path.join(home, USER_DIR, "settings.json"), "user"),
+    ]
+    if os.path.realpath(project) != os.path.realpath(home):  # `isWorkspaceHomeDir`
+        files.append((os.path.join(project, USER_DIR, "settings.json"), "project"))
+    files.append((os.path.join(system_dir, "settings.json"), "system"))
+    return files
+
+
+def discover(
+    hook_names: Sequence[str], hook_name: str | None, workspaces: Sequence[str], home: str,
+    explicit: Sequence[str] = (), system_dir: str = SYSTEM_DIR,
+) -> Discovery:  # fmt: skip
+    """The hooks for `hook_name` (every event if None) and what was skipped, and why."""
+    project = workspaces[0]  # Gemini's project is its working directory, not a parent
+    found: list[tuple[HookSpec, str, str]] = []
+    skipped: list[Skipped] = []
+    off: dict[str, bool] = {}  # hooksConfig.enabled per source, the later level winning
+    names_off: dict[str, set[str]] = {}  # source -> hook names hooksConfig.disabled lists
+    read: set[str] = set()
+    template = HookSpec(hook_name="", name="", source="", argv=(), workdir=project,
+                        mounts=unique_mounts([project, *workspaces]),
+                        env={v: project for v in PROJECT_VARS})  # fmt: skip
+    levels: list[tuple[str, str, dict[str, Any], dict[str, str]]] = []
+    for path, source in settings_files(project, home, explicit, system_dir):
+        real = os.path.realpath(path)
+        if real in read:
+            continue
+        read.add(real)
+        data, problem = load(path, must_exist=source == "explicit")
+        if problem is not None:
+            skipped.append(Skipped(escape_name(path), source, problem))
+        if data is not None:
+            levels.append((path, source, data, {}))
+    if not explicit:
+        levels += _extensions(home, project, skipped)
+    for path, source, data, hydrate in levels:
+        shown = escape_name(path)
+        config = data.get("hooksConfig") if "hooksConfig" in data else None
+        _switches(config, source, shown, off, names_off, skipped)
+        mounts = template.mounts
+        if source == "extension":
+            mounts = unique_mounts([*mounts, hydrate["extensionPath"]])
+        base = replace(template, source=source, mounts=mounts)
+        for item in _entries(hook_names, data.get("hooks"), hook_name, base, hydrate):
+            if isinstance(item, str):
+                skipped.append(Skipped(shown, source, item))
+            else:
+                found.append((item[0], shown, item[1]))
+    if any(on is False for s, on in off.items() if s not in WORKSPACE_SOURCES):
+        return Discovery((), tuple(skipped))  # the user (or the admin) turned hooks off
+    kept = []
+    for spec, shown, where in found:
+        own_off = off.get(spec.source) is False and spec.source in WORKSPACE_SOURCES
+        listed = [s for s, names in names_off.items() if spec.name in names
+                  and (s not in WORKSPACE_SOURCES or spec.source in WORKSPACE_SOURCES)]  # fmt: skip
+        if own_off or listed:
+            why = "hooksConfig.enabled is false" if own_off else "in hooksConfig.disabled"
+            skipped.append(Skipped(shown, spec.source, f"{where}: not run: {why}"))
+        else:
+            kept.append((spec, shown, where))
+    # The project's hooks last: a repository that configures dozens of hooks can then push
+    # only its own past `max_hooks`, never the admin's or an extension's (which the agent
+    # lists after it). Their rewrites are dropped anyway, so little else changes.
+    kept.sort(key=lambda found: found[0].source in WORKSPACE_SOURCES)
+    return Discovery(tuple(_once(kept, skipped)), tuple(skipped))
+
+
+def _switches(
+    config: Any, source: str, shown: str, off: dict[str, bool], names_off: dict[str, set[str]],
+    skipped: list[Skipped],
+) -> None:  # fmt: skip
+    """Read one level's `hooksConfig` (enabled, disabled) into `off` and `names_off`."""
+    if config is None:
+        return
+    if not isinstance(config, dict):
+        skipped.append(Skipped(shown, source, "hooksConfig: must be an object; ignored"))
+        return
+    enabled = config.get("enabled")
+    if isinstance(enabled, bool):
+        # Trusted levels come in the agent's precedence order (system-defaults, user,
+        # system): the last one that says wins, as `mergeSettings` has it.
+        off["trusted" if source not in WORKSPACE_SOURCES else source] = enabled
+        if enabled is False:
+            what = "this workspace's hooks" if source in WORKSPACE_SOURCES else "every hook"
+            skipped.append(Skipped(shown, source, f"hooksConfig.enabled is false: {what} off"))
+    elif enabled is not None:
+        skipped.append(Skipped(shown, source, "hooksConfig.enabled must be true or false; ignored"))
+    disabled = config.get("disabled")
+    if isinstance(disabled, list):
+        names_off.setdefault(source, set()).update(n for n in disabled if isinstance(n, str))
+    elif disabled is not None:
+        skipped.append(Skipped(shown, source, "hooksConfig.disabled must be a list; ignored"))
+
+
+def _extensions(
+    home: str, project: str, skipped: list[Skipped]
+) -> list[tuple[str, str, dict[str, Any], dict[str, str]]]:
+    """Each installed extension's `hooks/hooks.json`, with what hydrates its strings. An
+    extension is the user's own install (`~/.gemini/extensions/<name>/`); one a symlink
+    leads out of that folder is not read. (Whether the user disabled an extension, in
+    `extension-enablement.json`, is not read here: its hooks are listed and run.)"""
+    root = os.path.join(home, USER_DIR, "extensions")
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    out = []
+    real_root = os.path.realpath(root)
+    for name in names:
+        folder = os.path.join(root, name)
+        if not os.path.isfile(os.path.join(folder, "gemini-extension.json")):
+            continue
+        real = os.path.realpath(folder)
+        if os.path.dirname(real) != real_root:
+            skipped.append(
+                Skipped(
+                    escape_name(folder), "extension", "leads out of the extensions folder: not read"
+                )
+            )
+            continue
+        path = os.path.join(folder, "hooks", "hooks.json")
+        data, problem = load(path, must_exist=False, comments=False)
+        if problem is not None:
+            skipped.append(Skipped(escape_name(path), "extension", problem))
+        if data is None:
+            continue
+        if not isinstance(data.get("hooks"), dict):
+            skipped.append(Skipped(escape_name(path), "extension", '"hooks" must be an object'))
+            continue
+        hydrate = {
+            "extensionPath": folder,
+            "workspacePath": project,
+            "/": "/",
+            "pathSeparator": "/",
+        }
+        out.append((path, "extension", {"hooks": data["hooks"]}, hydrate))
+    return out
+
+
+def _entries(
+    hook_names: Sequence[str], table: Any, wanted: str | None, template: HookSpec,
+    hydrate: Mapping[str, str],
+) -> list[tuple[HookSpec, str] | str]:  # fmt: skip
+    """Each valid hook as (spec, JSON path), each invalid entry as 'path: why'."""
+    if table is None:
+        return []
+    if not isinstance(table, dict):
+        return ["hooks: must be an object mapping event names to lists"]
+    out: list[tuple[HookSpec, str] | str] = []
+    for event, entries in table.items():
+        where = f"hooks.{event}" if str(event).isidentifier() else f"hooks[{json.dumps(event)}]"
+        if event in CONFIG_FIELDS:
+            continue
+        if event not in hook_names:
+            near = next((n for n in hook_names if n.lower() == event.lower()), None)
+            out.append(
+                f"{where}: unknown event name" + (f" (did you mean {near}?)" if near else "")
+            )
+            continue
+        if wanted is not None and event != wanted:
+            continue
+        if not isinstance(entries, list):
+            out.append(f"{where}: must be a list of matcher entries")
+            continue
+        for i, entry in enumerate(entries):
+            out += _entry(entry, f"{where}[{i}]", event, template, hydrate)
+    return out
+
+
+def _entry(
+    entry: Any, where: str, event: str, template: HookSpec, hydrate: Mapping[str, str]
+) -> list[tuple[HookSpec, str] | str]:
+    if not isinstance(entry, dict) or not isinstance(entry.get("hooks"), list):
+        return [f"{where}: must be an object with a hooks list"]
+    matcher = entry.get("matcher")
+    if matcher is not None and (not isinstance(matcher, str) or not unicode_ok(matcher)):
+        return [f"{where}.matcher: must be a string"]
+    out: list[tuple[HookSpec, str] | str] = []
+    if matcher is not None and event in TOOL_EVENTS:
+        workspace = template.source in WORKSPACE_SOURCES
+        text = matcher.strip()
+        if workspace and len(text) > MAX_WORKSPACE_PATTERN:
+            return [
+                f"{where}.matcher: longer than {MAX_WORKSPACE_PATTERN} characters"
+                " (a workspace pattern)"
+            ]
+        error = _compile(text)[1] if text not in ("", "*") else None
+        if error is not None:  # the agent then compares the name exactly
+            out.append(
+                f"{where}.matcher: not a regular expression here ({error}):"
+                f" matches {text!r} exactly"
+            )
+    sequential = entry.get("sequential") is True
+    for j, hook in enumerate(entry["hooks"]):
+        spec = handler(hook, event, replace(template, matcher=matcher, sequential=sequential),
+                       hydrate)  # fmt: skip
+        out.append(
+            f"{where}.hooks[{j}]: {spec}"
+            if isinstance(spec, str)
+            else (spec, f"{where}.hooks[{j}]")
+        )
+    return out
+
+
+def handler(
+    hook: Any, event: str, template: HookSpec, hydrate: Mapping[str, str] | None = None
+) -> HookSpec | str:
+    """One `{"type": "command", ...}` handler as a spec, or why it is not run."""
+    if not isinstance(hook, dict):
+        return "must be an object"
+    if hydrate:
+        hook = _hydrate(hook, hydrate)
+    kind = hook.get("type")
+    if kind != "command":
+        return f"type {brief(kind)}: not run (sandboxrun runs command hooks only)"
+    command = hook.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return "has no command string"
+    if not unicode_ok(command) or "\0" in command:
+        return "command is not valid Unicode text (a lone surrogate or a NUL)"
+    name = hook.get("name")
+    if name is not None and not (isinstance(name, str) and unicode_ok(name)):
+        return "name must be a string"
+    fields: dict[str, Any] = {"hook_name": event, "name": name or command}
+    timeout = hook.get("timeout")
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+            return f"timeout must be a number of milliseconds, not {brief(timeout)}"
+        if not 0 < timeout <= MAX_TIMEOUT * 1000:
+            limit = MAX_TIMEOUT * 1000
+            return f"timeout must be more than 0 and at most {limit} ms, not {brief(timeout)}"
+        fields["timeout"] = float(timeout) / 1000  # milliseconds, converted once, here
+    env = hook.get("env")
+    extra: dict[str, str] = {}
+    if env is not None:
+        problem = _env(env)
+        if problem:
+            return problem
+        extra = dict(env)
+    quoted = shlex.quote(template.workdir)
+    for var in PROJECT_VARS:  # `expandCommand`: a textual replacement, before the shell
+        command = command.replace(f"${var}", quoted)
+    return replace(template, argv=("bash", "-c", command), env={**template.env, **extra},
+                   **fields)  # fmt: skip
+
+
+def _env(env: Any) -> str | None:
+    """Why a hook's `env` map cannot be used, or None."""
+    if not isinstance(env, dict):
+        return "env must be an object of strings"
+    if len(env) > MAX_ENV:
+        return f"env has more than {MAX_ENV} entries"
+    for key, value in env.items():
+        if not _ENV_NAME.fullmatch(key):
+            return f"env: {brief(key)} is not a variable name"
+        if key in _FIXED_ENV:
+            return f"env: {key} is set by the sandbox; a hook cannot set it"
+        if not isinstance(value, str) or "\0" in value or not unicode_ok(value):
+            return f"env.{key} must be a string (no NUL)"
+        if len(value) > MAX_ENV_VALUE:
+            return f"env.{key} is longer than {MAX_ENV_VALUE} characters"
+    return None
+
+
+_VARIABLE = re.compile(r"\$\{([^}]+)\}")
+
+
+def _hydrate(value: Any, context: Mapping[str, str]) -> Any:
+    """`recursivelyHydrateStrings`: `${name}` of a known name replaced, others left."""
+    if isinstance(value, str):
+        return _VARIABLE.sub(lambda m: context.get(m.group(1), m.group(0)), value)
+    if isinstance(value, dict):
+        return {k: _hydrate(v, context) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_hydrate(v, context) for v in value]
+    return value
+
+
+def _once(found: list[tuple[HookSpec, str, str]], skipped: list[Skipped]) -> list[HookSpec]:
+    """Gemini's dedup by `name:command`, only where it changes nothing a hook decides:
+    the same matcher, the same trust (module docstring)."""
+    hooks: list[HookSpec] = []
+    for spec, shown, where in found:
+        trusted = spec.source not in WORKSPACE_SOURCES
+        same = next((h for h in hooks if (h.hook_name, h.name, h.argv[2], h.matcher)
+                     == (spec.hook_name, spec.name, spec.argv[2], spec.matcher)
+                     and (h.source not in WORKSPACE_SOURCES) == trusted), None)  # fmt: skip
+        if same is not None:
+            skipped.append(
+                Skipped(
+                    shown, spec.source, f"{where}: the same hook is already configured; runs once"
+                )
+            )
+        else:
+            hooks.append(spec)
+    return hooks
+
+
+def load(
+    path: str, must_exist: bool, comments: bool = True
+) -> tuple[dict[str, Any] | None, str | None]:
+    """(settings, None), (None, why it is skipped), or (None, None) for a missing file.
+    Settings files may hold `//` and `/* */` comments, as the agent allows them."""
+    raw, problem = _read_regular(path)
+    if raw is None:
+        return None, "not found" if must_exist and problem is None else problem
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None, "not valid UTF-8"
+    if not text.strip():
+        return {}, None
+    if comments:
+        text = strip_comments(text)
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON: {exc.msg}: line {exc.lineno} column {exc.colno}"
+    except (ValueError, RecursionError) as exc:
+        return None, f"not valid JSON: {str(exc)[:80]}"
+    if not isinstance(data, dict):
+        return None, f"not a JSON object (a {type(data).__name__})"
+    return data, None
+
+
+# A string (to its closing quote, or the end), a comment, other text, or any one character
+# (so that nothing is ever dropped: a stray quote stays and the JSON stays invalid).
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|//[^\n]*|/\*.*?(?:\*/|\Z)|[^"/]+|.', re.DOTALL)
+
+
+def strip_comments(text: str) -> str:
+    """JSON with comments -> JSON: each comment becomes spaces (line numbers kept), strings
+    are left whole (`strip-json-comments`)."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        token = m.group(0)
+        if token.startswith("//") or token.startswith("/*"):
+            out.append(re.sub(r"[^\n]", " ", token))
+        else:
+            out.append(token)
+    return "".join(out)
