@@ -338,6 +338,7 @@ def test_install_refuses_with_one_line(
     assert err.strip().splitlines() == [
         f"sandboxrun: install does not support {dialect.agent} yet: wrap commands with "
         f"`sandboxrun exec --agent {dialect.agent} --untrusted -- '...'` by hand"
+        f" (`sandboxrun list --agent {dialect.agent}` prints the exact line for each hook)"
     ]
     assert sorted(p for p in cwd.rglob("*")) == before
 
@@ -348,16 +349,19 @@ def test_list_names_each_hook_the_agent_runs_unsandboxed(
     """install does not support these agents yet: every hook found runs on the host as
     written, and `list` (text and JSON) says so per hook; only the one hand-wrapped
     form counts as sandboxed (`_install.status._BY_HAND`)."""
-    wrapped = "sandboxrun exec --agent factory --untrusted -- 'guard.sh'"
+    from sandboxrun._install.status import hand_wrapper
+
+    wrapped = hand_wrapper("factory", "guard.sh", True)
     write(cwd / ".factory/hooks.json", {**table("guard.sh"), **table(wrapped, "Stop")})
     assert cli.main(["list", "--agent", "factory"]) == 0
     out = capsys.readouterr().out
     line = "factory runs this hook unsandboxed (install does not support factory yet): "
-    assert f"{line}PreToolUse (project) guard.sh" in out
+    said = f"{line}PreToolUse (project) guard.sh; sandboxed it is: {wrapped}"
+    assert said in out
     assert f"{line}Stop" not in out
     assert cli.main(["list", "--agent", "factory", "--json"]) == 0
     [note] = json.loads(capsys.readouterr().out)["notWrapped"]
-    assert note == f"{line}PreToolUse (project) guard.sh"
+    assert note == said
 
 
 def test_qwen_reads_small_timeouts_as_seconds_and_ignores_bad_ones(home: Path, ws: Path) -> None:

@@ -355,13 +355,17 @@ def test_exec_mounts_the_root_the_hook_starts_in(tmp_path: Path, home: Path) -> 
 
 
 def test_list_and_doctor_name_every_unwrapped_cursor_hook(ws: Path, home: Path) -> None:
-    from sandboxrun._install.status import notes
+    from sandboxrun._install.status import hand_wrapper, notes
 
     write(home / ".cursor" / "hooks.json", {"stop": [{"command": "./hooks/s.sh"}]})
+    wrapped = hand_wrapper("cursor", "g.sh", True)
     write(ws / ".cursor" / "hooks.json", {"beforeShellExecution": [
-        {"command": "g.sh"}, {"command": "sandboxrun exec --agent cursor --untrusted -- g.sh"}]})  # fmt: skip
+        {"command": "g.sh"}, {"command": wrapped},
+        {"command": "sandboxrun exec --agent cursor --untrusted -- g.sh"}]})  # fmt: skip
     found = notes("cursor", [str(ws)], str(home))
-    assert [n.split(" runs ")[0] for n in found] == [
-        "unsandboxed: stop ./hooks/s.sh (user)",
-        "unsandboxed: beforeShellExecution g.sh (project)",
+    said = [n.split(": ", 1)[1].split("; sandboxed it is: ")[0] for n in found]
+    assert said == [
+        "stop (user) ./hooks/s.sh",
+        "beforeShellExecution (project) g.sh",
+        "beforeShellExecution (project) sandboxrun exec --agent cursor --untrusted -- g.sh",
     ]

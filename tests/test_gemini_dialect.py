@@ -353,10 +353,10 @@ def test_exec_adds_no_line_where_gemini_would_read_it_as_the_answer() -> None:
 def test_list_and_doctor_name_every_hook_gemini_runs_unsandboxed(places: Any) -> None:
     """`install` does not support Gemini yet: every hook found runs on the host, unless
     its command is exactly the hand wrapper the install line suggests."""
-    from sandboxrun._install.status import notes
+    from sandboxrun._install.status import hand_wrapper, notes
 
     _, _, home, ws = places
-    wrapped = "/usr/local/bin/sandboxrun exec --agent gemini -- './guard.sh'"
+    wrapped = hand_wrapper("gemini", "./guard.sh", False)  # the user's own: may trust
     alike = "sandboxrun exec --agent gemini -- ./guard.sh"
     write(home / ".gemini" / "settings.json",
           {"hooks": {"BeforeTool": [entry(wrapped), entry("./plain.sh")]}})  # fmt: skip

@@ -24,17 +24,19 @@ from .record import UNTRUSTED, Record
 
 # Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet.
 NOT_YET = frozenset(
-    {"codex", "copilot", "factory", "qwen", "codebuddy", "iflow", "devin", "augment", "gemini"}
-)
+    ("codex", "copilot", "cursor", "factory", "qwen", "codebuddy", "iflow", "devin", "augment",
+     "gemini")
+)  # fmt: skip
 
 
 def command(args: argparse.Namespace) -> int:
     """Run `install` or `uninstall` as parsed by `add_commands`."""
     dialect = DIALECTS[args.agent]
-    if dialect.agent in NOT_YET or not isinstance(dialect, ClaudeDialect | ClineDialect):
+    if dialect.agent in NOT_YET:
         raise ConfigError(
             f"install does not support {dialect.agent} yet: wrap commands with "
             f"`sandboxrun exec --agent {dialect.agent} --untrusted -- '...'` by hand"
+            f" (`sandboxrun list --agent {dialect.agent}` prints the exact line for each hook)"
         )
     home = os.path.abspath(args.home) if args.home else account_home()
     store, record = BackupStore(home), Record(home)

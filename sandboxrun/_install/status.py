@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import functools
 import os
-import re
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
+from .._dialects.base import WORKSPACE_SOURCES
 from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.settings import project_root, settings_files
 from .._dialects.claude.wrapped import chosen_files
@@ -21,7 +22,7 @@ from . import claude as _claude
 from . import legacy
 from . import managed as _managed
 from .cline import forwarders_installed, listdir
-from .command import NOT_YET
+from .command import NOT_YET, _python_of, executable
 from .files import BackupStore, read_bytes
 from .record import Record, names_sandboxrun
 
@@ -35,33 +36,49 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
         return _unwrapped_notes(agent, roots, home)
     if isinstance(dialect, ClaudeDialect):
         return _claude_notes(dialect, roots, home)
-    if not isinstance(dialect, ClineDialect):  # not installable yet: every hook runs bare
-        return [
-            f"unsandboxed: {h.hook_name} {h.name} ({h.source}) runs on the host as"
-            f" {agent} starts it: wrap it with `sandboxrun exec --agent {agent} -- ...`"
-            for h in dialect.discover(None, list(roots), home).hooks
-            if "sandboxrun" not in h.name  # wrapped by hand (a look-alike is not checked)
-        ]
     assert isinstance(dialect, ClineDialect)
     return _cline_notes(dialect, roots, home)
 
 
-# The one form a hand-wrapped command counts as sandboxed in (what the install line
-# suggests): `[/path/]sandboxrun exec --agent A [options] -- '<one single-quoted command>'`.
-_BY_HAND = r"^(?:\S*/)?sandboxrun exec --agent {agent}(?: --untrusted| --fail-closed)* -- " \
-    r"'(?:[^']|'\\'')*'$"  # fmt: skip
+def hand_wrapper(agent: str, command: str, untrusted: bool) -> str:
+    """The one form a hand-wrapped hook command counts as sandboxed in, for an agent
+    `install` does not support yet: this sandboxrun started isolated, by absolute paths
+    (`command.launcher`'s `PYTHON -I SCRIPT`: a PATH or PYTHONPATH an agent's
+    environment sets chooses nothing), `--untrusted` for a repository's hook, and the
+    original as ONE single-quoted argument, so the agent's shell runs nothing of it."""
+    head = [_python_of(executable()), "-I", executable(), "exec", "--agent", agent]
+    return shlex.join([*head, *(["--untrusted"] if untrusted else []), "--", command])
+
+
+def _hand_wrapped(name: str, agent: str, workspace: bool) -> bool:
+    """Whether `name` is exactly `hand_wrapper`'s form (`--fail-closed` may follow the
+    agent; a user's own hook may leave `--untrusted` out); anything else, a look-alike
+    with `$(...)`, a redirection or another sandboxrun included, is not."""
+    try:
+        words = shlex.split(name)
+    except ValueError:
+        return False
+    if shlex.join(words) != name:  # only that quoting: the shell expands nothing of it
+        return False
+    for untrusted in (True, False) if not workspace else (True,):
+        form = shlex.split(hand_wrapper(agent, "x", untrusted))[:-1]
+        for options in ([], ["--fail-closed"]):
+            head = form[:-1] + options + form[-1:]  # options before the `--`
+            if len(words) == len(head) + 1 and words[: len(head)] == head:
+                return True
+    return False
 
 
 def _unwrapped_notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
     """Each hook the agent runs itself, on the host: every one whose command is not
-    exactly a hand wrapper (`_BY_HAND`); a look-alike counts as unwrapped."""
-    form = re.compile(_BY_HAND.format(agent=re.escape(agent)))
+    exactly a hand wrapper (`hand_wrapper`), with the line to write instead."""
     found = DIALECTS[agent].discover(None, list(roots) or [os.getcwd()], home).hooks
     return [
         f"{agent} runs this hook unsandboxed (install does not support {agent} yet): "
-        f"{h.hook_name} ({h.source}) {h.name}"
+        f"{h.hook_name} ({h.source}) {h.name}; sandboxed it is: "
+        + hand_wrapper(agent, h.name, h.source in WORKSPACE_SOURCES)
         for h in found
-        if not form.fullmatch(h.name)
+        if not _hand_wrapped(h.name, agent, h.source in WORKSPACE_SOURCES)
     ]
 
 

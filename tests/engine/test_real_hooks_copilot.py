@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from sandboxrun import DockerBackend
+from sandboxrun._install.status import hand_wrapper
 from tests.fake_home import command as as_account
 
 from .conftest import cli
@@ -238,12 +239,12 @@ def test_list_names_every_hook_found_and_skipped(engine: DockerBackend, tmp_path
     assert os.path.basename(listed["skipped"][0]["path"]) in ("broken.json", "ps.json")
     # Each hook the agent would run itself, unsandboxed, is named; one wrapped by hand is not.
     assert len(listed["notWrapped"]) == 4, listed["notWrapped"]
-    assert listed["notWrapped"][0] == (
+    assert listed["notWrapped"][0].startswith(
         "copilot runs this hook unsandboxed (install does not support copilot yet):"
-        " preToolUse (project) .github/hooks/scripts/validate-command.sh"
+        " preToolUse (project) .github/hooks/scripts/validate-command.sh; sandboxed it is: "
     )
-    wrapped = {"version": 1, "hooks": {"preToolUse": [
-        {"bash": "sandboxrun exec --agent copilot --untrusted -- './guard.sh'"}]}}  # fmt: skip
+    line = hand_wrapper("copilot", "./guard.sh", True)  # by absolute paths, isolated
+    wrapped = {"version": 1, "hooks": {"preToolUse": [{"bash": line}]}}
     (root / ".github/hooks/wrapped.json").write_text(json.dumps(wrapped))
     again = subprocess.run(as_account(home, cli("list", "--agent", "copilot", "--json", home=home)),
                            capture_output=True, text=True, cwd=root, timeout=180)  # fmt: skip
