@@ -349,6 +349,16 @@ def run_exec(
     return _with_notes(dialect, out, "".join(notes).encode())
 
 
+def may_add_lines(agent: str, stdout: bytes, stderr: bytes) -> bool:
+    """Whether exec may add sandboxrun's own log lines (held back while it answered:
+    `_log.hold`) after the hook's stderr: not where the agent would read them as part of
+    the hook's answer and decide otherwise (Gemini reads stderr when stdout is blank: a
+    line could turn a JSON deny there into text, or a silent exit 2 into a block). Such
+    lines are dropped."""
+    dialect = DIALECTS[agent]
+    return not isinstance(dialect, GeminiDialect) or dialect.may_add_to_stderr(stdout, stderr)
+
+
 def _with_notes(dialect: Dialect, out: ExecOutput, lines: bytes) -> ExecOutput:
     """`out` with our lines after the hook's stderr, unless the agent would read them as
     part of the hook's answer and decide otherwise (Gemini reads stderr when stdout is

@@ -14,9 +14,10 @@ use. Two rules of the eager version hold unchanged:
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
@@ -146,3 +147,29 @@ def quiet_library() -> None:
         _quiet(sys.modules["loguru"].logger)
     elif not any(isinstance(f, _DisableOnImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _DisableOnImport())
+
+
+_held: list[str] | None = None  # `hold`: the CLI's log lines, kept back for the reply
+
+
+def to_stderr(message: Any) -> None:
+    """The CLI's log sink: stderr, or the list `hold` keeps while it holds."""
+    held = _held
+    if held is not None:
+        held.append(str(message))
+    else:
+        sys.stderr.write(str(message))
+
+
+@contextlib.contextmanager
+def hold() -> Iterator[list[str]]:
+    """Keep the CLI's log lines back instead of writing them (`exec`: the agent may read
+    our stderr as the hook's answer, so where they go is the dialect's choice). Costs
+    nothing when nothing is logged: loguru is still imported only for a real line."""
+    global _held
+    held: list[str] = []
+    _held = held
+    try:
+        yield held
+    finally:
+        _held = None

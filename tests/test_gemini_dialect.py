@@ -5,6 +5,7 @@ cites google-gemini/gemini-cli at 5411f113 in the dialect's docstrings."""
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -439,3 +440,30 @@ def test_sequential_hooks_read_what_the_earlier_ones_made_of_the_input(places: A
         assert result.answer["blocked"] is blocked, result.answer
         last = {"command": "rm -rf /" if sequential else "ls", "dir": "."}
         assert sorted(map(json.dumps, seen)) == sorted(map(json.dumps, [event["tool_input"], last]))
+
+
+def test_exec_holds_its_log_lines_where_gemini_would_read_them(
+    monkeypatch: Any, tmp_path: Path, capfd: Any
+) -> None:
+    """sandboxrun's own log lines (here: a file the command names is not mounted) are
+    written after the hook's stderr, and not at all where Gemini would read them as the
+    hook's answer: a JSON deny on stderr stays a deny. Claude gets the line."""
+    import sandboxrun._cli as cli
+
+    ws, elsewhere = tmp_path / "ws", tmp_path / "elsewhere.sh"
+    ws.mkdir()
+    elsewhere.write_text("exit 0\n")
+    deny = b'{"decision": "deny", "reason": "r"}'
+    fake = FakeBackend(lambda r: ExecResult(0, b"", deny, 5))
+    monkeypatch.setattr("sandboxrun._backends.choose.make_backend", lambda s: fake)
+    monkeypatch.chdir(ws)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"{}")))
+    for agent in ("gemini", "claude"):
+        argv = ["exec", "--agent", agent, "--no-serve", "--", f"bash {elsewhere}"]
+        assert cli.main(argv) == 0
+        out, err = capfd.readouterr()
+        assert out == ""
+        if agent == "gemini":
+            assert err.encode() == deny  # exactly the hook's answer
+        else:
+            assert err.startswith(deny.decode()) and "not mounted" in err

@@ -9,7 +9,6 @@ stdout instead, in the agent's own terms, so the agent blocks rather than goes o
 from __future__ import annotations
 
 import importlib
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,7 +36,7 @@ def _setup_logging(verbose: int) -> None:
 
     def setup(loguru: Any) -> None:
         loguru.remove()
-        loguru.add(sys.stderr, level=level, format=_log_format)
+        loguru.add(_log.to_stderr, level=level, format=_log_format)  # `exec` may hold it
         # Every log line carries names, paths and messages a hook or repository chose:
         # escaped here, in one place, after loguru has formatted the message.
         loguru.configure(patcher=_escape_message)

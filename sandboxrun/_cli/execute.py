@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import sys
 from typing import TYPE_CHECKING
 
+from .. import _log
 from .._answer import Caller, absolute_paths, answer_exec
 from .common import opened_backend, write_reply
 
@@ -21,9 +24,18 @@ def command(args: argparse.Namespace) -> int:
 
         return opened_backend(make_backend(settings), opened)
 
+    from .._exec import may_add_lines
+
     caller = Caller.this_process()
     absolute_paths(args, caller.cwd)
-    code = write_reply(answer_exec(args, caller, backend_for))
-    for backend in opened:
-        backend.close()  # wait for the container's removal, after the output is out
+    with _log.hold() as held:  # our log lines go after the hook's stderr, if at all
+        reply = answer_exec(args, caller, backend_for)
+        if may_add_lines(args.agent, reply.stdout, reply.stderr):
+            reply = dataclasses.replace(reply, stderr=reply.stderr + "".join(held).encode())
+        held.clear()
+        code = write_reply(reply)
+        for backend in opened:
+            backend.close()  # wait for the container's removal, after the output is out
+    if held and may_add_lines(args.agent, reply.stdout, reply.stderr):
+        sys.stderr.write("".join(held))
     return code

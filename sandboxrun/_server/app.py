@@ -24,6 +24,7 @@ from .._answer import Caller, Reply, absolute_paths, answer_exec, answer_run, er
 from .._backends.base import Backend, refuse_cancelled
 from .._backends.image_tools import ImageTools
 from .._errors import Cancelled, ConfigError
+from .._exec import may_add_lines
 from .._log import logger
 from .._settings import TIGHTENING_ENV, Settings
 from .._types import Cancel, ExecRequest, ExecResult
@@ -234,7 +235,13 @@ class App:
                     _close(backend)
         with self._lock:
             self.answered += 1
-        stderr = logs.getvalue().encode() + reply.stderr
+        lines = logs.getvalue().encode()
+        if command == "run":  # the report is on stdout: our lines may come first
+            stderr = lines + reply.stderr
+        elif may_add_lines(args.agent, reply.stdout, reply.stderr):  # exec, as the CLI does
+            stderr = reply.stderr + lines
+        else:
+            stderr = reply.stderr
         return dataclasses.replace(reply, stderr=stderr), tally
 
     def close(self) -> None:
