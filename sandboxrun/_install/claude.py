@@ -31,6 +31,7 @@ from .._errors import ConfigError
 from . import jsonspan, legacy
 from .files import Backup, BackupStore, atomic_write, file_mode, read_bytes, sha256
 from .record import Record, names_sandboxrun, value_key
+from .shape import CLAUDE, Shape
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -45,6 +46,7 @@ class Change:
     note: str
     mode: int | None = None  # the mode to write `new` with (None: the file's own)
     wrote: Mapping[str, Any] | None = None  # install: the record of the wrappers in `new`
+    shape: Shape = CLAUDE  # where the file's handlers are
 
 
 def settings_paths(dialect: ClaudeDialect, workspace: str | None, home: str) -> list[str]:
@@ -87,23 +89,11 @@ def parse(path: str, raw: bytes) -> tuple[str, dict[str, Any]]:
     return text, data
 
 
-def command_handlers(data: dict[str, Any]) -> Iterator[tuple[jsonspan.Path, dict[str, Any]]]:
-    """(JSON path, handler) of every command handler in a settings document."""
-    table = data.get("hooks")
-    if not isinstance(table, dict):
-        return
-    for event, entries in table.items():
-        if not isinstance(entries, list):
-            continue
-        for i, entry in enumerate(entries):
-            hooks = entry.get("hooks") if isinstance(entry, dict) else None
-            if not isinstance(hooks, list):
-                continue
-            for j, hook in enumerate(hooks):
-                if isinstance(hook, dict) and hook.get("type") == "command":
-                    command = hook.get("command")
-                    if isinstance(command, str) and command.strip():
-                        yield ("hooks", event, i, "hooks", j), hook
+def command_handlers(
+    data: dict[str, Any], shape: Shape = CLAUDE
+) -> Iterator[tuple[jsonspan.Path, dict[str, Any]]]:
+    """(JSON path, view) of every command handler in a config document (`shape.Shape`)."""
+    return shape.handlers(data)
 
 
 def _args(hook: dict[str, Any]) -> list[str] | bool | None:
@@ -118,17 +108,17 @@ def _args(hook: dict[str, Any]) -> list[str] | bool | None:
 Rewrite = Callable[[dict[str, Any]], tuple[str, list[str] | None] | None]
 
 
-def rewrite(path: str, raw: bytes, each: Rewrite) -> bytes:
+def rewrite(path: str, raw: bytes, each: Rewrite, shape: Shape = CLAUDE) -> bytes:
     """`raw` with each command handler `each` returns a new (command, args) for
     rewritten, and nothing else changed."""
     text, data = parse(path, raw)
     changes: list[tuple[jsonspan.Path, object]] = []
-    for where, hook in command_handlers(data):
+    for where, hook in command_handlers(data, shape):
         new = each(hook)
         if new is None:
             continue
         command, args = new
-        changes.append(((*where, "command"), command))
+        changes.append(((*where, shape.key), command))
         if args is not None:
             changes.append(((*where, "args"), args))
     if not changes:
@@ -175,7 +165,7 @@ def recorded_in(record: Record, path: str) -> Ours:
 
 def wrapper_of(
     launcher: Sequence[str], agent: str, options: Sequence[str], ours: Ours,
-    wrote: dict[str, Any],
+    wrote: dict[str, Any], shape: Shape = CLAUDE,
 ) -> Rewrite:  # fmt: skip
     """The rewrite that wraps every handler (PowerShell ones stay: there is no
     PowerShell in the sandbox, and `list` names them). A wrapper of ours is made again
@@ -184,13 +174,13 @@ def wrapper_of(
 
     def each(hook: dict[str, Any]) -> tuple[str, list[str] | None] | None:
         args = _args(hook)
-        if args is False or hook.get("shell") == "powershell":
+        if args is False or shape.skip(hook):
             return None
         found = ours(hook)
         command, argv = (found["command"], found.get("args")) if found else (hook["command"], args)
         extra = list(options)
-        timeout = hook.get("timeout")
-        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+        timeout = hook["timeout"]  # seconds (the view's), or None
+        if timeout is not None:
             # Below the agent's own deadline for the entry, so sandboxrun ends a slow hook.
             extra += ["--timeout", f"{max(timeout - 2, timeout / 2):g}"]
         new = wrap(launcher, agent, command, argv, hook.get("shell"), extra)  # type: ignore[arg-type]
@@ -238,7 +228,7 @@ def _alike(handlers: Iterator[tuple[jsonspan.Path, dict[str, Any]]], ours: Ours)
 
 def plan_install(
     paths: Sequence[str], launcher: Sequence[str], agent: str, options: Sequence[str],
-    record: Record,
+    record: Record, shape: Shape = CLAUDE,
 ) -> list[Change]:  # fmt: skip
     """Every file's change (unchanged files too, with a note), parsed before anything is
     written: one unparsable file stops the install before any file changes."""
@@ -248,14 +238,14 @@ def plan_install(
         if old is None:
             continue
         ours, wrote = ours_in(record, path), dict[str, Any]()
-        new = rewrite(path, old, wrapper_of(launcher, agent, options, ours, wrote))
+        new = rewrite(path, old, wrapper_of(launcher, agent, options, ours, wrote, shape), shape)
         count = sum(
-            1 for _, h in command_handlers(parse(path, new)[1])
+            1 for _, h in command_handlers(parse(path, new)[1], shape)
             if value_key(h["command"], h.get("args"), h.get("shell")) in wrote
         )  # fmt: skip
         note = f"{count} hook command(s) run through sandboxrun exec"
         earlier = [
-            h["command"] for _, h in command_handlers(parse(path, old)[1])
+            h["command"] for _, h in command_handlers(parse(path, old)[1], shape)
             if (e := ours(h)) is not None and e.get("earlier")
         ]  # fmt: skip
         if earlier:
@@ -264,7 +254,7 @@ def plan_install(
                 " one command it ran, now in a new wrapper): "
                 + ", ".join(repr(c[:80]) for c in earlier)
             )
-        alike = _alike(command_handlers(parse(path, old)[1]), ours)
+        alike = _alike(command_handlers(parse(path, old)[1], shape), ours)
         if alike:
             note += (
                 f"; {alike} of them named sandboxrun but are no wrapper install wrote here:"
@@ -272,7 +262,7 @@ def plan_install(
                 " in the sandbox: put the plain command back and install again)"
             )
         out.append(Change(path, old, new, note if new != old else f"{note}; no change",
-                          wrote=wrote))  # fmt: skip
+                          wrote=wrote, shape=shape))  # fmt: skip
     return out
 
 
@@ -286,7 +276,8 @@ def apply_install(change: Change, store: BackupStore, record: Record) -> None:
     if before is not None and sha256(change.old) == before.installed:
         backup = replace(before, installed=sha256(change.new))  # as install left it
     else:
-        original = rewrite(change.path, change.old, _unwrap_each(ours_in(record, change.path)))
+        unwrap = _unwrap_each(ours_in(record, change.path))
+        original = rewrite(change.path, change.old, unwrap, change.shape)
         mode = file_mode(change.path)
         backup = Backup(change.path, original, mode, sha256(change.new), original == change.old)
     store.put(backup)
@@ -294,7 +285,9 @@ def apply_install(change: Change, store: BackupStore, record: Record) -> None:
     atomic_write(change.path, change.new)
 
 
-def plan_uninstall(paths: Sequence[str], store: BackupStore, record: Record) -> list[Change]:
+def plan_uninstall(
+    paths: Sequence[str], store: BackupStore, record: Record, shape: Shape = CLAUDE
+) -> list[Change]:
     out = []
     for path in paths:
         old = read_bytes(path)
@@ -312,15 +305,15 @@ def plan_uninstall(paths: Sequence[str], store: BackupStore, record: Record) -> 
             out.append(Change(path, None, None, "gone since install; nothing to restore"))
             continue
         ours = ours_in(record, path)
-        taken_off = _taken_off(command_handlers(parse(path, old)[1]), ours)
-        new = rewrite(path, old, _unwrap_each(ours))
+        taken_off = _taken_off(command_handlers(parse(path, old)[1], shape), ours)
+        new = rewrite(path, old, _unwrap_each(ours), shape)
         taken = f"{len(taken_off)} wrapper(s) install wrote taken off in place"
         if any(taken_off):
             taken += f" ({sum(taken_off)} written by an earlier sandboxrun)"
         taken += ", everything else kept"
         why = f"changed since install: {taken}" if backup else taken
         note = why if new != old else "no wrapper install wrote; no change"
-        alike = _alike(command_handlers(parse(path, new)[1]), recorded_in(record, path))
+        alike = _alike(command_handlers(parse(path, new)[1], shape), recorded_in(record, path))
         if alike:
             note += f"; {alike} command(s) naming sandboxrun kept: install did not write them"
         out.append(Change(path, old, new, note))

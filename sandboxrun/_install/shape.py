@@ -1,0 +1,84 @@
+"""Where an agent's config file keeps its command handlers, for `install` to rewrite.
+
+Every JSON-configured agent keeps its hook commands in strings at known places: Claude
+Code's `hooks.<Event>[i].hooks[j].command`, Cursor's `hooks.<event>[i].command`,
+Copilot's `hooks.<event>[i].bash`... `install` rewrites those strings (and nothing else:
+`jsonspan`) into `sandboxrun exec` wrappers; the record, the backups and `uninstall` are
+the same for every agent (`claude.py`). A `Shape` is the one thing that differs: where
+the handlers are, which field holds the command, how the agent reads its timeout.
+
+`handlers` yields each handler as a *view*: a copy whose `command` is the shell command
+(whatever the agent calls the field), whose `args`/`shell` are the agent's own, and whose
+`timeout` is in seconds (None when absent or unreadable). The record and the wrapper see
+views only, so one agent's field names never leak into another's logic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._dialects.claude.handler import SECONDS, Timeouts, timeout_seconds
+from . import jsonspan
+
+Handlers = Iterator[tuple[jsonspan.Path, dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """How one agent's config file holds its command handlers (see the module).
+
+    `table`: where the event table is ("hooks": the file's `hooks` key; "events": the
+    file itself; "either": `hooks` when it is an object, else the file: the Claude
+    table's `ConfigFile.shape`). `nested`: the table's entries are matcher groups holding
+    `hooks` lists (Claude); else they are the handlers (Cursor, Copilot). `typed`: a
+    handler is a command only with `"type": "command"`. `key`: the field holding the
+    shell command. `timeout_key`/`timeouts`: the handler's timeout and how it reads.
+    """
+
+    table: str = "hooks"
+    nested: bool = True
+    typed: bool = True
+    key: str = "command"
+    timeout_key: str = "timeout"
+    timeouts: Timeouts = field(default=SECONDS)
+    # Handlers `install` leaves as they are (e.g. a PowerShell one: no PowerShell inside).
+    skip: Callable[[dict[str, Any]], bool] = lambda hook: hook.get("shell") == "powershell"
+
+    def event_table(self, data: dict[str, Any]) -> tuple[jsonspan.Path, Any]:
+        hooks = data.get("hooks")
+        if self.table == "events" or (self.table == "either" and not isinstance(hooks, dict)):
+            return (), data
+        return ("hooks",), hooks
+
+    def handlers(self, data: dict[str, Any]) -> Handlers:
+        """(JSON path, view) of every command handler of a parsed config file."""
+        prefix, table = self.event_table(data)
+        if not isinstance(table, dict):
+            return
+        for event, entries in table.items():
+            if not isinstance(entries, list):
+                continue
+            for i, entry in enumerate(entries):
+                if not self.nested:
+                    yield from self._view((*prefix, event, i), entry)
+                    continue
+                hooks = entry.get("hooks") if isinstance(entry, dict) else None
+                if isinstance(hooks, list):
+                    for j, hook in enumerate(hooks):
+                        yield from self._view((*prefix, event, i, "hooks", j), hook)
+
+    def _view(self, where: jsonspan.Path, hook: Any) -> Handlers:
+        if not isinstance(hook, dict) or (self.typed and hook.get("type") != "command"):
+            return
+        command = hook.get(self.key)
+        if not (isinstance(command, str) and command.strip()):
+            return
+        view = {**hook, "command": command}
+        seconds = timeout_seconds(hook.get(self.timeout_key), self.timeouts)
+        view["timeout"] = seconds if isinstance(seconds, float) else None
+        yield where, view
+
+
+CLAUDE = Shape()
