@@ -201,13 +201,16 @@ def hook_mount(path: str, home: str | None = None) -> str:
 # something the user did not make for hooks is mounted below it (see `home_layout`).
 HOME_FOLDERS = (
     ".claude", ".qoder", ".qoder-cn", ".cline", "Documents/Cline", "Documents/.agents",
-    ".codex", ".copilot", ".cursor", ".gemini", ".cache", ".config", ".local", ".npm",
+    ".codex", ".copilot", ".cursor", ".gemini", ".factory", ".qwen", ".codebuddy", ".iflow",
+    ".augment", ".cache", ".config", ".local", ".npm",
 )  # fmt: skip
 # The user's own hook places below those: a hook folder, a plugin or a transcript mounted
 # there leaves its agent folder writable (their FIFOs, if any, are the user's own doing).
 HOOK_PLACES = (
     *(f"{d}/{p}" for d in (".claude", ".qoder", ".qoder-cn") for p in ("hooks", "plugins",
                                                                        "projects")),
+    *(f"{d}/{p}" for d in (".factory", ".qwen", ".codebuddy", ".iflow", ".augment",
+                           ".config/devin") for p in ("hooks", "projects")),
     ".cline/hooks", "Documents/Cline/Hooks", "Documents/.agents/hooks",
     ".codex/hooks", ".codex/sessions", ".copilot/hooks", ".copilot/session-state",
     ".cursor/hooks", ".cursor/projects",

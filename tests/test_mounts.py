@@ -225,3 +225,19 @@ def test_a_servers_own_files_and_allowed_roots_bind_every_request(
     _mounts.serving([str(tmp_path / "etc-sr" / "config.toml")], [])
     with pytest.raises(ConfigError, match="sandboxrun's own"):
         check_root(str(tmp_path / "etc-sr"))
+
+
+def test_every_claude_shaped_agents_folder_is_a_home_folder_with_its_hook_places():
+    """A user hook of any Claude-shaped agent may write in its agent's folder (a log, a
+    cache) as on the host, and its hooks folder and transcripts mount there writable."""
+    from sandboxrun._dialects.claude.dialect import ClaudeDialect
+    from sandboxrun._dialects.registry import DIALECTS
+    from sandboxrun._mounts import HOOK_PLACES
+
+    for dialect in DIALECTS.values():
+        if not isinstance(dialect, ClaudeDialect):
+            continue
+        top = dialect.user_dir.split("/")[0]
+        assert top in HOME_FOLDERS, dialect.agent
+        for place in ("hooks", dialect.transcripts):
+            assert f"{dialect.user_dir}/{place}" in HOOK_PLACES, (dialect.agent, place)
