@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ class Caller:
     `gone`: set when the caller has gone (`serve`: its client hung up mid-request).
     `tenant`: a request over serve's TCP listener, from someone other than the server's
     user: nothing of that user's own agent (its transcripts) is mounted for it.
+    `served`: answered by `sandboxrun serve` (the audit trail says so).
 
     The answer never reads the answering process's own current directory: `serve`
     answers many callers at once, each in a folder of its own, so every relative path
@@ -51,6 +53,7 @@ class Caller:
     cwd: str
     gone: Cancel | None = None
     tenant: bool = False
+    served: bool = False
 
     @classmethod
     def this_process(cls) -> Caller:
@@ -131,6 +134,8 @@ def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
         cwd=caller.cwd,
         cancel=caller.gone,
         transcripts=not caller.tenant,
+        entry="run",
+        served=caller.served,
     )
     try:
         if args.hook not in dialect.hook_names:
@@ -153,7 +158,7 @@ def answer_run(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
 def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
     """`sandboxrun exec -- COMMAND`: the hook's stdout, stderr and exit code, unchanged,
     or the sandbox's failure in the agent's terms (`_exec`)."""
-    from ._exec import exec_request, run_exec, sandbox_failure
+    from ._exec import audit_exec, exec_request, run_exec, sandbox_failure
 
     settings = load(args, caller, agent=args.agent, timeout=args.timeout, image=args.image,
         network=args.network, runtime=args.runtime, fail_closed=args.fail_closed,
@@ -162,6 +167,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
     stdin = caller.read_stdin()
     backend = backend_for(settings)
+    started = time.monotonic()
     try:
         request = exec_request(
             settings,
@@ -180,6 +186,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         if not isinstance(exc, SandboxrunError):
             logger.opt(exception=exc).debug("internal error")
         out = sandbox_failure(settings, f"the hook could not be run: {one_line(exc)}")
+    audit_exec(settings, backend, stdin, command, args.untrusted, out, started, caller.served)
     return Reply(out.stdout, out.stderr, out.exit_code)
 
 

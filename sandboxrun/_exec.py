@@ -23,12 +23,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import _envfile
+from . import _audit, _envfile
 from ._backends.base import Backend
 from ._dialects.base import Dialect, sandbox_ending, unique_mounts
 from ._dialects.claude.dialect import ClaudeDialect
@@ -55,7 +56,7 @@ from ._preflight import image_tools_of, missing, unreadable
 from ._settings import Settings, account_home
 from ._state import hook_ids, plugin_data
 from ._state import prepare as prepare_state
-from ._types import Cancel, ExecRequest, ExecResult
+from ._types import Cancel, ExecRequest, ExecResult, HookOutcome, HookSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,7 @@ class ExecOutput:
     exit_code: int
     sandbox_ended: bool = False  # the sandbox, not the hook, ended the run
     notes: bytes = b""  # our own lines for after the hook's stderr (`run_exec` adds them)
+    result: ExecResult | None = None  # the sandbox's run, when there was one (the audit's)
 
 
 def exec_request(
@@ -425,11 +427,52 @@ def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exe
     if result.output_truncated:  # rare: hook answers are small; say so rather than hide it
         kept = settings.stdout_tail
         notes += f"sandboxrun: output was cut to its last {kept} bytes (stdout_tail)\n".encode()
-    return ExecOutput(result.stdout, result.stderr, result.exit_code or 0, notes=notes)
+    return ExecOutput(
+        result.stdout, result.stderr, result.exit_code or 0, notes=notes, result=result
+    )
 
 
 def sandbox_failure(settings: Settings, why: str, result: ExecResult | None = None) -> ExecOutput:
     """The agent's answer when the sandbox, not the hook, ended the run: the dialect's
     `wrapper_failure`, after what the hook itself wrote on stderr."""
     stdout, stderr, code = DIALECTS[settings.agent].wrapper_failure(why, settings.fail_closed)
-    return ExecOutput(stdout, (result.stderr if result else b"") + stderr, code, True)
+    return ExecOutput(stdout, (result.stderr if result else b"") + stderr, code, True,
+                      result=result)  # fmt: skip
+
+
+def audit_exec(
+    settings: Settings, backend: object, stdin: bytes, command: Sequence[str], untrusted: bool,
+    out: ExecOutput, started: float, served: bool,
+) -> None:  # fmt: skip
+    """Record one `exec` in the audit trail (`_audit`), when the user keeps one: the hook
+    as the agent reads what exec handed it (stdout, stderr, exit code), read by the
+    agent's dialect; a reading that fails records no decision, never an error of exec."""
+    if not _audit.enabled(settings):
+        return
+    dialect = DIALECTS[settings.agent]
+    label = " ".join(command)
+    event = _event(stdin)
+    hook_name = next((event[k] for k in ("hook_event_name", "hookEventName", "hookName")
+                      if isinstance(event.get(k), str)), "")  # fmt: skip
+    spec = HookSpec(hook_name=hook_name, name=label, source="project" if untrusted else "user",
+                    argv=tuple(command), workdir="", mounts=())  # fmt: skip
+    r = out.result
+    ms = r.duration_ms if r is not None else int((time.monotonic() - started) * 1000)
+    seen = ExecResult(out.exit_code, out.stdout, out.stderr, ms, warm=bool(r and r.warm),
+                      output_truncated=bool(r and r.output_truncated),
+                      oom_killed=bool(r and r.oom_killed))  # fmt: skip
+    try:
+        outcome = dialect.interpret(spec, seen, exec_timeout(settings), True)
+    except Exception as exc:  # a reading of ours that failed: no decision recorded
+        logger.debug("audit: could not read the answer: {}", exc)
+        outcome = HookOutcome(spec=spec, status="completed", exit_code=out.exit_code,
+                              duration_ms=ms)  # fmt: skip
+    found = hint(out.stderr, failed=bool(out.exit_code), refused=r.refused_hosts if r else (),
+                 network=settings.network, event=stdin)  # fmt: skip
+    outcome = replace(outcome, warm=seen.warm, sandbox_stopped=found.stopped,
+                      refused_hosts=r.refused_hosts if r else ())  # fmt: skip
+    record = _audit.exec_record(
+        settings, backend, served=served, stdin=stdin, label=label, untrusted=untrusted,
+        outcome=outcome, result=r, sandbox_ended=out.sandbox_ended,
+    )  # fmt: skip
+    _audit.write(settings, [record])

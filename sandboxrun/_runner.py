@@ -318,8 +318,13 @@ class HookFactory:
         cwd: str | None = None,
         cancel: Cancel | None = None,
         transcripts: bool = True,
+        entry: str = "api",
+        served: bool = False,
     ) -> None:
         self.settings = settings
+        # Who asked, for the audit trail (`_audit`): run, check or the Python API, and
+        # whether `serve` answered for a client.
+        self.entry, self.served = entry, served
         # Whether the transcript an event names may be mounted (`_mounts.transcript_file`):
         # not for a tenant of serve's TCP listener, whose event names the server user's.
         self.transcripts = transcripts

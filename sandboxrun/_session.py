@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import _audit
 from ._backends.base import Backend
 from ._dialects.base import Dialect
 from ._errors import RuntimeMissing, SandboxrunError
@@ -78,7 +79,38 @@ def answer_event(
     event: Mapping[str, Any],
     workspaces: Sequence[str] = (),
 ) -> CombinedResult:
-    """Discover, run and combine one event's hooks under the rules above."""
+    """Discover, run and combine one event's hooks under the rules above; each hook's
+    run goes to the audit trail when the user keeps one (`_audit`), whatever the answer."""
+    try:
+        result = _answer_event(factory, hook_name, event, workspaces)
+    except Exception as exc:  # raised (not fail-closed): the agent goes on, recorded
+        why = {"blocked": False, "reason": f"sandboxrun: hooks could not run: {exc}"}
+        _record(factory, hook_name, event, CombinedResult(why, ()), failed=True)
+        raise
+    _record(factory, hook_name, event, result)
+    return result
+
+
+def _record(
+    factory: HookFactory, hook_name: str, event: Mapping[str, Any], result: CombinedResult,
+    failed: bool = False,
+) -> None:  # fmt: skip
+    settings = factory.settings
+    if _audit.enabled(settings):
+        records = _audit.event_records(
+            settings, factory.backend, entry=getattr(factory, "entry", "api"),
+            served=getattr(factory, "served", False), hook_name=hook_name, event=event,
+            result=result, failed=failed,
+        )  # fmt: skip
+        _audit.write(settings, records)
+
+
+def _answer_event(
+    factory: HookFactory,
+    hook_name: str,
+    event: Mapping[str, Any],
+    workspaces: Sequence[str] = (),
+) -> CombinedResult:
     progress = _Progress(threading.Event(), threading.Event())
 
     def work() -> None:

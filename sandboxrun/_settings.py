@@ -212,6 +212,20 @@ class Settings(BaseSettings):
     log_format: Literal["text", "json"] = Field(
         "text", description="how `serve` logs on stderr: text lines, or one JSON object a line"
     )
+    audit_log: str | None = Field(
+        None,
+        description="the audit trail: one JSON line per hook run, on every entry point"
+        " (absolute path; the config file only, so a repository can neither turn it off nor"
+        " move it; `sandboxrun audit` summarises it)",
+    )
+    audit_payload: bool = Field(
+        False, description="also record each event's JSON in the audit trail (it may hold"
+        " file contents and prompts)",
+    )  # fmt: skip
+    audit_max_bytes: int = Field(
+        10 << 20, ge=4096, description="the audit file is rotated when it would pass this size"
+    )
+    audit_keep: int = Field(5, ge=1, le=100, description="rotated audit files kept (.1 ... .N)")
     landlock: Literal["required", "optional"] = Field(
         "required",
         description="optional: run hooks on kernels without Landlock (host FIFOs in the"
@@ -297,7 +311,7 @@ class Settings(BaseSettings):
             raise ValueError("hooks never run as root (uid 0)")
         return value
 
-    @field_validator("serve_socket", "serve_token_file")
+    @field_validator("serve_socket", "serve_token_file", "audit_log")
     @classmethod
     def _absolute(cls, value: str | None) -> str | None:
         if value is not None and not os.path.isabs(value):

@@ -4,6 +4,7 @@ the "hook" writes the issue's attack into its env file and answers with an appro
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import shutil
@@ -65,7 +66,15 @@ def setup(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
     socket = str(short / "serve.sock")
     config = home / "config.toml"
     config.write_text(f'serve_socket = "{socket}"\n')
-    backend = _Closable(attack)
+    with serving(_Closable(attack), socket, monkeypatch):
+        yield Setup(ws, config, agent_file, socket)
+    shutil.rmtree(short, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def serving(backend: FakeBackend, socket: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """`backend` behind the cold path and an in-process server on `socket`, with the
+    CLI's logging as `main` sets it up."""
     monkeypatch.setattr(_docker, "DockerBackend", lambda settings, warm=False: backend)
     logger.remove()
     logger.configure(patcher=cli._escape_message)
@@ -73,9 +82,10 @@ def setup(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
     app = App(lambda settings: backend)
     servers = open_servers(app, socket)
     threading.Thread(target=servers[0].serve_forever, daemon=True).start()
-    yield Setup(ws, config, agent_file, socket)
-    close_servers(app, servers, socket)
-    shutil.rmtree(short, ignore_errors=True)
+    try:
+        yield
+    finally:
+        close_servers(app, servers, socket)
 
 
 def exec_(

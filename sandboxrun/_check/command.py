@@ -51,7 +51,9 @@ def run_check(args: argparse.Namespace, settings: Settings, backend: Backend) ->
     from .replay import replay
     from .report import Progress, summary
 
-    factory = HookFactory(settings, backend, home=args.home, hooks_dirs=args.hooks_dir)
+    factory = HookFactory(
+        settings, backend, home=args.home, hooks_dirs=args.hooks_dir, entry="check"
+    )
     workspaces = resolve_workspaces({}, args.workspace, factory.dialect, settings, cwd=factory.cwd)
     lines = read_events(args.events, factory.dialect)
     # The gate cannot vouch for events it could not run: no engine or image is exit 2

@@ -23,7 +23,7 @@ from .parser import parser as _parser
 COMMANDS = {
     "run": "run", "exec": "execute", "list": "listing", "images": "images", "state": "state",
     "check": "check", "reap": "reap", "doctor": "doctor", "serve": "serve",
-    "install": "install", "uninstall": "install",
+    "install": "install", "uninstall": "install", "audit": "audit",
 }  # fmt: skip
 
 

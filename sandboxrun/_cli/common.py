@@ -70,6 +70,11 @@ class LazyBackend:
     def image_tools(self) -> ImageTools | None:
         return self._get().image_tools()
 
+    @property
+    def image_id(self) -> str:
+        """The image's id, once the backend inspected it (the audit trail names it)."""
+        return str(getattr(self._backend, "image_id", "") or "")
+
     def abort(self) -> None:
         if self._backend is not None:
             self._backend.abort()

@@ -164,6 +164,12 @@ def parser() -> argparse.ArgumentParser:
 
     sub.add_parser("doctor", help="check the engine, image, runtime and the confinement itself")
 
+    aud = sub.add_parser("audit", help="what the hooks decided, per hook, from the audit trail")
+    aud.add_argument("--since", metavar="SPAN", help="only the last SPAN: 30m, 12h, 1d, 2w")
+    aud.add_argument("--hook", metavar="TEXT", help="only hooks whose name holds TEXT")
+    aud.add_argument("--json", action="store_true", help="machine-readable output")
+    aud.add_argument("--log", metavar="FILE", help="this audit file instead of audit_log")
+
     srv = sub.add_parser(
         "serve", help="answer `run` and `exec` from a long-lived server (unix socket; TCP + token)"
     )

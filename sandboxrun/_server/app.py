@@ -209,7 +209,7 @@ class App:
         stdin = binascii.a2b_base64(request["stdin"])
         cwd = _callers_folder(request["cwd"])
         absolute_paths(args, cwd)  # what the CLI does right after parsing, in its folder
-        caller = Caller(lambda: stdin, environ, cwd, gone, tenant=tcp)
+        caller = Caller(lambda: stdin, environ, cwd, gone, tenant=tcp, served=True)
         answer = answer_run if command == "run" else answer_exec
         tally = _Tally()
         one_offs: list[Backend] = []
@@ -305,6 +305,10 @@ class _Shared:
 
     def image_tools(self) -> ImageTools | None:
         return self.backend.image_tools()
+
+    @property
+    def image_id(self) -> str:  # what the audit trail names (`_audit`)
+        return str(getattr(self.backend, "image_id", "") or "")
 
     def abort(self) -> None:
         logger.warning("an event missed its deadline; its containers end at their own")

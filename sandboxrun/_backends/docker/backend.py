@@ -239,6 +239,11 @@ class DockerBackend:
                     detach(self.api, net.network_id, net.proxy_id)
         return dataclasses.replace(result, refused_hosts=refused) if net else result
 
+    @property
+    def image_id(self) -> str:
+        """The hook image's id once `check` inspected it ("" before): the audit names it."""
+        return self._image_id
+
     def image_tools(self) -> ImageTools | None:
         """What the image holds: from memory, the disk cache, else one probe container
         (per image id, so a rebuilt image is probed afresh). None: the probe failed."""
