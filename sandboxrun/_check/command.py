@@ -16,17 +16,42 @@ if TYPE_CHECKING:  # the CLI builds its parser from this module: keep it light
     from .._backends.base import Backend
     from .._settings import Settings
 
-HELP = "replay recorded events (JSON Lines) through the hooks: the CI gate"
+HELP = "replay recorded events or a session's transcript through the hooks: the CI gate"
+
+
+def _recorded(path: str) -> dict[tuple[str, str], tuple[str, str]]:
+    """The audit trail `--diff` compares with (read before any hook runs: a missing file
+    is a usage error, exit 2)."""
+    from .._audit.log import AuditLog, read_lines
+    from .._errors import ConfigError
+    from .audit_diff import recorded
+
+    if not os.path.isfile(path):
+        raise ConfigError(f"--diff {path}: no such audit file")
+    return recorded(read_lines(AuditLog(path, 1, 100).files()))  # with its rotated copies
 
 
 def add_arguments(cmd: argparse.ArgumentParser) -> None:
     """`check`'s own flags (the agent and workspace flags come from the CLI's common set)."""
-    cmd.add_argument(
-        "--events",
-        required=True,
-        metavar="FILE",
-        help="recorded events, one JSON object per line (- for stdin)",
+    source = cmd.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--events", metavar="FILE", help="recorded events, one JSON object per line (- for stdin)"
     )
+    source.add_argument(
+        "--transcript", metavar="FILE",
+        help="a real session's record (Claude Code transcript, Codex rollout): its tool calls"
+        " and prompts, replayed",
+    )  # fmt: skip
+    cmd.add_argument(
+        "--workspace-map", action="append", default=[], metavar="OLD=NEW",
+        help="with --transcript: a recorded folder and the one it is here (repeatable; the"
+        " session's own folder maps to the workspace by itself)",
+    )  # fmt: skip
+    cmd.add_argument(
+        "--diff", metavar="AUDIT_LOG",
+        help="also show where today's hooks decide otherwise than this audit trail recorded"
+        " (joined on the tool-use id); any difference fails the gate",
+    )  # fmt: skip
     cmd.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report here")
     cmd.add_argument(
         "--fail-open",
@@ -50,12 +75,17 @@ def run_check(args: argparse.Namespace, settings: Settings, backend: Backend) ->
     from .junit import write_junit
     from .replay import replay
     from .report import Progress, summary
+    from .transcript import read_transcript
 
     factory = HookFactory(
         settings, backend, home=args.home, hooks_dirs=args.hooks_dir, entry="check"
     )
     workspaces = resolve_workspaces({}, args.workspace, factory.dialect, settings, cwd=factory.cwd)
-    lines = read_events(args.events, factory.dialect)
+    if args.transcript:
+        lines = read_transcript(args.transcript, settings.agent, workspaces[0], args.workspace_map)
+    else:
+        lines = read_events(args.events, factory.dialect)
+    audit = _recorded(args.diff) if args.diff else None
     # The gate cannot vouch for events it could not run: no engine or image is exit 2
     # at once, not one error per line.
     backend.check()
@@ -68,8 +98,15 @@ def run_check(args: argparse.Namespace, settings: Settings, backend: Backend) ->
     sys.stdout.write(summary(results, workspaces, settings.fail_closed, project_var))
     sys.stdout.flush()
     if args.junit:
-        write_junit(args.junit, results, settings.agent, args.events, workspaces)
+        source = args.events or args.transcript
+        write_junit(args.junit, results, settings.agent, source, workspaces)
     code = 0 if all(r.passed for r in results) else 1
+    if audit is not None:
+        from .audit_diff import differences, report
+
+        diffs, unmatched = differences(results, audit)
+        sys.stdout.write(report(diffs, unmatched, len(results)))
+        code = 1 if diffs else code
     if any(r.abandoned for r in results):  # stuck hook threads must not hold the job
         sys.stderr.flush()
         os._exit(code)
