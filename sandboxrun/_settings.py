@@ -226,6 +226,21 @@ class Settings(BaseSettings):
         10 << 20, ge=4096, description="the audit file is rotated when it would pass this size"
     )
     audit_keep: int = Field(5, ge=1, le=100, description="rotated audit files kept (.1 ... .N)")
+    otel_endpoint: str | None = Field(
+        None,
+        description="OpenTelemetry: the OTLP/HTTP traces URL (e.g. http://collector:4318/v1/traces);"
+        " one span per event, one per hook (`pip install 'sandboxrun[otel]'`; OTEL_* variables"
+        " are ignored)",
+    )
+    # A table in the file; kept as sorted pairs, so settings stay hashable (serve keys on them).
+    otel_headers: tuple[tuple[str, str], ...] = Field(
+        (), description="headers sent with each export (a table, e.g. an API key)"
+    )
+    otel_service_name: str = Field("sandboxrun", description="the traces' service.name")
+    otel_timeout: float = Field(
+        2.0, gt=0, le=30, description="seconds an export may take (a one-shot command waits"
+        " at most this long at exit, after its answer)",
+    )  # fmt: skip
     landlock: Literal["required", "optional"] = Field(
         "required",
         description="optional: run hooks on kernels without Landlock (host FIFOs in the"
@@ -333,6 +348,18 @@ class Settings(BaseSettings):
         for path in value:
             if not os.path.isabs(path):
                 raise ValueError(f"{path!r}: must be an absolute path")
+        return value
+
+    @field_validator("otel_headers", mode="before")
+    @classmethod
+    def _otel_headers(cls, value: Any) -> Any:
+        return tuple(sorted(value.items())) if isinstance(value, dict) else value
+
+    @field_validator("otel_endpoint")
+    @classmethod
+    def _otel_endpoint(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"https?://[^\s/]+(/\S*)?", value):
+            raise ValueError(f"{value!r}: must be an http:// or https:// URL")
         return value
 
     @field_validator("env_file_allow")

@@ -46,11 +46,24 @@ _STATUS = {"completed": "completed", "failed": "failed", "timed_out": "timed out
 
 
 def enabled(settings: Settings) -> bool:
-    return bool(settings.audit_log)
+    """Whether hook runs are recorded: an audit file, OpenTelemetry traces, or both."""
+    return bool(settings.audit_log or settings.otel_endpoint)
 
 
 def write(settings: Settings, records: Sequence[Mapping[str, Any]]) -> None:
-    """Append the records to the user's audit log; never raises (a warning instead)."""
+    """Append one event's records to the user's audit log and send them as spans (when
+    each is configured); never raises (a warning instead)."""
+    if settings.otel_endpoint and records:
+        try:
+            from . import otel  # the optional extra: imported only when configured
+        except ImportError:
+            logger.warning("otel_endpoint is set but OpenTelemetry is not installed:"
+                           " pip install 'sandboxrun[otel]'")  # fmt: skip
+        else:
+            try:
+                otel.emit(settings, records)
+            except Exception as exc:  # traces never change an answer
+                logger.warning("otel: spans not recorded: {}", exc)
     if not settings.audit_log or not records:
         return
     lines = [
