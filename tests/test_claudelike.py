@@ -1,7 +1,7 @@
 """The Claude-shaped agents (`_dialects/claude/agents.py`): each one's config levels and
 file shapes, its timeout unit, its project variables, its event names and `decision`
-words, its input fields, `exec --agent X` (wrapper failures, untrusted stdout), `list`,
-and `install` refusing it with one line (issue 18, items 1, 2, 3, 5, 8)."""
+words, its input fields, `exec --agent X` (wrapper failures, untrusted stdout) and `list`
+(issue 18, items 1, 2, 3, 5, 8; `install`: tests/test_install_claudelike.py)."""
 
 from __future__ import annotations
 
@@ -288,7 +288,7 @@ def test_exec_untrusted_qwen_drops_an_allow_and_passes_a_user_command_whole(
     assert trusted.stdout == answer
 
 
-# -- items 1 and 5 through the CLI: list, run, install --------------------------------------
+# -- items 1 and 5 through the CLI: list, run --------------------------------------
 
 
 @pytest.fixture
@@ -324,44 +324,6 @@ def test_run_a_qwen_event_through_the_cli(
     (request,) = seen.requests
     assert request.timeout == 7.0
     assert request.env["QWEN_PROJECT_DIR"] == str(cwd)
-
-
-@pytest.mark.parametrize("dialect", NEW, ids=lambda d: d.agent)
-def test_install_refuses_with_one_line(
-    home: Path, cwd: Path, capsys: pytest.CaptureFixture[str], dialect: ClaudeDialect
-) -> None:
-    write(cwd / f"{dialect.project_dir}/settings.json", {"hooks": table("g.sh")})
-    before = sorted(p for p in cwd.rglob("*"))
-    assert cli.main(["install", "--agent", dialect.agent]) == 2
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert err.strip().splitlines() == [
-        f"sandboxrun: install does not support {dialect.agent} yet: wrap commands with "
-        f"`sandboxrun exec --agent {dialect.agent} --untrusted -- '...'` by hand"
-        f" (`sandboxrun list --agent {dialect.agent}` prints the exact line for each hook)"
-    ]
-    assert sorted(p for p in cwd.rglob("*")) == before
-
-
-def test_list_names_each_hook_the_agent_runs_unsandboxed(
-    home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """install does not support these agents yet: every hook found runs on the host as
-    written, and `list` (text and JSON) says so per hook; only the one hand-wrapped
-    form counts as sandboxed (`_install.status._BY_HAND`)."""
-    from sandboxrun._install.status import hand_wrapper
-
-    wrapped = hand_wrapper("factory", "guard.sh", True)
-    write(cwd / ".factory/hooks.json", {**table("guard.sh"), **table(wrapped, "Stop")})
-    assert cli.main(["list", "--agent", "factory"]) == 0
-    out = capsys.readouterr().out
-    line = "factory runs this hook unsandboxed (install does not support factory yet): "
-    said = f"{line}PreToolUse (project) guard.sh; sandboxed it is: {wrapped}"
-    assert said in out
-    assert f"{line}Stop" not in out
-    assert cli.main(["list", "--agent", "factory", "--json"]) == 0
-    [note] = json.loads(capsys.readouterr().out)["notWrapped"]
-    assert note == said
 
 
 def test_qwen_reads_small_timeouts_as_seconds_and_ignores_bad_ones(home: Path, ws: Path) -> None:

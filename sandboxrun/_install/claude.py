@@ -21,17 +21,16 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from .._dialects.claude.dialect import ClaudeDialect
-from .._dialects.claude.settings import project_root
 from .._dialects.claude.wrapped import wrap
 from .._errors import ConfigError
 from . import jsonspan, legacy
 from .files import Backup, BackupStore, atomic_write, file_mode, read_bytes, sha256
 from .record import Record, names_sandboxrun, value_key
 from .shape import CLAUDE, Shape
+from .targets import targets
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -51,21 +50,10 @@ class Change:
 
 def settings_paths(dialect: ClaudeDialect, workspace: str | None, home: str) -> list[str]:
     """The files `install` rewrites: the user's settings (`workspace` None), or the
-    project's shared and local settings of the project `workspace` belongs to."""
-    if workspace is None:  # the user's own file: a dotfiles symlink is followed
-        return [os.path.realpath(f"{home}/{dialect.user_dir}/settings.json")]
-    root = project_root(workspace, home, dialect.project_dir)
-    folder = f"{root}/{dialect.project_dir}"
-    return [_inside(f"{folder}/{name}", root) for name in ("settings.json", "settings.local.json")]
-
-
-def _inside(path: str, root: str) -> str:
-    """The file a project's settings path is, if it lies in the project: a repository's
-    symlink must not make `install` rewrite a file elsewhere (the user's own settings)."""
-    real = os.path.realpath(path)
-    if not Path(real).is_relative_to(os.path.realpath(root)):
-        raise ConfigError(f"{path} is a link to {real}, outside the project; not changed")
-    return real
+    project's shared and local settings of the project `workspace` belongs to
+    (`targets`: the same rule for every Claude-shaped agent)."""
+    scope = "user" if workspace is None else "workspace"
+    return [t.path for t in targets(dialect, scope, workspace, home)]
 
 
 def parse(path: str, raw: bytes) -> tuple[str, dict[str, Any]]:

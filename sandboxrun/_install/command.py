@@ -16,6 +16,7 @@ from .._errors import ConfigError
 from .._settings import account_home
 from .._text import printable
 from . import claude as _claude
+from . import claudelike as _claudelike
 from . import cline as _cline
 from . import managed as _managed_file
 from .cline import forwarders_installed, listdir
@@ -24,8 +25,7 @@ from .record import UNTRUSTED, Record
 
 # Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet.
 NOT_YET = frozenset(
-    ("codex", "copilot", "cursor", "factory", "qwen", "codebuddy", "iflow", "devin", "augment",
-     "gemini")
+    ("codex", "copilot", "cursor", "gemini")
 )  # fmt: skip
 
 
@@ -44,6 +44,8 @@ def command(args: argparse.Namespace) -> int:
     if isinstance(dialect, ClaudeDialect):
         if args.global_:
             raise ConfigError("--global is for the Cline family; the Claude family has --managed")
+        if dialect.agent in _claudelike.AGENTS:
+            return _claudelike_command(args, dialect, home, store, record, undo)
         if args.managed or args.managed_file:
             return _managed(args, dialect, home, store, undo)
         workspace = None if args.user else os.path.abspath(args.workspace or os.getcwd())
@@ -61,6 +63,20 @@ def command(args: argparse.Namespace) -> int:
     if args.managed or args.managed_file:
         raise ConfigError("--managed is for Claude Code; the Cline family has --global")
     return _cline_command(args, dialect, home, record, undo)
+
+
+def _claudelike_command(
+    args: argparse.Namespace, dialect: ClaudeDialect, home: str, store: BackupStore,
+    record: Record, undo: bool,
+) -> int:  # fmt: skip
+    """Factory, Qwen, CodeBuddy, iFlow, Devin, Augment: `claudelike.plan`."""
+    managed = bool(args.managed or args.managed_file)
+    scope = "managed" if managed else "user" if args.user else "workspace"
+    workspace = os.path.abspath(args.workspace or os.getcwd()) if scope == "workspace" else None
+    launch = [] if undo else launcher()
+    changes = _claudelike.plan(dialect, scope, workspace, args.managed_file, home, launch,
+                               _run_options(args, home=False), undo)  # fmt: skip
+    return _show_files(changes, args.dry_run, store, record, undo)
 
 
 def _managed(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .._dialects.base import WORKSPACE_SOURCES
 from .._dialects.claude.dialect import ClaudeDialect
-from .._dialects.claude.settings import project_root, settings_files
+from .._dialects.claude.settings import config_levels, project_root
 from .._dialects.claude.wrapped import chosen_files
 from .._dialects.cline import ClineDialect
 from .._dialects.installed import MOVED, moved_folder, read_shim
@@ -25,6 +25,7 @@ from .cline import forwarders_installed, listdir
 from .command import NOT_YET, _python_of, executable
 from .files import BackupStore, read_bytes
 from .record import Record, names_sandboxrun
+from .targets import others, shape_of
 
 
 def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
@@ -91,23 +92,27 @@ EARLIER = (
 
 
 def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> list[str]:
+    """The notes of every file the agent reads (`config_levels`: its own table, each
+    file's `Shape`), by install's record."""
     if dialect.agent == "claude" and _managed_forwarding():
         return []  # the agent runs none of these itself: the forwarding hooks run them
     store, record = BackupStore(home), Record(home)
     project = project_root(roots[0] if roots else os.getcwd(), home, dialect.project_dir)
-    files = []  # (path, scope, command handlers, the recorded wrappers' originals)
-    for path, source, _ in settings_files(dialect, project, home):
+    claudes = others(dialect, project, home)  # Devin's reading of Claude Code's files
+    files = []  # (path, scope, command handlers, the recorded wrappers' originals, ...)
+    for path, source, _, table in config_levels(dialect, project, home):
         raw = read_bytes_quiet(path)
         try:
             data = _claude.parse(path, raw)[1] if raw is not None else {}
             entries = record.entries(path)
         except ConfigError:
             continue  # `list` names the unparsable file already
-        scope = "user" if source == "user" else "project"
+        scope = source if source in ("user", "managed") else "project"
         # Trusted only as install wrote it: a project's wrapper carries --untrusted.
         untrusted = scope == "project"
         ours = functools.partial(record.original, path, untrusted=untrusted, entries=entries)
-        files.append((path, scope, list(_claude.command_handlers(data)), ours, bool(entries)))
+        handlers = list(_claude.command_handlers(data, shape_of(dialect, table)))
+        files.append((path, scope, handlers, ours, bool(entries)))
     # A scope was installed if one of its files was: a pull may bring a new local file.
     installed = {
         scope for path, scope, _, _, recorded in files
@@ -115,7 +120,8 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
     }  # fmt: skip
     out = []
     for path, scope, handlers, ours, _ in files:
-        again = "--user" if scope == "user" else f"--workspace {project}"
+        again = {"user": "--user", "managed": "--managed"}.get(scope, f"--workspace {project}")
+        agent = "claude" if path in claudes else dialect.agent
         for where, hook in handlers:
             at = "".join(f"[{w}]" if isinstance(w, int) else f".{w}" for w in where)[1:]
             alike = names_sandboxrun(hook)
@@ -131,16 +137,20 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
                     )
                 elif not _runnable(chosen):
                     script = (chosen[:2] or ["?"])[-1]
-                    out.append(_missing(f"{path} {at}", script, dialect.agent, again))
+                    out.append(_missing(f"{path} {at}", script, agent, again))
             elif hook.get("shell") != "powershell":
                 why = (
                     EARLIER if legacy.old_wrapper(hook) else
                     "install did not write it: a command shaped like a wrapper runs on the"
                     " host as written" if alike else "new since install?"
                 )  # fmt: skip
+                whose = (
+                    f"; {dialect.agent} reads Claude Code's settings: they are installed with"
+                    " --agent claude" if agent != dialect.agent else ""
+                )  # fmt: skip
                 out.append(
                     f"not wrapped: {path} {at}: {hook['command'][:120]!r} runs unsandboxed"
-                    f" ({why}): run `sandboxrun install --agent {dialect.agent} {again}` again"
+                    f" ({why}{whose}): run `sandboxrun install --agent {agent} {again}` again"
                 )
     return out
 

@@ -153,8 +153,10 @@ def config_levels(
 
     levels: list[tuple[str, str, str | None, str]] = []
     for f in dialect.config_files:
-        if any(os.path.lexists(where(u)) for u in f.unless):
-            continue  # a fallback, and what it stands in for is there
+        # A fallback, and what it stands in for is there: a file (a dangling link or a
+        # folder a repository ships in its place leaves the fallback read, and listed).
+        if any(os.path.isfile(where(u)) for u in f.unless):
+            continue
         path = where(f.path)
         mount: str | None = None
         if f.source == "user":  # the agent's own hooks folder, or the file's neighbour
