@@ -24,7 +24,7 @@ from .record import UNTRUSTED, Record
 
 # Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet.
 NOT_YET = frozenset(
-    ("codex", "copilot", "cursor", "factory", "qwen", "codebuddy", "iflow", "devin", "augment",
+    ("copilot", "cursor", "factory", "qwen", "codebuddy", "iflow", "devin", "augment",
      "gemini")
 )  # fmt: skip
 
@@ -41,6 +41,10 @@ def command(args: argparse.Namespace) -> int:
     home = os.path.abspath(args.home) if args.home else account_home()
     store, record = BackupStore(home), Record(home)
     undo = args.command == "uninstall"
+    if dialect.agent == "codex":  # its own files and formats: `codex.py`
+        from . import codex as _codex
+
+        return _codex.command(args, home, store, record, _Tools())
     if isinstance(dialect, ClaudeDialect):
         if args.global_:
             raise ConfigError("--global is for the Cline family; the Claude family has --managed")
@@ -61,6 +65,14 @@ def command(args: argparse.Namespace) -> int:
     if args.managed or args.managed_file:
         raise ConfigError("--managed is for Claude Code; the Cline family has --global")
     return _cline_command(args, dialect, home, record, undo)
+
+
+class _Tools:
+    """What `codex.py` borrows from here (`codex.Tools`)."""
+
+    launcher = staticmethod(lambda: launcher())
+    run_options = staticmethod(lambda args, home=True: _run_options(args, home))
+    show = staticmethod(lambda *a, **k: _show_files(*a, **k))
 
 
 def _managed(
