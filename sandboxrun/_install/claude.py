@@ -56,8 +56,10 @@ def settings_paths(dialect: ClaudeDialect, workspace: str | None, home: str) -> 
     return [t.path for t in targets(dialect, scope, workspace, home)]
 
 
-def parse(path: str, raw: bytes) -> tuple[str, dict[str, Any]]:
+def parse(path: str, raw: bytes, shape: Shape = CLAUDE) -> tuple[str, dict[str, Any]]:
     """(text without BOM, document) of a settings file, or one line naming it."""
+    if shape.codec is not None:
+        return "", shape.codec.parse(path, raw)
     try:
         text = raw.removeprefix(_BOM).decode("utf-8")
     except UnicodeDecodeError:
@@ -99,7 +101,7 @@ Rewrite = Callable[[dict[str, Any]], tuple[str, list[str] | None] | None]
 def rewrite(path: str, raw: bytes, each: Rewrite, shape: Shape = CLAUDE) -> bytes:
     """`raw` with each command handler `each` returns a new (command, args) for
     rewritten, and nothing else changed."""
-    text, data = parse(path, raw)
+    text, data = parse(path, raw, shape)
     changes: list[tuple[jsonspan.Path, object]] = []
     for where, hook in command_handlers(data, shape):
         new = each(hook)
@@ -111,6 +113,8 @@ def rewrite(path: str, raw: bytes, each: Rewrite, shape: Shape = CLAUDE) -> byte
             changes.append(((*where, "args"), args))
     if not changes:
         return raw
+    if shape.codec is not None:
+        return shape.codec.replace(path, raw, changes)
     bom = _BOM if raw.startswith(_BOM) else b""
     return bom + jsonspan.replace_values(text, changes).encode("utf-8")
 
@@ -228,12 +232,12 @@ def plan_install(
         ours, wrote = ours_in(record, path), dict[str, Any]()
         new = rewrite(path, old, wrapper_of(launcher, agent, options, ours, wrote, shape), shape)
         count = sum(
-            1 for _, h in command_handlers(parse(path, new)[1], shape)
+            1 for _, h in command_handlers(parse(path, new, shape)[1], shape)
             if value_key(h["command"], h.get("args"), h.get("shell")) in wrote
         )  # fmt: skip
         note = f"{count} hook command(s) run through sandboxrun exec"
         earlier = [
-            h["command"] for _, h in command_handlers(parse(path, old)[1], shape)
+            h["command"] for _, h in command_handlers(parse(path, old, shape)[1], shape)
             if (e := ours(h)) is not None and e.get("earlier")
         ]  # fmt: skip
         if earlier:
@@ -242,7 +246,7 @@ def plan_install(
                 " one command it ran, now in a new wrapper): "
                 + ", ".join(repr(c[:80]) for c in earlier)
             )
-        alike = _alike(command_handlers(parse(path, old)[1], shape), ours)
+        alike = _alike(command_handlers(parse(path, old, shape)[1], shape), ours)
         if alike:
             note += (
                 f"; {alike} of them named sandboxrun but are no wrapper install wrote here:"
@@ -293,7 +297,7 @@ def plan_uninstall(
             out.append(Change(path, None, None, "gone since install; nothing to restore"))
             continue
         ours = ours_in(record, path)
-        taken_off = _taken_off(command_handlers(parse(path, old)[1], shape), ours)
+        taken_off = _taken_off(command_handlers(parse(path, old, shape)[1], shape), ours)
         new = rewrite(path, old, _unwrap_each(ours), shape)
         taken = f"{len(taken_off)} wrapper(s) install wrote taken off in place"
         if any(taken_off):
@@ -301,7 +305,9 @@ def plan_uninstall(
         taken += ", everything else kept"
         why = f"changed since install: {taken}" if backup else taken
         note = why if new != old else "no wrapper install wrote; no change"
-        alike = _alike(command_handlers(parse(path, new)[1], shape), recorded_in(record, path))
+        alike = _alike(
+            command_handlers(parse(path, new, shape)[1], shape), recorded_in(record, path)
+        )
         if alike:
             note += f"; {alike} command(s) naming sandboxrun kept: install did not write them"
         out.append(Change(path, old, new, note))

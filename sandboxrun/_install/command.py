@@ -25,7 +25,7 @@ from .record import UNTRUSTED, Record
 
 # Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet.
 NOT_YET = frozenset(
-    ("codex", "copilot", "cursor", "gemini")
+    ("copilot", "cursor", "gemini")
 )  # fmt: skip
 
 
@@ -41,6 +41,10 @@ def command(args: argparse.Namespace) -> int:
     home = os.path.abspath(args.home) if args.home else account_home()
     store, record = BackupStore(home), Record(home)
     undo = args.command == "uninstall"
+    if dialect.agent == "codex":  # its own files and formats: `codex.py`
+        from . import codex as _codex
+
+        return _codex.command(args, home, store, record, _Tools())
     if isinstance(dialect, ClaudeDialect):
         if args.global_:
             raise ConfigError("--global is for the Cline family; the Claude family has --managed")
@@ -77,6 +81,14 @@ def _claudelike_command(
     changes = _claudelike.plan(dialect, scope, workspace, args.managed_file, home, launch,
                                _run_options(args, home=False), undo)  # fmt: skip
     return _show_files(changes, args.dry_run, store, record, undo)
+
+
+class _Tools:
+    """What `codex.py` borrows from here (`codex.Tools`)."""
+
+    launcher = staticmethod(lambda: launcher())
+    run_options = staticmethod(lambda args, home=True: _run_options(args, home))
+    show = staticmethod(lambda *a, **k: _show_files(*a, **k))
 
 
 def _managed(

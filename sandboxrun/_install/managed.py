@@ -36,9 +36,11 @@ def managed_file() -> str:
     return path
 
 
-def forwarder(launcher: Sequence[str], event: str, options: Sequence[str]) -> str:
+def forwarder(
+    launcher: Sequence[str], event: str, options: Sequence[str], agent: str = "claude"
+) -> str:
     """The managed hook that runs the project's (ignored) hooks of `event` sandboxed."""
-    run = [*launcher, "run", event, "--agent", "claude", "--answer", "agent", *options]
+    run = [*launcher, "run", event, "--agent", agent, "--answer", "agent", *options]
     guard = missing_guard(launcher) if "--fail-closed" in options else ""
     return guard + shlex.join(run)
 
@@ -93,13 +95,26 @@ def plan_managed(
     return Change(path, old, new, f"managed settings: {len(events)} forwarding hook(s)")
 
 
-def plan_unmanage(path: str, store: BackupStore) -> Change | None:
+def as_installed(
+    path: str, store: BackupStore
+) -> tuple[bytes | None, Backup | None, Change | None]:
+    """(the managed file's bytes, its backup, and the byte-exact restore when the file is
+    as install left it, else None)."""
     old = read_bytes(path)
     backup = store.get(path)
     if backup is not None and (old is None or sha256(old) == backup.installed):
-        return Change(path, old, backup.original, "restored byte for byte", backup.mode)
-    if old is None:
-        return None
+        return (
+            old,
+            backup,
+            Change(path, old, backup.original, "restored byte for byte", backup.mode),
+        )
+    return old, backup, None
+
+
+def plan_unmanage(path: str, store: BackupStore) -> Change | None:
+    old, backup, restore = as_installed(path, store)
+    if restore is not None or old is None:
+        return restore
     text, data = parse(path, old)
     hooks = data.get("hooks")
     if isinstance(hooks, dict):

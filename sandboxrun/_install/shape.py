@@ -15,14 +15,25 @@ views only, so one agent's field names never leak into another's logic.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .._dialects.claude.handler import SECONDS, Timeouts, timeout_seconds
 from . import jsonspan
 
 Handlers = Iterator[tuple[jsonspan.Path, dict[str, Any]]]
+
+
+class Codec(Protocol):
+    """A config format other than JSON (`jsonspan`), e.g. Codex's TOML: its document,
+    and the file with some values replaced, every other byte kept."""
+
+    def parse(self, path: str, raw: bytes) -> dict[str, Any]: ...
+
+    def replace(
+        self, path: str, raw: bytes, changes: Sequence[tuple[jsonspan.Path, object]]
+    ) -> bytes: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +56,7 @@ class Shape:
     timeouts: Timeouts = field(default=SECONDS)
     # Handlers `install` leaves as they are (e.g. a PowerShell one: no PowerShell inside).
     skip: Callable[[dict[str, Any]], bool] = lambda hook: hook.get("shell") == "powershell"
+    codec: Codec | None = None  # None: a JSON file
 
     def event_table(self, data: dict[str, Any]) -> tuple[jsonspan.Path, Any]:
         hooks = data.get("hooks")

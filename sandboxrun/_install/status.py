@@ -9,6 +9,7 @@ import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from .._dialects.base import WORKSPACE_SOURCES
 from .._dialects.claude.dialect import ClaudeDialect
@@ -33,6 +34,8 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
     for it (e.g. a pull brought it), and per installed hook that cannot work. For an
     agent install does not support yet, one per hook the agent runs unwrapped."""
     dialect = DIALECTS[agent]
+    if agent == "codex":  # its own files and gate
+        return _codex_notes(roots, home)
     if agent in NOT_YET:
         return _unwrapped_notes(agent, roots, home)
     if isinstance(dialect, ClaudeDialect):
@@ -128,16 +131,7 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
             if scope not in installed and not alike:
                 continue  # never installed: only a look-alike wrapper is worth a word
             if ours(hook):
-                chosen = chosen_files(hook["command"], hook.get("args"))
-                inside = [f for f in chosen if _inside(f, project)]
-                if inside:
-                    out.append(
-                        f"not trusted: {path} {at} runs {inside[0]!r} from the workspace or"
-                        " PATH: a repository's own sandboxrun or config can loosen the sandbox"
-                    )
-                elif not _runnable(chosen):
-                    script = (chosen[:2] or ["?"])[-1]
-                    out.append(_missing(f"{path} {at}", script, agent, again))
+                out += wrapper_notes(f"{path} {at}", hook, project, agent, again)
             elif hook.get("shell") != "powershell":
                 why = (
                     EARLIER if legacy.old_wrapper(hook) else
@@ -152,6 +146,81 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
                     f"not wrapped: {path} {at}: {hook['command'][:120]!r} runs unsandboxed"
                     f" ({why}{whose}): run `sandboxrun install --agent {agent} {again}` again"
                 )
+    return out
+
+
+def wrapper_notes(
+    where: str, hook: dict[str, Any], project: str, agent: str, again: str
+) -> list[str]:
+    """What is wrong with a recorded wrapper, if anything: it starts a sandboxrun (or
+    config) the workspace brings, or one that is gone."""
+    chosen = chosen_files(hook["command"], hook.get("args"))
+    inside = [f for f in chosen if _inside(f, project)]
+    if inside:
+        return [
+            f"not trusted: {where} runs {inside[0]!r} from the workspace or"
+            " PATH: a repository's own sandboxrun or config can loosen the sandbox"
+        ]
+    if not _runnable(chosen):
+        return [_missing(where, (chosen[:2] or ["?"])[-1], agent, again)]
+    return []
+
+
+def _codex_notes(roots: Sequence[str], home: str) -> list[str]:
+    """What runs unsandboxed although install was run (`status.notes`): with the managed
+    forwarders, nothing of the user's or a project's (Codex runs only managed hooks);
+    else each handler of an installed file that is no wrapper install recorded (a pull
+    brought it), said with Codex's own gate: whether the user trusted its hash."""
+    from .._dialects.codex.discovery import _LABELS, _states
+    from .codex import files, forwarding_installed
+
+    if forwarding_installed():
+        return []
+    store, record = BackupStore(home), Record(home)
+    workspace = os.path.abspath(roots[0] if roots else os.getcwd())
+    project = project_root(workspace, home, ".git")
+    states = _states(os.path.join(home, ".codex", "config.toml"))
+    out = []
+    for scope, where in (("user", None), ("project", workspace)):
+        try:
+            found = files(where, home)
+        except ConfigError as exc:
+            out.append(f"not installed: {exc}")
+            continue
+        again = "--user" if where is None else f"--workspace {project}"
+        loaded = []
+        for path, shape in found:
+            raw = read_bytes_quiet(path)
+            try:
+                data = _claude.parse(path, raw, shape)[1] if raw is not None else {}
+                entries = record.entries(path)
+            except ConfigError:
+                continue  # `list` names the unreadable file already
+            loaded.append((path, shape, data, entries))
+        installed = any(store.get(p) is not None or e for p, _, _, e in loaded)
+        for path, shape, data, entries in loaded:
+            for at, hook in shape.handlers(data):
+                spot = f"{path} hooks.{at[1]}[{at[2]}].hooks[{at[4]}]"
+                if record.original(path, hook, scope == "project", entries):
+                    out += wrapper_notes(spot, hook, project, "codex", again)
+                    continue
+                alike = names_sandboxrun(hook)
+                if not (installed or alike):
+                    continue
+                why = EARLIER if legacy.old_wrapper(hook) else (
+                    "install did not write it: a command shaped like a wrapper runs as written"
+                    if alike else "new since install?"
+                )  # fmt: skip
+                key = f"{path}:{_LABELS.get(str(at[1]), '')}:{at[2]}:{at[4]}"
+                state = states.get(key)
+                gate = (
+                    "trusted by hash in ~/.codex/config.toml [hooks.state]: Codex runs it now"
+                    if isinstance(state, dict) and state.get("trusted_hash")
+                    else "Codex runs it once you trust it in /hooks"
+                )
+                out.append(f"not wrapped: {spot}: {hook['command'][:120]!r} runs unsandboxed"
+                           f" ({why}; {gate}): run `sandboxrun install --agent codex {again}`"
+                           " again")  # fmt: skip
     return out
 
 

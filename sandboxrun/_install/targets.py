@@ -52,7 +52,8 @@ def targets(dialect: ClaudeDialect, scope: str, workspace: str | None, home: str
     for path, source, _, table in config_levels(dialect, project, home):
         if source not in SCOPES[scope] or path in theirs:
             continue
-        real = _inside(path, project) if source in ("project", "local") else os.path.realpath(path)
+        local = source in ("project", "local")
+        real = inside_project(path, project) if local else os.path.realpath(path)
         if real not in (t.path for t in out):
             out.append(Target(real, source, shape_of(dialect, table)))
     return out
@@ -67,7 +68,7 @@ def others(dialect: ClaudeDialect, project: str, home: str) -> frozenset[str]:
     )  # fmt: skip
 
 
-def _inside(path: str, root: str) -> str:
+def inside_project(path: str, root: str) -> str:
     """The file a project's config path is, if it lies in the project: a repository's
     symlink must not make `install` rewrite a file elsewhere (the user's own settings)."""
     real = os.path.realpath(path)

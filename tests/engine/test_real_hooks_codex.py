@@ -188,3 +188,34 @@ def test_exec_own_failures_are_codex_non_blocking_or_its_block(
     assert why.encode() in done.stderr and done.stderr.strip()
     blocked = decision("PreToolUse", done)[1]
     assert blocked is (True if fail_closed else None)
+
+
+def test_installed_wrapper_runs_the_guard_sandboxed_and_uninstall_gives_bytes_back(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """`install --agent codex --workspace` rewrites the repository's hooks.json; the
+    rewritten command, run as Codex runs it (`sh -lc` in the repository, the event on
+    stdin), runs the guard in the sandbox and blocks as the bare guard does."""
+    ws = repository(tmp_path, "devkit")
+    home = tmp_path / "home"
+    home.mkdir()
+    before = (ws / ".codex" / "hooks.json").read_bytes()
+    event = codex_event(ws, "PreToolUse", tool_name="Bash", tool_use_id="c1",
+                        tool_input={"command": "rm -rf /"})  # fmt: skip
+    bare = subprocess.run(["/bin/sh", "-lc", command(ws, "PreToolUse", 0)], input=event,
+                          capture_output=True, cwd=ws, timeout=60)  # fmt: skip
+    install = ["--agent", "codex", "--workspace", str(ws), "--home", str(home)]
+    done = subprocess.run(cli("install", *install), capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    wrapped = command(ws, "PreToolUse", 0)
+    assert " exec --agent codex --untrusted " in wrapped and "--timeout 8 " in wrapped
+    boxed = subprocess.run(["/bin/sh", "-lc", wrapped], input=event, capture_output=True,
+                           cwd=ws, timeout=120, env={"PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert (
+        decision("PreToolUse", bare)
+        == decision("PreToolUse", boxed)
+        == ("completed", True, "BLOCKED: destructive rm targeting root or home directory", "")
+    )
+    done = subprocess.run(cli("uninstall", *install), capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (ws / ".codex" / "hooks.json").read_bytes() == before

@@ -10,12 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..._install.managed import is_forwarder
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, source_of, unique_mounts
 from ..claude.dialect import ClaudeDialect
-from ..claude.handler import not_run_reason
+from ..claude.handler import Installed, not_run_reason
 from ..claude.matchers import MATCH_FIELDS, SIMPLE_MATCHER, _compile, matches_all
-from ..claude.settings import _entries, _load, _read_regular, project_env, project_root
+from ..claude.settings import _entries, _installed, _load, _read_regular, project_env, project_root
 from .schema import BOOL, STR, Check, _opt
 
 HOOK_NAMES = (
@@ -42,7 +43,13 @@ def discover(
     explicit: Sequence[str] = (),
 ) -> Discovery:  # fmt: skip
     """Every level Codex reads (module docstring), in Codex's order; what it would not
-    run, or cannot be read, as `Skipped` with the reason."""
+    run, or cannot be read, as `Skipped` with the reason.
+
+    With sandboxrun's forwarding hooks in requirements.toml and `allow_managed_hooks_only`
+    (`install --agent codex --managed`), Codex itself runs only the managed levels (the
+    requirements' hooks and the system layer: `is_managed` in discovery.rs), and the
+    forwarders run `sandboxrun run`: then the user and project hooks are the ones to run,
+    and the managed ones, the forwarders first (no recursion), are Codex's own."""
     roots = list(workspaces)
     project = project_root(roots[0], home, ".git")
     skipped: list[Skipped] = []
@@ -52,23 +59,53 @@ def discover(
     states = _states(os.path.join(user_dir, "config.toml"))
     levels = _levels(explicit, system, user_dir, project, roots[0])
     managed_only, managed = _requirements(os.path.join(system, "requirements.toml"), skipped)
+    forwarding = managed_only and managed is not None and _forwarders(managed[1])
     if managed is not None:
         path, table, folder = managed
-        template = _template(dialect, "managed", project, roots, folder)
-        found += _specs(dialect, {"hooks": table}, path, hook_name, template, skipped, {})
+        if forwarding:
+            why = "managed: Codex runs these itself (sandboxrun's forwarding hooks are here)"
+            skipped.append(Skipped(escape_name(path), "managed", why))
+        else:
+            table = {k: _not_forwarders(v) for k, v in table.items()}  # no recursion
+            template = _template(dialect, "managed", project, roots, folder)
+            found += _specs(dialect, {"hooks": table}, path, hook_name, template, skipped, {})
     read: set[str] = set()
     for folder, source, mount in levels:
         for path, data in _layer_files(folder, source, skipped):
             if os.path.realpath(path) in read:
                 continue  # the project is $HOME: its files are the user's
             read.add(os.path.realpath(path))
-            if managed_only:
+            if managed_only and not forwarding and source != "system":
                 why = "allow_managed_hooks_only in requirements.toml: Codex runs only managed hooks"
                 skipped.append(Skipped(escape_name(path), source, why))
                 continue
+            if forwarding and source == "system":
+                why = "managed: Codex runs these itself, beside sandboxrun's forwarding hooks"
+                skipped.append(Skipped(escape_name(path), source, why))
+                continue
             template = _template(dialect, source, project, roots, mount)
-            found += _specs(dialect, data, path, hook_name, template, skipped, states)
+            installed = _installed(home, path, source)
+            found += _specs(dialect, data, path, hook_name, template, skipped, states, installed)
     return Discovery(tuple(found), tuple(skipped))
+
+
+def _forwarders(table: Mapping[str, Any]) -> bool:
+    """Whether the requirements' managed hooks hold a forwarding hook of sandboxrun's."""
+    groups = [g for v in table.values() if isinstance(v, list) for g in v]
+    return any(_has_forwarder(g) for g in groups)
+
+
+def _has_forwarder(group: Any) -> bool:
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(hooks, list) and any(is_forwarder(h) for h in hooks)
+
+
+def _not_forwarders(groups: Any) -> Any:
+    """A managed event's groups less sandboxrun's forwarders (recognised by shape: only an
+    administrator writes requirements.toml), each group's place kept for the state keys."""
+    if not isinstance(groups, list):
+        return groups
+    return [{**g, "hooks": []} if _has_forwarder(g) else g for g in groups]
 
 
 def _levels(
@@ -86,13 +123,19 @@ def _levels(
         (system, "system", None),
         (user_dir, "user", os.path.join(user_dir, "hooks")),  # never ~/.codex: auth.json
     ]
+    return levels + [(f, "project", None) for f in project_folders(project, cwd)]
+
+
+def project_folders(project: str, cwd: str) -> list[str]:
+    """Each `.codex` folder Codex reads as a project layer: the project root's down to
+    the cwd's (`load_project_layers`)."""
     folder, chain = os.path.abspath(cwd), []
-    while True:  # project root down to the cwd: each `.codex` folder is a layer
+    while True:
         chain.append(os.path.join(folder, ".codex"))
         if folder == project or os.path.dirname(folder) == folder:
             break
         folder = os.path.dirname(folder)
-    return levels + [(f, "project", None) for f in reversed(chain)]
+    return chain[::-1]
 
 
 def _layer_files(
@@ -233,15 +276,17 @@ _LABELS = {name: re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower() for name in HOOK_
 def _specs(
     dialect: ClaudeDialect, data: dict[str, Any], path: str, hook_name: str | None,
     template: HookSpec, skipped: list[Skipped], states: Mapping[str, Any],
+    installed: Installed | None = None,
 ) -> list[HookSpec]:  # fmt: skip
     """The hooks of one file as Codex runs them: in `sh -lc`, with Codex's timeouts,
-    minus those the user's `[hooks.state]` turned off."""
+    minus those the user's `[hooks.state]` turned off. `installed`: install's record of
+    the file (a wrapper it wrote runs its original: there is no sandboxrun inside)."""
     shown = escape_name(path)
     out = []
     problems: list[str] = []
     table = _as_claude(data, problems)
     skipped += [Skipped(shown, template.source, why) for why in problems]
-    for item in _entries(dialect, table, hook_name, template):
+    for item in _entries(dialect, table, hook_name, template, installed):
         if isinstance(item, str):
             skipped.append(Skipped(shown, template.source, item))
             continue
@@ -264,10 +309,16 @@ def _specs(
 
 
 def _timeout(spec: HookSpec) -> float | None:
-    """Codex's seconds: at least 1; SessionEnd and Interrupt 1 by default, at most 3."""
-    if spec.hook_name in SHORT_EVENTS:
-        return float(min(max(int(spec.timeout or 1), 1), 3))
-    return None if spec.timeout is None else float(max(int(spec.timeout), 1))
+    return None if spec.timeout is None and spec.hook_name not in SHORT_EVENTS else \
+        float(deadline(spec.hook_name, spec.timeout))  # fmt: skip
+
+
+def deadline(event: str, timeout: float | None) -> int:
+    """Codex's seconds for a handler: at least 1, 600 without a timeout; SessionEnd and
+    Interrupt 1 by default, at most 3."""
+    if event in SHORT_EVENTS:
+        return min(max(int(timeout or 1), 1), 3)
+    return DEFAULT_TIMEOUT if timeout is None else max(int(timeout), 1)
 
 
 def _as_claude(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
