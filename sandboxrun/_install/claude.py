@@ -68,8 +68,9 @@ def _inside(path: str, root: str) -> str:
     return real
 
 
-def parse(path: str, raw: bytes) -> tuple[str, dict[str, Any]]:
-    """(text without BOM, document) of a settings file, or one line naming it."""
+def parse(path: str, raw: bytes, shape: Shape = CLAUDE) -> tuple[str, dict[str, Any]]:
+    """(text without BOM, document) of a settings file, or one line naming it (`shape`:
+    how the agent reads the text: `Shape.layout`)."""
     try:
         text = raw.removeprefix(_BOM).decode("utf-8")
     except UnicodeDecodeError:
@@ -77,7 +78,7 @@ def parse(path: str, raw: bytes) -> tuple[str, dict[str, Any]]:
     if not text.strip():
         return text, {}
     try:
-        data = json.loads(text)
+        data = json.loads(shape.layout(text))
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{path}: not valid JSON ({exc.msg}: line {exc.lineno} column {exc.colno}); not changed"
@@ -111,7 +112,7 @@ Rewrite = Callable[[dict[str, Any]], tuple[str, list[str] | None] | None]
 def rewrite(path: str, raw: bytes, each: Rewrite, shape: Shape = CLAUDE) -> bytes:
     """`raw` with each command handler `each` returns a new (command, args) for
     rewritten, and nothing else changed."""
-    text, data = parse(path, raw)
+    text, data = parse(path, raw, shape)
     changes: list[tuple[jsonspan.Path, object]] = []
     for where, hook in command_handlers(data, shape):
         new = each(hook)
@@ -124,7 +125,7 @@ def rewrite(path: str, raw: bytes, each: Rewrite, shape: Shape = CLAUDE) -> byte
     if not changes:
         return raw
     bom = _BOM if raw.startswith(_BOM) else b""
-    return bom + jsonspan.replace_values(text, changes).encode("utf-8")
+    return bom + jsonspan.replace_values(text, changes, shape.layout(text)).encode("utf-8")
 
 
 # What install recorded for a handler that is a wrapper of its own (`Record.entry`:
@@ -184,6 +185,8 @@ def wrapper_of(
             # Below the agent's own deadline for the entry, so sandboxrun ends a slow hook.
             extra += ["--timeout", f"{max(timeout - 2, timeout / 2):g}"]
         new = wrap(launcher, agent, command, argv, hook.get("shell"), extra)  # type: ignore[arg-type]
+        if new[1] is None:
+            new = (shape.written(new[0], launcher, extra), None)
         original = {"command": command, "args": None if argv is None else list(argv)}  # type: ignore[arg-type]
         if found and isinstance(found.get("was"), dict):  # the user's own, to give back
             original["was"] = found["was"]
@@ -240,12 +243,12 @@ def plan_install(
         ours, wrote = ours_in(record, path), dict[str, Any]()
         new = rewrite(path, old, wrapper_of(launcher, agent, options, ours, wrote, shape), shape)
         count = sum(
-            1 for _, h in command_handlers(parse(path, new)[1], shape)
+            1 for _, h in command_handlers(parse(path, new, shape)[1], shape)
             if value_key(h["command"], h.get("args"), h.get("shell")) in wrote
         )  # fmt: skip
         note = f"{count} hook command(s) run through sandboxrun exec"
         earlier = [
-            h["command"] for _, h in command_handlers(parse(path, old)[1], shape)
+            h["command"] for _, h in command_handlers(parse(path, old, shape)[1], shape)
             if (e := ours(h)) is not None and e.get("earlier")
         ]  # fmt: skip
         if earlier:
@@ -254,7 +257,7 @@ def plan_install(
                 " one command it ran, now in a new wrapper): "
                 + ", ".join(repr(c[:80]) for c in earlier)
             )
-        alike = _alike(command_handlers(parse(path, old)[1], shape), ours)
+        alike = _alike(command_handlers(parse(path, old, shape)[1], shape), ours)
         if alike:
             note += (
                 f"; {alike} of them named sandboxrun but are no wrapper install wrote here:"
@@ -305,7 +308,7 @@ def plan_uninstall(
             out.append(Change(path, None, None, "gone since install; nothing to restore"))
             continue
         ours = ours_in(record, path)
-        taken_off = _taken_off(command_handlers(parse(path, old)[1], shape), ours)
+        taken_off = _taken_off(command_handlers(parse(path, old, shape)[1], shape), ours)
         new = rewrite(path, old, _unwrap_each(ours), shape)
         taken = f"{len(taken_off)} wrapper(s) install wrote taken off in place"
         if any(taken_off):
@@ -313,7 +316,9 @@ def plan_uninstall(
         taken += ", everything else kept"
         why = f"changed since install: {taken}" if backup else taken
         note = why if new != old else "no wrapper install wrote; no change"
-        alike = _alike(command_handlers(parse(path, new)[1], shape), recorded_in(record, path))
+        alike = _alike(
+            command_handlers(parse(path, new, shape)[1], shape), recorded_in(record, path)
+        )
         if alike:
             note += f"; {alike} command(s) naming sandboxrun kept: install did not write them"
         out.append(Change(path, old, new, note))

@@ -17,6 +17,7 @@ from .._settings import account_home
 from .._text import printable
 from . import claude as _claude
 from . import cline as _cline
+from . import gemini as _gemini
 from . import managed as _managed_file
 from .cline import forwarders_installed, listdir
 from .files import BackupStore, diff
@@ -24,8 +25,7 @@ from .record import UNTRUSTED, Record
 
 # Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet.
 NOT_YET = frozenset(
-    ("codex", "copilot", "cursor", "factory", "qwen", "codebuddy", "iflow", "devin", "augment",
-     "gemini")
+    ("codex", "copilot", "cursor", "factory", "qwen", "codebuddy", "iflow", "devin", "augment")
 )  # fmt: skip
 
 
@@ -41,6 +41,9 @@ def command(args: argparse.Namespace) -> int:
     home = os.path.abspath(args.home) if args.home else account_home()
     store, record = BackupStore(home), Record(home)
     undo = args.command == "uninstall"
+    if dialect.agent == "gemini":  # its settings files, rewritten in place (`gemini.py`)
+        changes = _gemini.plan(args, home, store, record, launcher, _run_options(args, False))
+        return _show_files(changes, args.dry_run, store, record, undo)
     if isinstance(dialect, ClaudeDialect):
         if args.global_:
             raise ConfigError("--global is for the Cline family; the Claude family has --managed")

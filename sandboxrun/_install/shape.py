@@ -15,7 +15,7 @@ views only, so one agent's field names never leak into another's logic.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +79,15 @@ class Shape:
         seconds = timeout_seconds(hook.get(self.timeout_key), self.timeouts)
         view["timeout"] = seconds if isinstance(seconds, float) else None
         yield where, view
+
+    def layout(self, text: str) -> str:
+        """The file's text as plain JSON, offset for offset (an agent that allows
+        comments: each one blanked): what `parse` reads and `jsonspan` walks."""
+        return text
+
+    def written(self, command: str, launcher: Sequence[str], options: Sequence[str]) -> str:
+        """A wrapper's command string as this agent's file must hold it (`wrap`'s)."""
+        return command
 
 
 CLAUDE = Shape()

@@ -9,16 +9,19 @@ import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from .._dialects.base import WORKSPACE_SOURCES
 from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.settings import project_root, settings_files
 from .._dialects.claude.wrapped import chosen_files
 from .._dialects.cline import ClineDialect
+from .._dialects.gemini import settings as _gemini_settings
 from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
 from .._errors import ConfigError
 from . import claude as _claude
+from . import gemini as _gemini
 from . import legacy
 from . import managed as _managed
 from .cline import forwarders_installed, listdir
@@ -34,6 +37,8 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
     dialect = DIALECTS[agent]
     if agent in NOT_YET:
         return _unwrapped_notes(agent, roots, home)
+    if agent == "gemini":
+        return _gemini_notes(roots, home)
     if isinstance(dialect, ClaudeDialect):
         return _claude_notes(dialect, roots, home)
     assert isinstance(dialect, ClineDialect)
@@ -121,27 +126,77 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
             alike = names_sandboxrun(hook)
             if scope not in installed and not alike:
                 continue  # never installed: only a look-alike wrapper is worth a word
-            if ours(hook):
-                chosen = chosen_files(hook["command"], hook.get("args"))
-                inside = [f for f in chosen if _inside(f, project)]
-                if inside:
-                    out.append(
-                        f"not trusted: {path} {at} runs {inside[0]!r} from the workspace or"
-                        " PATH: a repository's own sandboxrun or config can loosen the sandbox"
-                    )
-                elif not _runnable(chosen):
-                    script = (chosen[:2] or ["?"])[-1]
-                    out.append(_missing(f"{path} {at}", script, dialect.agent, again))
-            elif hook.get("shell") != "powershell":
-                why = (
-                    EARLIER if legacy.old_wrapper(hook) else
-                    "install did not write it: a command shaped like a wrapper runs on the"
-                    " host as written" if alike else "new since install?"
-                )  # fmt: skip
-                out.append(
-                    f"not wrapped: {path} {at}: {hook['command'][:120]!r} runs unsandboxed"
-                    f" ({why}): run `sandboxrun install --agent {dialect.agent} {again}` again"
-                )
+            if ours(hook) or hook.get("shell") != "powershell":
+                chosen = chosen_files(hook["command"], hook.get("args")) if ours(hook) else None
+                note = _handler_note(f"{path} {at}", hook, chosen, project, dialect.agent, again)
+                out += [note] if note else []
+    return out
+
+
+def _handler_note(
+    where: str, hook: dict[str, Any], chosen: list[str] | None, project: str, agent: str,
+    again: str,
+) -> str | None:  # fmt: skip
+    """What to say of one handler of an installed settings file: `chosen`, the files a
+    wrapper install recorded runs (`chosen_files`), None for any other command."""
+    if chosen is not None:
+        inside = [f for f in chosen if _inside(f, project)]
+        if inside:
+            return (
+                f"not trusted: {where} runs {inside[0]!r} from the workspace or PATH: a"
+                " repository's own sandboxrun or config can loosen the sandbox"
+            )
+        return None if _runnable(chosen) else _missing(where, (chosen[:2] or ["?"])[-1], agent,
+                                                       again)  # fmt: skip
+    why = (
+        EARLIER if legacy.old_wrapper(hook) else
+        "install did not write it: a command shaped like a wrapper runs on the host as"
+        " written" if names_sandboxrun(hook) else "new since install?"
+    )  # fmt: skip
+    return (
+        f"not wrapped: {where}: {hook['command'][:120]!r} runs unsandboxed ({why}): run"
+        f" `sandboxrun install --agent {agent} {again}` again"
+    )
+
+
+def _gemini_notes(roots: Sequence[str], home: str) -> list[str]:
+    """One line per hook Gemini runs unsandboxed in a file install rewrote (a pull or an
+    edit brought it), per wrapper that cannot work, and, once anything is installed,
+    per extension hook (never rewritten: `gemini`)."""
+    store, record = BackupStore(home), Record(home)
+    project = os.path.abspath(roots[0] if roots else os.getcwd())
+    levels = [(p, "system") for p in _gemini.system_files()]
+    levels.append((os.path.join(home, _gemini_settings.USER_DIR, "settings.json"), "user"))
+    if os.path.realpath(project) != os.path.realpath(home):  # Gemini reads none there
+        levels.append((os.path.join(project, _gemini_settings.USER_DIR, "settings.json"),
+                       "project"))  # fmt: skip
+    out: list[str] = []
+    installed = False
+    for path, scope in levels:
+        raw = read_bytes_quiet(path)
+        try:
+            data = _claude.parse(path, raw, _gemini.GEMINI)[1] if raw is not None else {}
+            here = store.get(path) is not None or bool(record.entries(path))
+        except ConfigError:
+            continue  # `list` names the unparsable file already
+        installed = installed or here
+        again = {"system": "--managed", "user": "--user"}.get(scope, f"--workspace {project}")
+        original = _gemini_settings.installed(home, path, scope)
+        for where, hook in _gemini.GEMINI.handlers(data):
+            if not (here or names_sandboxrun(hook)):
+                continue  # never installed: only a look-alike wrapper is worth a word
+            at = "".join(f"[{w}]" if isinstance(w, int) else f".{w}" for w in where)[1:]
+            ours = original(hook["command"]) is not None
+            chosen = chosen_files(_gemini.unguarded(hook["command"]), None) if ours else None
+            note = _handler_note(f"{path} {at}", hook, chosen, project, "gemini", again)
+            out += [note] if note else []
+    for spec in DIALECTS["gemini"].discover(None, [project], home).hooks if installed else ():
+        if spec.source == "extension":
+            out.append(
+                f"not wrapped: {spec.hook_name} (extension) {spec.name[:120]!r} runs"
+                " unsandboxed: install does not rewrite extensions' hooks/hooks.json (an"
+                " extension update replaces it); disable the extension to stop it"
+            )
     return out
 
 
