@@ -39,6 +39,7 @@ from ._dialects.cline import ClineDialect
 from ._dialects.copilot import CopilotDialect
 from ._dialects.cursor import CursorDialect
 from ._dialects.gemini.dialect import GeminiDialect
+from ._dialects.gemini.settings import expand as gemini_expand
 from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import hint
@@ -112,6 +113,9 @@ def exec_request(
     if isinstance(dialect, ClaudeDialect | CopilotDialect | GeminiDialect):
         shell = dialect.shell
     argv = (*shell, command[0]) if len(command) == 1 else tuple(command)
+    if isinstance(dialect, GeminiDialect) and len(command) == 1:
+        # Gemini's textual `$GEMINI_PROJECT_DIR`..., which install's wrappers leave to us
+        argv = (*shell, gemini_expand(command[0], root))
     inside = Path(cwd).is_relative_to(root)
     env = {var: root} if var else {}
     if isinstance(dialect, ClaudeDialect | GeminiDialect):  # Qwen, Gemini: GEMINI_/CLAUDE_...

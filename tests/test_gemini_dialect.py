@@ -351,32 +351,6 @@ def test_exec_adds_no_line_where_gemini_would_read_it_as_the_answer() -> None:
     assert text.stderr.startswith(b"no\nsandboxrun: output was cut")
 
 
-def test_list_and_doctor_name_every_hook_gemini_runs_unsandboxed(places: Any) -> None:
-    """`install` does not support Gemini yet: every hook found runs on the host, unless
-    its command is exactly the hand wrapper the install line suggests."""
-    from sandboxrun._install.status import hand_wrapper, notes
-
-    _, _, home, ws = places
-    wrapped = hand_wrapper("gemini", "./guard.sh", False)  # the user's own: may trust
-    alike = "sandboxrun exec --agent gemini -- ./guard.sh"
-    write(home / ".gemini" / "settings.json",
-          {"hooks": {"BeforeTool": [entry(wrapped), entry("./plain.sh")]}})  # fmt: skip
-    write(ws / ".gemini" / "settings.json", {"hooks": {"AfterTool": [entry(alike)]}})
-    found = notes("gemini", [str(ws)], str(home))
-    assert len(found) == 2, found
-    assert "gemini runs this hook unsandboxed" in found[0] and "./plain.sh" in found[0]
-    assert "AfterTool (project)" in found[1]
-
-
-def test_install_refuses_gemini_in_one_line(tmp_path: Path, capsys: Any) -> None:
-    import sandboxrun._cli as cli
-
-    code = cli.main(["install", "--agent", "gemini", "--home", str(tmp_path)])
-    err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1
-    assert "install does not support gemini yet: wrap commands with `sandboxrun exec" in err
-
-
 def test_run_answer_agent_prints_geminis_own_fields() -> None:
     from sandboxrun._install.answer import agent_answer
     from sandboxrun._types import CombinedResult

@@ -22,7 +22,8 @@ def add_commands(sub: Any) -> None:
         where.add_argument(
             "--managed", action="store_true",
             help="claude: managed settings (allowManagedHooksOnly + forwarding hooks);"
-            " codex: requirements.toml (allow_managed_hooks_only + forwarding hooks)",
+            " codex: requirements.toml (allow_managed_hooks_only + forwarding hooks);"
+            " gemini, qwen, augment, cursor, copilot: the system's files, rewritten",
         )  # fmt: skip
         where.add_argument(
             "--global", dest="global_", action="store_true",

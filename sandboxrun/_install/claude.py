@@ -57,7 +57,8 @@ def settings_paths(dialect: ClaudeDialect, workspace: str | None, home: str) -> 
 
 
 def parse(path: str, raw: bytes, shape: Shape = CLAUDE) -> tuple[str, dict[str, Any]]:
-    """(text without BOM, document) of a settings file, or one line naming it."""
+    """(text without BOM, document) of a settings file, or one line naming it (`shape`:
+    how the agent reads the text: its `codec`, else JSON as `Shape.layout` gives it)."""
     if shape.codec is not None:
         return "", shape.codec.parse(path, raw)
     try:
@@ -67,7 +68,7 @@ def parse(path: str, raw: bytes, shape: Shape = CLAUDE) -> tuple[str, dict[str, 
     if not text.strip():
         return text, {}
     try:
-        data = json.loads(text)
+        data = json.loads(shape.layout(text))
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{path}: not valid JSON ({exc.msg}: line {exc.lineno} column {exc.colno}); not changed"
@@ -116,7 +117,7 @@ def rewrite(path: str, raw: bytes, each: Rewrite, shape: Shape = CLAUDE) -> byte
     if shape.codec is not None:
         return shape.codec.replace(path, raw, changes)
     bom = _BOM if raw.startswith(_BOM) else b""
-    return bom + jsonspan.replace_values(text, changes).encode("utf-8")
+    return bom + jsonspan.replace_values(text, changes, shape.layout(text)).encode("utf-8")
 
 
 # What install recorded for a handler that is a wrapper of its own (`Record.entry`:
@@ -176,6 +177,8 @@ def wrapper_of(
             # Below the agent's own deadline for the entry, so sandboxrun ends a slow hook.
             extra += ["--timeout", f"{max(timeout - 2, timeout / 2):g}"]
         new = wrap(launcher, agent, command, argv, hook.get("shell"), extra)  # type: ignore[arg-type]
+        if new[1] is None:
+            new = (shape.written(new[0], launcher, extra), None)
         original = {"command": command, "args": None if argv is None else list(argv)}  # type: ignore[arg-type]
         if found and isinstance(found.get("was"), dict):  # the user's own, to give back
             original["was"] = found["was"]

@@ -18,6 +18,7 @@ from .._text import printable
 from . import claude as _claude
 from . import claudelike as _claudelike
 from . import cline as _cline
+from . import gemini as _gemini
 from . import managed as _managed_file
 from .cline import forwarders_installed, listdir
 from .files import BackupStore, diff
@@ -25,7 +26,7 @@ from .record import UNTRUSTED, Record
 
 # Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet.
 NOT_YET = frozenset(
-    ("copilot", "cursor", "gemini")
+    ("copilot", "cursor")
 )  # fmt: skip
 
 
@@ -45,6 +46,9 @@ def command(args: argparse.Namespace) -> int:
         from . import codex as _codex
 
         return _codex.command(args, home, store, record, _Tools())
+    if dialect.agent == "gemini":  # its settings files, rewritten in place (`gemini.py`)
+        changes = _gemini.plan(args, home, store, record, launcher, _run_options(args, False))
+        return _show_files(changes, args.dry_run, store, record, undo)
     if isinstance(dialect, ClaudeDialect):
         if args.global_:
             raise ConfigError("--global is for the Cline family; the Claude family has --managed")

@@ -107,10 +107,13 @@ def _scalar(text: str, pos: int) -> int:
     return match.end()
 
 
-def replace_values(text: str, changes: Sequence[tuple[Path, object]]) -> str:
+def replace_values(
+    text: str, changes: Sequence[tuple[Path, object]], layout: str | None = None
+) -> str:
     """`text` with the value at each path replaced by the JSON of the new value, every
-    other byte unchanged. ASCII-only text stays ASCII (`\\u` escapes)."""
-    where = spans(text)
+    other byte unchanged. ASCII-only text stays ASCII (`\\u` escapes). `layout`: the
+    same text as plain JSON, offset for offset (its comments blanked), to walk."""
+    where = spans(text if layout is None else layout)
     ascii_only = text.isascii()
     edits = sorted(((where[p], v) for p, v in changes), key=lambda e: e[0][0], reverse=True)
     for (start, end), value in edits:

@@ -92,5 +92,14 @@ class Shape:
         view["timeout"] = seconds if isinstance(seconds, float) else None
         yield where, view
 
+    def layout(self, text: str) -> str:
+        """The file's text as plain JSON, offset for offset (an agent that allows
+        comments: each one blanked): what `parse` reads and `jsonspan` walks."""
+        return text
+
+    def written(self, command: str, launcher: Sequence[str], options: Sequence[str]) -> str:
+        """A wrapper's command string as this agent's file must hold it (`wrap`'s)."""
+        return command
+
 
 CLAUDE = Shape()

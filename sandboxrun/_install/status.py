@@ -16,10 +16,12 @@ from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.settings import config_levels, project_root
 from .._dialects.claude.wrapped import chosen_files
 from .._dialects.cline import ClineDialect
+from .._dialects.gemini import settings as _gemini_settings
 from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
 from .._errors import ConfigError
 from . import claude as _claude
+from . import gemini as _gemini
 from . import legacy
 from . import managed as _managed
 from .cline import forwarders_installed, listdir
@@ -38,6 +40,8 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
         return _codex_notes(roots, home)
     if agent in NOT_YET:
         return _unwrapped_notes(agent, roots, home)
+    if agent == "gemini":
+        return _gemini_notes(roots, home)
     if isinstance(dialect, ClaudeDialect):
         return _claude_notes(dialect, roots, home)
     assert isinstance(dialect, ClineDialect)
@@ -133,28 +137,82 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
             if ours(hook):
                 out += wrapper_notes(f"{path} {at}", hook, project, agent, again)
             elif hook.get("shell") != "powershell":
-                why = (
-                    EARLIER if legacy.old_wrapper(hook) else
-                    "install did not write it: a command shaped like a wrapper runs on the"
-                    " host as written" if alike else "new since install?"
-                )  # fmt: skip
                 whose = (
                     f"; {dialect.agent} reads Claude Code's settings: they are installed with"
                     " --agent claude" if agent != dialect.agent else ""
                 )  # fmt: skip
-                out.append(
-                    f"not wrapped: {path} {at}: {hook['command'][:120]!r} runs unsandboxed"
-                    f" ({why}{whose}): run `sandboxrun install --agent {agent} {again}` again"
-                )
+                out.append(unwrapped_note(f"{path} {at}", hook, agent, again, whose))
+    return out
+
+
+def unwrapped_note(
+    where: str, hook: dict[str, Any], agent: str, again: str, whose: str = ""
+) -> str:
+    """A handler of an installed file that is no wrapper install recorded: it runs on
+    the host (a pull or an edit brought it, or it only looks like a wrapper)."""
+    why = (
+        EARLIER if legacy.old_wrapper(hook) else
+        "install did not write it: a command shaped like a wrapper runs on the host as"
+        " written" if names_sandboxrun(hook) else "new since install?"
+    )  # fmt: skip
+    return (
+        f"not wrapped: {where}: {hook['command'][:120]!r} runs unsandboxed ({why}{whose}): run"
+        f" `sandboxrun install --agent {agent} {again}` again"
+    )
+
+
+def _gemini_notes(roots: Sequence[str], home: str) -> list[str]:
+    """One line per hook Gemini runs unsandboxed in a file install rewrote (a pull or an
+    edit brought it), per wrapper that cannot work, and, once anything is installed,
+    per extension hook (never rewritten: `gemini`)."""
+    store, record = BackupStore(home), Record(home)
+    project = os.path.abspath(roots[0] if roots else os.getcwd())
+    levels = [(p, "system") for p in _gemini.system_files()]
+    levels.append((os.path.join(home, _gemini_settings.USER_DIR, "settings.json"), "user"))
+    if os.path.realpath(project) != os.path.realpath(home):  # Gemini reads none there
+        levels.append((os.path.join(project, _gemini_settings.USER_DIR, "settings.json"),
+                       "project"))  # fmt: skip
+    out: list[str] = []
+    installed = False
+    for path, scope in levels:
+        raw = read_bytes_quiet(path)
+        try:
+            data = _claude.parse(path, raw, _gemini.GEMINI)[1] if raw is not None else {}
+            here = store.get(path) is not None or bool(record.entries(path))
+        except ConfigError:
+            continue  # `list` names the unparsable file already
+        installed = installed or here
+        again = {"system": "--managed", "user": "--user"}.get(scope, f"--workspace {project}")
+        original = _gemini_settings.installed(home, path, scope)
+        for where, hook in _gemini.GEMINI.handlers(data):
+            if not (here or names_sandboxrun(hook)):
+                continue  # never installed: only a look-alike wrapper is worth a word
+            at = "".join(f"[{w}]" if isinstance(w, int) else f".{w}" for w in where)[1:]
+            spot = f"{path} {at}"
+            if original(hook["command"]) is not None:
+                chosen = chosen_files(_gemini.unguarded(hook["command"]), None)
+                out += wrapper_notes(spot, hook, project, "gemini", again, chosen)
+            else:
+                out.append(unwrapped_note(spot, hook, "gemini", again))
+    for spec in DIALECTS["gemini"].discover(None, [project], home).hooks if installed else ():
+        if spec.source == "extension":
+            out.append(
+                f"not wrapped: {spec.hook_name} (extension) {spec.name[:120]!r} runs"
+                " unsandboxed: install does not rewrite extensions' hooks/hooks.json (an"
+                " extension update replaces it); disable the extension to stop it"
+            )
     return out
 
 
 def wrapper_notes(
-    where: str, hook: dict[str, Any], project: str, agent: str, again: str
-) -> list[str]:
+    where: str, hook: dict[str, Any], project: str, agent: str, again: str,
+    chosen: list[str] | None = None,
+) -> list[str]:  # fmt: skip
     """What is wrong with a recorded wrapper, if anything: it starts a sandboxrun (or
-    config) the workspace brings, or one that is gone."""
-    chosen = chosen_files(hook["command"], hook.get("args"))
+    config) the workspace brings, or one that is gone (`chosen`: the files it starts,
+    when the agent's form is not `chosen_files`' own)."""
+    if chosen is None:
+        chosen = chosen_files(hook["command"], hook.get("args"))
     inside = [f for f in chosen if _inside(f, project)]
     if inside:
         return [

@@ -265,3 +265,43 @@ def test_the_transcript_is_the_only_file_of_geminis_folder_inside(
             assert answer["systemMessage"] == seen, answer
         else:
             assert "secret" not in ran.stdout.decode() and "No such file" in answer["systemMessage"]
+
+
+@pytest.mark.parametrize(("tool_input", "blocks"), [({"command": "rm -rf /"}, True),
+                                                    ({"command": "ls -la"}, False)])  # fmt: skip
+def test_install_then_gemini_runs_the_wrapper_sandboxed(
+    engine: DockerBackend, tmp_path: Path, tool_input: dict[str, Any], blocks: bool
+) -> None:
+    """Item 4 end to end: `install --agent gemini` rewrites the project's settings, the
+    wrapper is run as Gemini runs it (its textual substitutions, then `bash -c` in a
+    project whose path holds a space and a quote), the public guard runs in the
+    sandbox and decides as on the host; `uninstall` gives the file back byte for byte."""
+    from ..test_install_gemini import as_gemini_runs
+
+    script = "mortgage-analyzer/block-destructive-ops.sh"
+    ws, command = project(tmp_path, script, "BeforeTool", "run_shell_command")
+    ws = ws.rename(tmp_path / "it's a project")
+    settings = ws / ".gemini" / "settings.json"
+    before = settings.read_bytes()
+    stdin = event(ws, "BeforeTool", "run_shell_command", tool_input)
+    host = on_host(ws, command, stdin)
+    assert decision(host)[0] is blocks, host
+    home = tmp_path / "home"
+    home.mkdir()
+    where = ("--workspace", str(ws), "--home", str(home))
+    done = subprocess.run(cli("install", "--agent", "gemini", *where), capture_output=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    wrapper = json.loads(settings.read_text())["hooks"]["BeforeTool"][0]["hooks"][0]["command"]
+    assert "--untrusted" in wrapper
+    env = {**os.environ, **dict.fromkeys(("GEMINI_PROJECT_DIR", "GEMINI_CWD",
+                                          "CLAUDE_PROJECT_DIR"), str(ws))}  # fmt: skip
+    ran = subprocess.run(["bash", "-c", as_gemini_runs(wrapper, os.environ, str(ws))],
+                         input=stdin.encode(), capture_output=True, cwd=ws, env=env,
+                         timeout=180)  # fmt: skip
+    assert decision(ran) == decision(host), ran.stderr
+    if blocks:
+        assert (ran.returncode, ran.stdout) == (host.returncode, host.stdout), ran.stderr
+    done = subprocess.run(cli("uninstall", "--agent", "gemini", *where), capture_output=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0 and settings.read_bytes() == before, done.stderr

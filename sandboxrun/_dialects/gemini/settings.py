@@ -42,17 +42,24 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..._errors import ConfigError
+from ..._install.record import Record
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import WORKSPACE_SOURCES, escape_name, source_of, unique_mounts
 from ..claude.handler import MAX_TIMEOUT, brief, unicode_ok
 from ..claude.matchers import MAX_WORKSPACE_PATTERN, _compile
 from ..claude.settings import _read_regular
 
-SYSTEM_DIR = "/etc/gemini-cli"
+# `getSystemSettingsPath`'s folder (system settings and system defaults) per platform.
+SYSTEM_DIR = {
+    "darwin": "/Library/Application Support/GeminiCli",
+    "win32": "C:\\ProgramData\\gemini-cli",
+}.get(sys.platform, "/etc/gemini-cli")
 USER_DIR = ".gemini"
 PROJECT_VARS = ("GEMINI_PROJECT_DIR", "GEMINI_CWD", "CLAUDE_PROJECT_DIR")
 # Keys of `hooks` that are not events (`HOOKS_CONFIG_FIELDS`).
@@ -126,7 +133,8 @@ def discover(
         if source == "extension":
             mounts = unique_mounts([*mounts, hydrate["extensionPath"]])
         base = replace(template, source=source, mounts=mounts)
-        for item in _entries(hook_names, data.get("hooks"), hook_name, base, hydrate):
+        unwrap = installed(home, path, source) if source != "extension" else None
+        for item in _entries(hook_names, data.get("hooks"), hook_name, base, hydrate, unwrap):
             if isinstance(item, str):
                 skipped.append(Skipped(shown, source, item))
             else:
@@ -224,7 +232,7 @@ def _extensions(
 
 def _entries(
     hook_names: Sequence[str], table: Any, wanted: str | None, template: HookSpec,
-    hydrate: Mapping[str, str],
+    hydrate: Mapping[str, str], unwrap: Installed | None = None,
 ) -> list[tuple[HookSpec, str] | str]:  # fmt: skip
     """Each valid hook as (spec, JSON path), each invalid entry as 'path: why'."""
     if table is None:
@@ -248,13 +256,14 @@ def _entries(
             out.append(f"{where}: must be a list of matcher entries")
             continue
         for i, entry in enumerate(entries):
-            out += _entry(entry, f"{where}[{i}]", event, template, hydrate)
+            out += _entry(entry, f"{where}[{i}]", event, template, hydrate, unwrap)
     return out
 
 
 def _entry(
-    entry: Any, where: str, event: str, template: HookSpec, hydrate: Mapping[str, str]
-) -> list[tuple[HookSpec, str] | str]:
+    entry: Any, where: str, event: str, template: HookSpec, hydrate: Mapping[str, str],
+    unwrap: Installed | None = None,
+) -> list[tuple[HookSpec, str] | str]:  # fmt: skip
     if not isinstance(entry, dict) or not isinstance(entry.get("hooks"), list):
         return [f"{where}: must be an object with a hooks list"]
     matcher = entry.get("matcher")
@@ -278,7 +287,7 @@ def _entry(
     sequential = entry.get("sequential") is True
     for j, hook in enumerate(entry["hooks"]):
         spec = handler(hook, event, replace(template, matcher=matcher, sequential=sequential),
-                       hydrate)  # fmt: skip
+                       hydrate, unwrap)  # fmt: skip
         out.append(
             f"{where}.hooks[{j}]: {spec}"
             if isinstance(spec, str)
@@ -288,9 +297,12 @@ def _entry(
 
 
 def handler(
-    hook: Any, event: str, template: HookSpec, hydrate: Mapping[str, str] | None = None
-) -> HookSpec | str:
-    """One `{"type": "command", ...}` handler as a spec, or why it is not run."""
+    hook: Any, event: str, template: HookSpec, hydrate: Mapping[str, str] | None = None,
+    unwrap: Installed | None = None,
+) -> HookSpec | str:  # fmt: skip
+    """One `{"type": "command", ...}` handler as a spec, or why it is not run. `unwrap`:
+    install's record of the file (a wrapper it wrote runs its original: there is no
+    sandboxrun in the sandbox; anything else, however shaped, runs as written)."""
     if not isinstance(hook, dict):
         return "must be an object"
     if hydrate:
@@ -303,6 +315,7 @@ def handler(
         return "has no command string"
     if not unicode_ok(command) or "\0" in command:
         return "command is not valid Unicode text (a lone surrogate or a NUL)"
+    command = (unwrap(command) if unwrap is not None else None) or command
     name = hook.get("name")
     if name is not None and not (isinstance(name, str) and unicode_ok(name)):
         return "name must be a string"
@@ -322,11 +335,40 @@ def handler(
         if problem:
             return problem
         extra = dict(env)
-    quoted = shlex.quote(template.workdir)
-    for var in PROJECT_VARS:  # `expandCommand`: a textual replacement, before the shell
-        command = command.replace(f"${var}", quoted)
+    command = expand(command, template.workdir)
     return replace(template, argv=("bash", "-c", command), env={**template.env, **extra},
                    **fields)  # fmt: skip
+
+
+# The original command of a wrapper `install` recorded, or None.
+Installed = Callable[[str], str | None]
+
+
+def installed(home: str, path: str, source: str) -> Installed:
+    """The lookup of the wrappers `install` recorded for one settings file (`_install.
+    gemini`): a project's wrapper counts only with `--untrusted`, as install writes it."""
+    record = Record(home)
+    try:
+        entries = record.entries(path)
+    except ConfigError:
+        entries = {}  # unreadable: nothing counts as installed, so nothing is unwrapped
+    untrusted = source in WORKSPACE_SOURCES
+
+    def original(command: str) -> str | None:
+        found = record.original(path, {"command": command}, untrusted, entries)
+        return found[0] if found is not None and found[1] is None else None
+
+    return original if entries else lambda command: None
+
+
+def expand(command: str, cwd: str) -> str:
+    """`expandCommand`: each project variable replaced by the shell-quoted `cwd`, in the
+    text, before the shell reads it (so `$GEMINI_PROJECT_DIR/x.sh` is one word in a
+    folder whose name holds a space)."""
+    quoted = shlex.quote(cwd)
+    for var in PROJECT_VARS:
+        command = command.replace(f"${var}", quoted)
+    return command
 
 
 def _env(env: Any) -> str | None:
