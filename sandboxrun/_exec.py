@@ -122,13 +122,14 @@ def exec_request(
     user_hooks = None
     if isinstance(dialect, CursorDialect):
         env.update(dialect.event_env(event, root, transcript))
-        # A user hook starts in ~/.cursor (`./hooks/x.sh`): there, with only its hooks
-        # folder mounted (the rest of ~/.cursor holds the agent's credentials).
-        agent_dir = os.path.join(account_home(), dialect.user_dir)
-        if os.path.realpath(cwd) == os.path.realpath(agent_dir):
-            user_hooks = os.path.join(agent_dir, "hooks")
-            if os.path.isdir(user_hooks):
-                extra.append(user_hooks)
+        # A user hook starts in ~/.cursor (`./hooks/x.sh`), an enterprise one in
+        # /etc/cursor: there, with only its hooks folder mounted (the rest of ~/.cursor
+        # holds the agent's credentials).
+        for agent_dir in (os.path.join(account_home(), dialect.user_dir), dialect.enterprise_dir):
+            if os.path.realpath(cwd) == os.path.realpath(agent_dir):
+                user_hooks = os.path.join(agent_dir, "hooks")
+                if os.path.isdir(user_hooks):
+                    extra.append(user_hooks)
     label = " ".join(command)
     # `exec` hooks are known by their command: `state` globs in the user's config match it.
     state, note = prepare_state(settings, "exec", label, root)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.cline import ClineDialect
+from .._dialects.cursor import CursorDialect
 from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
 from .._errors import ConfigError
@@ -17,6 +18,7 @@ from .._settings import account_home
 from .._text import printable
 from . import claude as _claude
 from . import cline as _cline
+from . import cursor as _cursor
 from . import managed as _managed_file
 from .cline import forwarders_installed, listdir
 from .files import BackupStore, diff
@@ -24,7 +26,7 @@ from .record import UNTRUSTED, Record
 
 # Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet.
 NOT_YET = frozenset(
-    ("codex", "copilot", "cursor", "factory", "qwen", "codebuddy", "iflow", "devin", "augment",
+    ("codex", "copilot", "factory", "qwen", "codebuddy", "iflow", "devin", "augment",
      "gemini")
 )  # fmt: skip
 
@@ -41,6 +43,16 @@ def command(args: argparse.Namespace) -> int:
     home = os.path.abspath(args.home) if args.home else account_home()
     store, record = BackupStore(home), Record(home)
     undo = args.command == "uninstall"
+    if isinstance(dialect, CursorDialect):  # its hooks.json, Claude's machinery
+        paths, untrusted = _cursor.hooks_files(dialect, args, home)
+        if undo:
+            changes = _claude.plan_uninstall(paths, store, record, _cursor.SHAPE)
+        else:
+            options = ([UNTRUSTED] if untrusted else []) + _run_options(args, home=False)
+            changes = _claude.plan_install(
+                paths, launcher(), dialect.agent, options, record, _cursor.SHAPE
+            )
+        return _show_files(changes, args.dry_run, store, record, undo)
     if isinstance(dialect, ClaudeDialect):
         if args.global_:
             raise ConfigError("--global is for the Cline family; the Claude family has --managed")

@@ -15,6 +15,8 @@ from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.settings import project_root, settings_files
 from .._dialects.claude.wrapped import chosen_files
 from .._dialects.cline import ClineDialect
+from .._dialects.cursor import CursorDialect
+from .._dialects.cursor.config import config_files
 from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
 from .._errors import ConfigError
@@ -23,8 +25,10 @@ from . import legacy
 from . import managed as _managed
 from .cline import forwarders_installed, listdir
 from .command import NOT_YET, _python_of, executable
+from .cursor import SHAPE as CURSOR_SHAPE
 from .files import BackupStore, read_bytes
 from .record import Record, names_sandboxrun
+from .shape import CLAUDE, Shape
 
 
 def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
@@ -36,6 +40,8 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
         return _unwrapped_notes(agent, roots, home)
     if isinstance(dialect, ClaudeDialect):
         return _claude_notes(dialect, roots, home)
+    if isinstance(dialect, CursorDialect):
+        return _cursor_notes(dialect, roots, home)
     assert isinstance(dialect, ClineDialect)
     return _cline_notes(dialect, roots, home)
 
@@ -93,21 +99,43 @@ EARLIER = (
 def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> list[str]:
     if dialect.agent == "claude" and _managed_forwarding():
         return []  # the agent runs none of these itself: the forwarding hooks run them
-    store, record = BackupStore(home), Record(home)
     project = project_root(roots[0] if roots else os.getcwd(), home, dialect.project_dir)
+    scoped = [
+        (path, "user" if source == "user" else "project")
+        for path, source, _ in settings_files(dialect, project, home)
+    ]
+    return _file_notes(dialect.agent, scoped, project, home, CLAUDE)
+
+
+def _cursor_notes(dialect: CursorDialect, roots: Sequence[str], home: str) -> list[str]:
+    """Cursor's hooks.json files, as `install --agent cursor` rewrites them."""
+    project = project_root(roots[0] if roots else os.getcwd(), home, dialect.project_dir)
+    scoped = [(path, source) for path, source, _, _ in config_files(dialect, [project], home)]
+    return _file_notes(dialect.agent, scoped, project, home, CURSOR_SHAPE)
+
+
+_AGAIN = {"user": "--user", "enterprise": "--managed"}
+
+
+def _file_notes(
+    agent: str, scoped: Sequence[tuple[str, str]], project: str, home: str, shape: Shape
+) -> list[str]:
+    """The notes for config files whose handlers `install` wraps in place: `scoped`,
+    (path, scope) with scope "user", "project" or "enterprise"."""
+    store, record = BackupStore(home), Record(home)
     files = []  # (path, scope, command handlers, the recorded wrappers' originals)
-    for path, source, _ in settings_files(dialect, project, home):
+    for path, scope in scoped:
         raw = read_bytes_quiet(path)
         try:
             data = _claude.parse(path, raw)[1] if raw is not None else {}
             entries = record.entries(path)
         except ConfigError:
             continue  # `list` names the unparsable file already
-        scope = "user" if source == "user" else "project"
         # Trusted only as install wrote it: a project's wrapper carries --untrusted.
         untrusted = scope == "project"
         ours = functools.partial(record.original, path, untrusted=untrusted, entries=entries)
-        files.append((path, scope, list(_claude.command_handlers(data)), ours, bool(entries)))
+        handlers = list(_claude.command_handlers(data, shape))
+        files.append((path, scope, handlers, ours, bool(entries)))
     # A scope was installed if one of its files was: a pull may bring a new local file.
     installed = {
         scope for path, scope, _, _, recorded in files
@@ -115,7 +143,7 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
     }  # fmt: skip
     out = []
     for path, scope, handlers, ours, _ in files:
-        again = "--user" if scope == "user" else f"--workspace {project}"
+        again = _AGAIN.get(scope, f"--workspace {project}")
         for where, hook in handlers:
             at = "".join(f"[{w}]" if isinstance(w, int) else f".{w}" for w in where)[1:]
             alike = names_sandboxrun(hook)
@@ -131,8 +159,8 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
                     )
                 elif not _runnable(chosen):
                     script = (chosen[:2] or ["?"])[-1]
-                    out.append(_missing(f"{path} {at}", script, dialect.agent, again))
-            elif hook.get("shell") != "powershell":
+                    out.append(_missing(f"{path} {at}", script, agent, again))
+            elif not shape.skip(hook):
                 why = (
                     EARLIER if legacy.old_wrapper(hook) else
                     "install did not write it: a command shaped like a wrapper runs on the"
@@ -140,7 +168,7 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
                 )  # fmt: skip
                 out.append(
                     f"not wrapped: {path} {at}: {hook['command'][:120]!r} runs unsandboxed"
-                    f" ({why}): run `sandboxrun install --agent {dialect.agent} {again}` again"
+                    f" ({why}): run `sandboxrun install --agent {agent} {again}` again"
                 )
     return out
 
