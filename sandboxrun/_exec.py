@@ -122,6 +122,7 @@ def exec_request(
     user_hooks = None
     if isinstance(dialect, CursorDialect):
         env.update(dialect.event_env(event, root, transcript))
+        extra += _other_roots(roots, root, settings)
         # A user hook starts in ~/.cursor (`./hooks/x.sh`), an enterprise one in
         # /etc/cursor: there, with only its hooks folder mounted (the rest of ~/.cursor
         # holds the agent's credentials).
@@ -166,6 +167,23 @@ def exec_request(
         env_file=env_file,
         private_dirs=private,
     )
+
+
+def _other_roots(roots: Sequence[str], root: str, settings: Settings) -> list[str]:
+    """The other roots of a multi-root workspace (Cursor's `workspace_roots`), each
+    mounted read-only at its own path as `run` mounts them, when `workspace_root`
+    allows it (a system folder, the home or a dot-folder of it, a root outside
+    `allowed_roots`: left out and named; the hook runs with the roots it may have)."""
+    out = []
+    for other in roots:
+        try:
+            path = workspace_root(other, settings)
+        except ConfigError as exc:
+            logger.warning("not mounted: {}", exc)
+            continue
+        if path != root:
+            out.append(path)
+    return out
 
 
 EXEC_DEFAULT_TIMEOUT = 60.0

@@ -339,3 +339,17 @@ def test_exec_mounts_the_root_the_hook_starts_in(tmp_path: Path, home: Path) -> 
     event = json.dumps({"workspace_roots": [str(first), str(second)]}).encode()
     request, _ = _exec(second, event, answer(b""), cwd=second)
     assert request.workdir == str(second) and request.env["CURSOR_PROJECT_DIR"] == str(second)
+
+
+def test_exec_mounts_every_root_it_may_and_no_other(tmp_path: Path, home: Path) -> None:
+    """A multi-root workspace: every root mounted read-only at its own path (as `run`
+    mounts them); one `_mounts` refuses (a dot-folder of the home) is left out."""
+    first, second, secret = tmp_path / "a", tmp_path / "b", home / ".ssh"
+    for folder in (first, second, secret):
+        folder.mkdir()
+    roots = [str(first), str(second), str(secret)]
+    event = json.dumps({"workspace_roots": roots}).encode()
+    request, _ = _exec(first, event, answer(b""), cwd=first)
+    assert request.workdir == str(first)
+    assert str(first) in request.mounts and str(second) in request.mounts
+    assert not any(m.startswith(str(secret)) for m in request.mounts)
