@@ -128,13 +128,15 @@ def exec_request(
     user_hooks = None
     if isinstance(dialect, CursorDialect):
         env.update(dialect.event_env(event, root, transcript))
-        # A user hook starts in ~/.cursor (`./hooks/x.sh`): there, with only its hooks
-        # folder mounted (the rest of ~/.cursor holds the agent's credentials).
-        agent_dir = os.path.join(account_home(), dialect.user_dir)
-        if os.path.realpath(cwd) == os.path.realpath(agent_dir):
-            user_hooks = os.path.join(agent_dir, "hooks")
-            if os.path.isdir(user_hooks):
-                extra.append(user_hooks)
+        extra += _other_roots(roots, root, settings)
+        # A user hook starts in ~/.cursor (`./hooks/x.sh`), an enterprise one in
+        # /etc/cursor: there, with only its hooks folder mounted (the rest of ~/.cursor
+        # holds the agent's credentials).
+        for agent_dir in (os.path.join(account_home(), dialect.user_dir), dialect.enterprise_dir):
+            if os.path.realpath(cwd) == os.path.realpath(agent_dir):
+                user_hooks = os.path.join(agent_dir, "hooks")
+                if os.path.isdir(user_hooks):
+                    extra.append(user_hooks)
     label = " ".join(command)
     # `exec` hooks are known by their command: `state` globs in the user's config match it.
     state, note = prepare_state(settings, "exec", label, root)
@@ -171,6 +173,23 @@ def exec_request(
         env_file=env_file,
         private_dirs=private,
     )
+
+
+def _other_roots(roots: Sequence[str], root: str, settings: Settings) -> list[str]:
+    """The other roots of a multi-root workspace (Cursor's `workspace_roots`), each
+    mounted read-only at its own path as `run` mounts them, when `workspace_root`
+    allows it (a system folder, the home or a dot-folder of it, a root outside
+    `allowed_roots`: left out and named; the hook runs with the roots it may have)."""
+    out = []
+    for other in roots:
+        try:
+            path = workspace_root(other, settings)
+        except ConfigError as exc:
+            logger.warning("not mounted: {}", exc)
+            continue
+        if path != root:
+            out.append(path)
+    return out
 
 
 EXEC_DEFAULT_TIMEOUT = 60.0

@@ -96,28 +96,44 @@ def _args(hook: dict[str, Any]) -> list[str] | bool | None:
     return args if ok else False
 
 
-Rewrite = Callable[[dict[str, Any]], tuple[str, list[str] | None] | None]
+DROP = object()  # a field value meaning: take the key off the handler
+# (command, args), maybe with other fields of the handler to set ({key: value or DROP}).
+New = tuple[str, list[str] | None] | tuple[str, list[str] | None, dict[str, object]]
+Rewrite = Callable[[dict[str, Any]], New | None]
 
 
 def rewrite(path: str, raw: bytes, each: Rewrite, shape: Shape = CLAUDE) -> bytes:
     """`raw` with each command handler `each` returns a new (command, args) for
-    rewritten, and nothing else changed."""
+    rewritten (and the fields it names set or taken off), and nothing else changed."""
     text, data = parse(path, raw, shape)
     changes: list[tuple[jsonspan.Path, object]] = []
+    added: list[tuple[jsonspan.Path, str, object]] = []
     for where, hook in command_handlers(data, shape):
         new = each(hook)
         if new is None:
             continue
-        command, args = new
-        changes.append(((*where, shape.key), command))
-        if args is not None:
-            changes.append(((*where, "args"), args))
-    if not changes:
+        command, args, *more = new
+        if (command, args) != (hook["command"], hook.get("args")):
+            changes.append(((*where, shape.key), command))
+            if args is not None:
+                changes.append(((*where, "args"), args))
+        for key, value in (more[0] if more else {}).items():
+            if key in hook and value is not DROP:
+                changes.append(((*where, key), value))
+            elif key in hook or value is not DROP:
+                added.append((where, key, value))
+    if not changes and not added:
         return raw
     if shape.codec is not None:
         return shape.codec.replace(path, raw, changes)
+    text = jsonspan.replace_values(text, changes, shape.layout(text))
+    for where, key, value in added:  # keys set anew or taken off: each handler's own
+        if value is DROP:
+            text = jsonspan.remove_member(text, where, key)
+        else:
+            text = jsonspan.insert_member(text, where, key, value)
     bom = _BOM if raw.startswith(_BOM) else b""
-    return bom + jsonspan.replace_values(text, changes, shape.layout(text)).encode("utf-8")
+    return bom + text.encode("utf-8")
 
 
 # What install recorded for a handler that is a wrapper of its own (`Record.entry`:
@@ -165,7 +181,7 @@ def wrapper_of(
     from its original, the same unless the options or sandboxrun's place changed; any
     other command, whatever its shape, is wrapped whole. Every wrapper goes in `wrote`."""
 
-    def each(hook: dict[str, Any]) -> tuple[str, list[str] | None] | None:
+    def each(hook: dict[str, Any]) -> New | None:
         args = _args(hook)
         if args is False or shape.skip(hook):
             return None
@@ -182,17 +198,47 @@ def wrapper_of(
         original = {"command": command, "args": None if argv is None else list(argv)}  # type: ignore[arg-type]
         if found and isinstance(found.get("was"), dict):  # the user's own, to give back
             original["was"] = found["was"]
+        fields = _closed(shape, hook, found, "--fail-closed" in options, original)
         wrote[value_key(*new, hook.get("shell"))] = original
-        return None if new == (hook["command"], hook.get("args")) else new
+        if new == (hook["command"], hook.get("args")) and not fields:
+            return None
+        return (*new, fields)
 
     return each
 
 
-def _unwrap_each(ours: Ours) -> Rewrite:
-    """The rewrite that gives back what each wrapper of ours stands for (its original,
-    or the user's own command it was)."""
+def _closed(
+    shape: Shape, hook: dict[str, Any], found: dict[str, Any] | None, want: bool,
+    original: dict[str, Any],
+) -> dict[str, object]:  # fmt: skip
+    """The agent's own fail-closed flag (`Shape.closed_key`) of a wrapper: set to true
+    when `want`, else given back; what it was before install is kept in `original`
+    (`closed`: {} when the key was absent, else {"value": ...}) for `uninstall`."""
+    key = shape.closed_key
+    if key is None:
+        return {}
+    before = found.get("closed") if found else None
+    before = before if isinstance(before, dict) else None
+    if not want:  # a `true` that is still ours goes back to what it was
+        return _given_back(key, before) if before is not None and hook.get(key) is True else {}
+    if hook.get(key) is True and before is None:
+        return {}  # the user's own `true`: not ours to take off
+    original["closed"] = before if before is not None else (
+        {"value": hook[key]} if key in hook else {}
+    )  # fmt: skip
+    return {} if hook.get(key) is True else {key: True}
 
-    def each(hook: dict[str, Any]) -> tuple[str, list[str] | None] | None:
+
+def _given_back(key: str, before: dict[str, Any]) -> dict[str, object]:
+    return {key: before["value"]} if "value" in before else {key: DROP}
+
+
+def _unwrap_each(ours: Ours, shape: Shape = CLAUDE) -> Rewrite:
+    """The rewrite that gives back what each wrapper of ours stands for (its original,
+    or the user's own command it was), and the fail-closed flag install set on it
+    (`_closed`) as it was, unless it no longer reads true (then it is the user's)."""
+
+    def each(hook: dict[str, Any]) -> New | None:
         found = ours(hook)
         if found is None:
             return None
@@ -202,9 +248,13 @@ def _unwrap_each(ours: Ours) -> Rewrite:
             args is None or (isinstance(args, list) and all(isinstance(a, str) for a in args))
         ):
             return None
-        if (command, args) == (hook["command"], hook.get("args")):
+        key, before = shape.closed_key, found.get("closed")
+        fields = {}
+        if key and isinstance(before, dict) and hook.get(key) is True:
+            fields = _given_back(key, before)
+        if (command, args) == (hook["command"], hook.get("args")) and not fields:
             return None
-        return command, args
+        return command, args, fields
 
     return each
 
@@ -271,7 +321,7 @@ def apply_install(change: Change, store: BackupStore, record: Record) -> None:
     if before is not None and sha256(change.old) == before.installed:
         backup = replace(before, installed=sha256(change.new))  # as install left it
     else:
-        unwrap = _unwrap_each(ours_in(record, change.path))
+        unwrap = _unwrap_each(ours_in(record, change.path), change.shape)
         original = rewrite(change.path, change.old, unwrap, change.shape)
         mode = file_mode(change.path)
         backup = Backup(change.path, original, mode, sha256(change.new), original == change.old)
@@ -301,7 +351,7 @@ def plan_uninstall(
             continue
         ours = ours_in(record, path)
         taken_off = _taken_off(command_handlers(parse(path, old, shape)[1], shape), ours)
-        new = rewrite(path, old, _unwrap_each(ours), shape)
+        new = rewrite(path, old, _unwrap_each(ours, shape), shape)
         taken = f"{len(taken_off)} wrapper(s) install wrote taken off in place"
         if any(taken_off):
             taken += f" ({sum(taken_off)} written by an earlier sandboxrun)"

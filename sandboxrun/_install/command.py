@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.cline import ClineDialect
+from .._dialects.cursor import CursorDialect
 from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
 from .._errors import ConfigError
@@ -18,6 +19,7 @@ from .._text import printable
 from . import claude as _claude
 from . import claudelike as _claudelike
 from . import cline as _cline
+from . import cursor as _cursor
 from . import gemini as _gemini
 from . import managed as _managed_file
 from .cline import forwarders_installed, listdir
@@ -26,7 +28,7 @@ from .record import UNTRUSTED, Record
 
 # Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet.
 NOT_YET = frozenset(
-    ("copilot", "cursor")
+    ("copilot",)
 )  # fmt: skip
 
 
@@ -46,6 +48,16 @@ def command(args: argparse.Namespace) -> int:
         from . import codex as _codex
 
         return _codex.command(args, home, store, record, _Tools())
+    if isinstance(dialect, CursorDialect):  # its hooks.json, Claude's machinery
+        paths, untrusted = _cursor.hooks_files(dialect, args, home)
+        if undo:
+            changes = _claude.plan_uninstall(paths, store, record, _cursor.SHAPE)
+        else:
+            options = ([UNTRUSTED] if untrusted else []) + _run_options(args, home=False)
+            changes = _claude.plan_install(
+                paths, launcher(), dialect.agent, options, record, _cursor.SHAPE
+            )
+        return _show_files(changes, args.dry_run, store, record, undo)
     if dialect.agent == "gemini":  # its settings files, rewritten in place (`gemini.py`)
         changes = _gemini.plan(args, home, store, record, launcher, _run_options(args, False))
         return _show_files(changes, args.dry_run, store, record, undo)

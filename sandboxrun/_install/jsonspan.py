@@ -128,3 +128,51 @@ def indent_of(text: str) -> int | str:
         return 2
     unit = match.group(1)
     return unit if "\t" in unit else len(unit)
+
+
+def _members(text: str, obj: Path) -> list[tuple[str, int, int]]:
+    """(key, key start, value end) of each member of the object at `obj`, in order."""
+    start, _ = spans(text)[obj]
+    assert text[start] == "{"
+    out: list[tuple[str, int, int]] = []
+    pos = _skip(text, start + 1)
+    while text[pos] != "}":
+        key, _ = scanstring(text, pos + 1)
+        end = _value(text, (), _after_key(text, pos), {})
+        out.append((key, pos, end))
+        pos = _skip(text, end)
+        if text[pos] == ",":
+            pos = _skip(text, pos + 1)
+    return out
+
+
+def insert_member(text: str, obj: Path, key: str, value: object) -> str:
+    """`text` with `"key": value` added as the last member of the object at `obj` (which
+    lacks `key`), laid out as its last member is (the same line break and indentation
+    before it, the same `: `); every other byte unchanged."""
+    members = _members(text, obj)
+    new = json.dumps(key, ensure_ascii=text.isascii())
+    if not members:  # `{}`: the member alone inside the braces
+        start, _ = spans(text)[obj]
+        return text[: start + 1] + f"{new}: {json.dumps(value)}" + text[start + 1 :]
+    _, key_start, end = members[-1]
+    before = text[:key_start]
+    gap = before[len(before.rstrip(" \t\r\n")) :]  # what separates it from the one before
+    if len(members) == 1:
+        gap = gap or " "
+    colon = text[scanstring(text, key_start + 1)[1] : _after_key(text, key_start)]
+    return text[:end] + f",{gap}{new}{colon}{json.dumps(value)}" + text[end:]
+
+
+def remove_member(text: str, obj: Path, key: str) -> str:
+    """`text` without the member `key` of the object at `obj` (the last one of that name,
+    as `json.loads` keeps it): from the end of the member before it (or, for the first,
+    up to the next one), so that `insert_member` followed by this gives the text back."""
+    members = _members(text, obj)
+    i = max(n for n, m in enumerate(members) if m[0] == key)
+    _, key_start, end = members[i]
+    if i > 0:
+        return text[: members[i - 1][2]] + text[end:]
+    if len(members) > 1:
+        return text[:key_start] + text[members[1][1] :]
+    return text[:key_start] + text[end:]

@@ -12,7 +12,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._dialects.claude.wrapped import missing_guard
@@ -29,10 +29,11 @@ MANAGED_FILES = {
 }
 
 
-def managed_file() -> str:
-    path = MANAGED_FILES.get(sys.platform)
+def managed_file(files: Mapping[str, str] = MANAGED_FILES, what: str = "managed settings") -> str:
+    """This system's file of `files` (by `sys.platform`), or one line naming the gap."""
+    path = files.get(sys.platform)
     if path is None:
-        raise ConfigError(f"no managed settings file known for {sys.platform}: use --managed-file")
+        raise ConfigError(f"no {what} file known for {sys.platform}: use --managed-file")
     return path
 
 

@@ -46,6 +46,8 @@ class Shape:
     `hooks` lists (Claude); else they are the handlers (Cursor, Copilot). `typed`: a
     handler is a command only with `"type": "command"`. `key`: the field holding the
     shell command. `timeout_key`/`timeouts`: the handler's timeout and how it reads.
+    `closed_key`: the handler's own fail-closed flag (Cursor's `failClosed`), which
+    `install --fail-closed` sets on each wrapper and `uninstall` takes off again.
     """
 
     table: str = "hooks"
@@ -54,6 +56,7 @@ class Shape:
     key: str = "command"
     timeout_key: str = "timeout"
     timeouts: Timeouts = field(default=SECONDS)
+    closed_key: str | None = None
     # Handlers `install` leaves as they are (e.g. a PowerShell one: no PowerShell inside).
     skip: Callable[[dict[str, Any]], bool] = lambda hook: hook.get("shell") == "powershell"
     codec: Codec | None = None  # None: a JSON file

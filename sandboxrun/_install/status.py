@@ -16,6 +16,8 @@ from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.settings import config_levels, project_root
 from .._dialects.claude.wrapped import chosen_files
 from .._dialects.cline import ClineDialect
+from .._dialects.cursor import CursorDialect
+from .._dialects.cursor.config import config_files
 from .._dialects.gemini import settings as _gemini_settings
 from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
@@ -26,8 +28,10 @@ from . import legacy
 from . import managed as _managed
 from .cline import forwarders_installed, listdir
 from .command import NOT_YET, _python_of, executable
+from .cursor import SHAPE as CURSOR_SHAPE
 from .files import BackupStore, read_bytes
 from .record import Record, names_sandboxrun
+from .shape import Shape
 from .targets import others, shape_of
 
 
@@ -44,6 +48,8 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
         return _gemini_notes(roots, home)
     if isinstance(dialect, ClaudeDialect):
         return _claude_notes(dialect, roots, home)
+    if isinstance(dialect, CursorDialect):
+        return _cursor_notes(dialect, roots, home)
     assert isinstance(dialect, ClineDialect)
     return _cline_notes(dialect, roots, home)
 
@@ -103,45 +109,67 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
     file's `Shape`), by install's record."""
     if dialect.agent == "claude" and _managed_forwarding():
         return []  # the agent runs none of these itself: the forwarding hooks run them
-    store, record = BackupStore(home), Record(home)
     project = project_root(roots[0] if roots else os.getcwd(), home, dialect.project_dir)
     claudes = others(dialect, project, home)  # Devin's reading of Claude Code's files
+    scoped = [
+        (path, source if source in ("user", "managed") else "project",
+         shape_of(dialect, table), "claude" if path in claudes else dialect.agent)
+        for path, source, _, table in config_levels(dialect, project, home)
+    ]  # fmt: skip
+    return _file_notes(dialect.agent, scoped, project, home)
+
+
+def _cursor_notes(dialect: CursorDialect, roots: Sequence[str], home: str) -> list[str]:
+    """Cursor's hooks.json files, as `install --agent cursor` rewrites them."""
+    project = project_root(roots[0] if roots else os.getcwd(), home, dialect.project_dir)
+    scoped = [
+        (path, "managed" if source == "enterprise" else source, CURSOR_SHAPE, dialect.agent)
+        for path, source, _, _ in config_files(dialect, [project], home)
+    ]
+    return _file_notes(dialect.agent, scoped, project, home)
+
+
+def _file_notes(
+    agent: str, scoped: Sequence[tuple[str, str, Shape, str]], project: str, home: str
+) -> list[str]:
+    """The notes for config files whose handlers `install` wraps in place: `scoped`,
+    (path, scope "user" | "managed" | "project", its shape, the agent whose install
+    writes it: Devin reads Claude Code's files, installed with --agent claude)."""
+    store, record = BackupStore(home), Record(home)
     files = []  # (path, scope, command handlers, the recorded wrappers' originals, ...)
-    for path, source, _, table in config_levels(dialect, project, home):
+    for path, scope, shape, owner in scoped:
         raw = read_bytes_quiet(path)
         try:
-            data = _claude.parse(path, raw)[1] if raw is not None else {}
+            data = _claude.parse(path, raw, shape)[1] if raw is not None else {}
             entries = record.entries(path)
         except ConfigError:
             continue  # `list` names the unparsable file already
-        scope = source if source in ("user", "managed") else "project"
         # Trusted only as install wrote it: a project's wrapper carries --untrusted.
         untrusted = scope == "project"
         ours = functools.partial(record.original, path, untrusted=untrusted, entries=entries)
-        handlers = list(_claude.command_handlers(data, shape_of(dialect, table)))
-        files.append((path, scope, handlers, ours, bool(entries)))
+        handlers = list(_claude.command_handlers(data, shape))
+        files.append((path, scope, handlers, ours, bool(entries), owner))
     # A scope was installed if one of its files was: a pull may bring a new local file.
     installed = {
-        scope for path, scope, _, _, recorded in files
+        scope for path, scope, _, _, recorded, _ in files
         if store.get(path) is not None or recorded
     }  # fmt: skip
     out = []
-    for path, scope, handlers, ours, _ in files:
+    for path, scope, handlers, ours, _, owner in files:
         again = {"user": "--user", "managed": "--managed"}.get(scope, f"--workspace {project}")
-        agent = "claude" if path in claudes else dialect.agent
         for where, hook in handlers:
             at = "".join(f"[{w}]" if isinstance(w, int) else f".{w}" for w in where)[1:]
             alike = names_sandboxrun(hook)
             if scope not in installed and not alike:
                 continue  # never installed: only a look-alike wrapper is worth a word
             if ours(hook):
-                out += wrapper_notes(f"{path} {at}", hook, project, agent, again)
+                out += wrapper_notes(f"{path} {at}", hook, project, owner, again)
             elif hook.get("shell") != "powershell":
                 whose = (
-                    f"; {dialect.agent} reads Claude Code's settings: they are installed with"
-                    " --agent claude" if agent != dialect.agent else ""
+                    f"; {agent} reads Claude Code's settings: they are installed with"
+                    " --agent claude" if owner != agent else ""
                 )  # fmt: skip
-                out.append(unwrapped_note(f"{path} {at}", hook, agent, again, whose))
+                out.append(unwrapped_note(f"{path} {at}", hook, owner, again, whose))
     return out
 
 

@@ -11,9 +11,9 @@ from typing import Any, Protocol
 
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import WORKSPACE_SOURCES, escape_name, unique_mounts
-from ..claude.handler import brief, timeout_seconds, unicode_ok
+from ..claude.handler import Installed, brief, timeout_seconds, unicode_ok
 from ..claude.matchers import MAX_WORKSPACE_PATTERN, _compile
-from ..claude.settings import _load  # the same checked read of a JSON file
+from ..claude.settings import _installed, _load  # the same checked read of a JSON file
 from .answer import DEFAULT_LOOP_LIMIT, FOLLOWUP_EVENTS, MATCH_FIELDS
 
 
@@ -88,7 +88,8 @@ def discover(
             mounts=unique_mounts([*roots, *extra]),
             env={dialect.project_dir_var: roots[0], "CLAUDE_PROJECT_DIR": roots[0]},
         )  # fmt: skip
-        for item in _entries(dialect, data, hook_name, template):
+        installed = _installed(home, path, "project" if source == "project" else "user")
+        for item in _entries(dialect, data, hook_name, template, installed):
             if isinstance(item, str):
                 skipped.append(Skipped(shown, source, item))
             elif item.kind != "command":
@@ -100,8 +101,9 @@ def discover(
 
 
 def _entries(
-    dialect: CursorLike, data: Mapping[str, Any], wanted: str | None, template: HookSpec
-) -> list[HookSpec | str]:
+    dialect: CursorLike, data: Mapping[str, Any], wanted: str | None, template: HookSpec,
+    installed: Installed | None = None,
+) -> list[HookSpec | str]:  # fmt: skip
     table = data.get("hooks")
     if table is None:
         return []
@@ -121,7 +123,7 @@ def _entries(
             out.append(f"{where}: must be a list of hook entries")
             continue
         for i, entry in enumerate(entries):
-            spec = _entry(entry, event, template)
+            spec = _entry(entry, event, template, installed)
             out.append(f"{where}[{i}]: {spec}" if isinstance(spec, str) else spec)
     return out
 
@@ -131,8 +133,12 @@ def _under(path: str, root: str) -> bool:
     return real == top or real.startswith(top.rstrip("/") + "/")
 
 
-def _entry(entry: Any, event: str, template: HookSpec) -> HookSpec | str:
-    """One `{command, matcher?, timeout?, failClosed?, loop_limit?, type?}` entry."""
+def _entry(
+    entry: Any, event: str, template: HookSpec, installed: Installed | None = None
+) -> HookSpec | str:
+    """One `{command, matcher?, timeout?, failClosed?, loop_limit?, type?}` entry. A
+    wrapper `install` recorded (`installed`) runs what it wraps: there is no sandboxrun
+    in the sandbox; anything else, however shaped like a wrapper, runs as written."""
     if not isinstance(entry, dict):
         return "must be an object with a command"
     kind = entry.get("type", "command")
@@ -147,6 +153,9 @@ def _entry(entry: Any, event: str, template: HookSpec) -> HookSpec | str:
         return "has no command string"
     if not unicode_ok(command) or "\0" in command:
         return "command is not valid Unicode text (a lone surrogate or a NUL)"
+    original = installed(entry) if installed is not None else None
+    if original is not None and original[1] is None:
+        command = original[0]
     spec = replace(template, hook_name=event, name=command, argv=("/bin/sh", "-c", command))
     matcher = entry.get("matcher")
     if matcher is not None:

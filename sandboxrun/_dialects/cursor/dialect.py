@@ -46,7 +46,14 @@ Environment: `CURSOR_PROJECT_DIR` and its alias `CLAUDE_PROJECT_DIR` (the projec
 mounted), and from the event `CURSOR_VERSION`, `CURSOR_USER_EMAIL` and
 `CURSOR_TRANSCRIPT_PATH` (only when that transcript is mounted: the agent's own, under
 `~/.cursor/projects`) (`event_env`). A sessionStart's returned `env` is not handed on by
-sandboxrun (it keeps no session): the answer carries it for the agent.
+sandboxrun (it keeps no session): the answer carries it for the agent, which sets it on
+the later hooks' processes (reference 1.4), i.e. on the wrappers; `exec` hands none of
+the agent's environment into the sandbox. Telling those variables from the rest of
+Cursor's environment would need a per-session record keyed by an id the docs do not
+tie across events (sessionStart's `session_id`, the others' `conversation_id`:
+unconfirmed), so a sandboxed hook does not see them. A repository's `env` is dropped
+(untrusted). Every root of a multi-root `workspace_roots` is mounted read-only
+(`exec` leaves out one `_mounts` refuses, naming it).
 
 Payload: `beforeReadFile` and `beforeTabFileRead` carry the whole file in `content`.
 An event over `max_input` bytes is an error (a block under fail-closed), never cut:
