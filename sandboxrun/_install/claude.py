@@ -118,7 +118,7 @@ def rewrite(path: str, raw: bytes, each: Rewrite, shape: Shape = CLAUDE) -> byte
         if new is None:
             continue
         command, args = new
-        changes.append(((*where, shape.key), command))
+        changes.append(((*where, shape.field(hook)), command))
         if args is not None:
             changes.append(((*where, "args"), args))
     if not changes:

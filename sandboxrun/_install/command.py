@@ -17,6 +17,7 @@ from .._settings import account_home
 from .._text import printable
 from . import claude as _claude
 from . import cline as _cline
+from . import copilot as _copilot
 from . import managed as _managed_file
 from .cline import forwarders_installed, listdir
 from .files import BackupStore, diff
@@ -24,7 +25,7 @@ from .record import UNTRUSTED, Record
 
 # Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet.
 NOT_YET = frozenset(
-    ("codex", "copilot", "cursor", "factory", "qwen", "codebuddy", "iflow", "devin", "augment",
+    ("codex", "cursor", "factory", "qwen", "codebuddy", "iflow", "devin", "augment",
      "gemini")
 )  # fmt: skip
 
@@ -41,6 +42,15 @@ def command(args: argparse.Namespace) -> int:
     home = os.path.abspath(args.home) if args.home else account_home()
     store, record = BackupStore(home), Record(home)
     undo = args.command == "uninstall"
+    if dialect.agent == "copilot":
+        options = _run_options(args, home=False)
+        changes, lines = _copilot.plan(
+            args, home, record, undo, [] if undo else launcher(), options
+        )
+        code = _show_files(changes, args.dry_run, store, record, undo)
+        for line in lines:
+            print(printable(line))
+        return code
     if isinstance(dialect, ClaudeDialect):
         if args.global_:
             raise ConfigError("--global is for the Cline family; the Claude family has --managed")

@@ -19,12 +19,15 @@ from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
 from .._errors import ConfigError
 from . import claude as _claude
+from . import copilot as _copilot
 from . import legacy
 from . import managed as _managed
 from .cline import forwarders_installed, listdir
 from .command import NOT_YET, _python_of, executable
+from .copilot import RecordedFile
 from .files import BackupStore, read_bytes
 from .record import Record, names_sandboxrun
+from .shape import CLAUDE
 
 
 def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
@@ -32,6 +35,9 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
     for it (e.g. a pull brought it), and per installed hook that cannot work. For an
     agent install does not support yet, one per hook the agent runs unwrapped."""
     dialect = DIALECTS[agent]
+    if agent == "copilot":
+        project, files = _copilot.note_files(roots, home)
+        return recorded_notes(project, files, home, denies=True) + _copilot.unwrappable(files, home)
     if agent in NOT_YET:
         return _unwrapped_notes(agent, roots, home)
     if isinstance(dialect, ClaudeDialect):
@@ -93,33 +99,45 @@ EARLIER = (
 def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> list[str]:
     if dialect.agent == "claude" and _managed_forwarding():
         return []  # the agent runs none of these itself: the forwarding hooks run them
-    store, record = BackupStore(home), Record(home)
     project = project_root(roots[0] if roots else os.getcwd(), home, dialect.project_dir)
-    files = []  # (path, scope, command handlers, the recorded wrappers' originals)
+    files = []
     for path, source, _ in settings_files(dialect, project, home):
+        where = "--user" if source == "user" else f"--workspace {project}"
+        files.append((path, source == "user", CLAUDE, f"--agent {dialect.agent} {where}"))
+    return recorded_notes(project, files, home)
+
+
+def recorded_notes(
+    project: str, files: Sequence[RecordedFile], home: str, denies: bool = False
+) -> list[str]:
+    """The notes on files `install` rewrites in place (the Claude family, Copilot):
+    every command handler of an installed group of files that is not a wrapper install
+    recorded there (trusted only as install wrote it: a repository's carries
+    --untrusted), and every recorded one that cannot work. `denies`: the agent reads a
+    failed hook as a deny (Copilot's preToolUse), not as nothing."""
+    store, record = BackupStore(home), Record(home)
+    parsed = []  # (path, install's arguments, command handlers, the recorded originals)
+    for path, trusted, shape, again in files:
         raw = read_bytes_quiet(path)
         try:
             data = _claude.parse(path, raw)[1] if raw is not None else {}
             entries = record.entries(path)
         except ConfigError:
             continue  # `list` names the unparsable file already
-        scope = "user" if source == "user" else "project"
-        # Trusted only as install wrote it: a project's wrapper carries --untrusted.
-        untrusted = scope == "project"
-        ours = functools.partial(record.original, path, untrusted=untrusted, entries=entries)
-        files.append((path, scope, list(_claude.command_handlers(data)), ours, bool(entries)))
-    # A scope was installed if one of its files was: a pull may bring a new local file.
+        ours = functools.partial(record.original, path, untrusted=not trusted, entries=entries)
+        handlers = list(_claude.command_handlers(data, shape))
+        parsed.append((path, again, handlers, ours, bool(entries)))
+    # A group was installed if one of its files was: a pull may bring a new file.
     installed = {
-        scope for path, scope, _, _, recorded in files
+        again for path, again, _, _, recorded in parsed
         if store.get(path) is not None or recorded
     }  # fmt: skip
     out = []
-    for path, scope, handlers, ours, _ in files:
-        again = "--user" if scope == "user" else f"--workspace {project}"
+    for path, again, handlers, ours, _ in parsed:
         for where, hook in handlers:
             at = "".join(f"[{w}]" if isinstance(w, int) else f".{w}" for w in where)[1:]
             alike = names_sandboxrun(hook)
-            if scope not in installed and not alike:
+            if again not in installed and not alike:
                 continue  # never installed: only a look-alike wrapper is worth a word
             if ours(hook):
                 chosen = chosen_files(hook["command"], hook.get("args"))
@@ -131,7 +149,7 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
                     )
                 elif not _runnable(chosen):
                     script = (chosen[:2] or ["?"])[-1]
-                    out.append(_missing(f"{path} {at}", script, dialect.agent, again))
+                    out.append(_missing(f"{path} {at}", script, again, denies))
             elif hook.get("shell") != "powershell":
                 why = (
                     EARLIER if legacy.old_wrapper(hook) else
@@ -140,7 +158,7 @@ def _claude_notes(dialect: ClaudeDialect, roots: Sequence[str], home: str) -> li
                 )  # fmt: skip
                 out.append(
                     f"not wrapped: {path} {at}: {hook['command'][:120]!r} runs unsandboxed"
-                    f" ({why}): run `sandboxrun install --agent {dialect.agent} {again}` again"
+                    f" ({why}): run `sandboxrun install {again}` again"
                 )
     return out
 
@@ -191,7 +209,7 @@ def _cline_notes(dialect: ClineDialect, roots: Sequence[str], home: str) -> list
                     " a repository's own sandboxrun or config can loosen the sandbox"
                 )
             elif shim and not _runnable(chosen):
-                out.append(_missing(path, shim.executable, dialect.agent, again))
+                out.append(_missing(path, shim.executable, f"--agent {dialect.agent} {again}"))
         for hook in found:
             if installed or hook.name in alike:
                 why = (
@@ -221,12 +239,14 @@ def _mentions_sandboxrun(path: str) -> bool:
     return b"sandboxrun" in (read_bytes_quiet(path) or b"")[:4096]
 
 
-def _missing(where: str, executable: str, agent: str, again: str) -> str:
+def _missing(where: str, executable: str, again: str, denies: bool = False) -> str:
     """A wrapper or shim whose sandboxrun is gone (moved, uninstalled): the agent gets
-    exit 127, a failed hook that does not block, so a guard stops guarding."""
+    exit 127, a failed hook that does not block, so a guard stops guarding (Copilot:
+    `denies`, a preToolUse hook's failure denies every tool call it covers)."""
+    effect = "a preToolUse one denies every tool call" if denies else "blocks nothing"
     return (
-        f"broken: {where} runs {executable!r}, which is missing: the hook fails and blocks"
-        f" nothing; run `sandboxrun install --agent {agent} {again}` again"
+        f"broken: {where} runs {executable!r}, which is missing: the hook fails and"
+        f" {effect}; run `sandboxrun install {again}` again"
     )
 
 
