@@ -21,7 +21,8 @@ def add_commands(sub: Any) -> None:
         where.add_argument("--user", action="store_true", help="the user's own hooks")
         where.add_argument(
             "--managed", action="store_true",
-            help="claude: managed settings (allowManagedHooksOnly + forwarding hooks)",
+            help="claude: managed settings (allowManagedHooksOnly + forwarding hooks);"
+            " copilot: the policy files' own hooks",
         )  # fmt: skip
         where.add_argument(
             "--global", dest="global_", action="store_true",
