@@ -158,15 +158,26 @@ def answer_run(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
 def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
     """`sandboxrun exec -- COMMAND`: the hook's stdout, stderr and exit code, unchanged,
     or the sandbox's failure in the agent's terms (`_exec`)."""
-    from ._exec import audit_exec, exec_request, run_exec, sandbox_failure
+    from ._exec import audit_exec, exec_request, failure_dialect, run_exec, sandbox_failure
 
-    settings = load(args, caller, agent=args.agent, timeout=args.timeout, image=args.image,
-        network=args.network, runtime=args.runtime, fail_closed=args.fail_closed,
-        allow_domains=args.allow_domain or None, backend=args.backend,
-    )  # fmt: skip
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
     stdin = caller.read_stdin()
-    backend = backend_for(settings)
+    try:
+        settings = load(args, caller, agent=args.agent, timeout=args.timeout, image=args.image,
+            network=args.network, runtime=args.runtime, fail_closed=args.fail_closed,
+            allow_domains=args.allow_domain or None, backend=args.backend,
+        )  # fmt: skip
+        backend = backend_for(settings)
+    except Exception as exc:  # before any hook ran (a bad config file): the agent's own
+        # terms, as for any failure of ours (an exit 2 would deny or block: Copilot denies
+        # a preToolUse hook's any non-zero exit)
+        if not isinstance(exc, SandboxrunError):
+            logger.opt(exception=exc).debug("internal error")
+        why = f"the hook could not be run: {one_line(exc)}"
+        stdout, stderr, code = failure_dialect(args.agent, stdin).wrapper_failure(
+            why, args.fail_closed
+        )
+        return Reply(stdout, stderr, code)
     started = time.monotonic()
     try:
         request = exec_request(
@@ -185,7 +196,8 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
     except Exception as exc:  # ours, not the hook's: a clear line, a block if fail-closed
         if not isinstance(exc, SandboxrunError):
             logger.opt(exception=exc).debug("internal error")
-        out = sandbox_failure(settings, f"the hook could not be run: {one_line(exc)}")
+        why = f"the hook could not be run: {one_line(exc)}"
+        out = sandbox_failure(settings, why, stdin=stdin)
     audit_exec(settings, backend, stdin, command, args.untrusted, out, started, caller.served)
     return Reply(out.stdout, out.stderr, out.exit_code)
 

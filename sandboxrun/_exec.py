@@ -36,7 +36,8 @@ from ._dialects.claude.dialect import ClaudeDialect
 from ._dialects.claude.plugins import DATA_VAR, data_dir
 from ._dialects.claude.settings import installed_plugins, project_root
 from ._dialects.cline import ClineDialect
-from ._dialects.copilot import CopilotDialect
+from ._dialects.copilot import COPILOT, CopilotDialect
+from ._dialects.copilot.events import from_copilot
 from ._dialects.cursor import CursorDialect
 from ._dialects.gemini.dialect import GeminiDialect
 from ._dialects.gemini.settings import expand as gemini_expand
@@ -425,20 +426,21 @@ def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exe
         if why is None and tools is not None:  # a hook that could not read its own files
             why = unreadable(r.mounts, r.argv, hook_ids(settings.user), settings.groups)
         if why is not None:  # it would exit 127 inside: a sandbox failure, never an allow
-            return sandbox_failure(settings, f"the hook cannot start: {why}")
+            return sandbox_failure(settings, f"the hook cannot start: {why}", stdin=r.stdin)
         result = backend.run(request)
     except EngineError as exc:
         if isinstance(exc, RuntimeMissing):
             settings = settings.model_copy(update={"fail_closed": True})
-        return sandbox_failure(settings, f"the sandbox could not run the hook: {exc}")
+        why = f"the sandbox could not run the hook: {exc}"
+        return sandbox_failure(settings, why, stdin=request.stdin)
     ended = sandbox_ending(result, request.timeout)
     if ended:
-        return sandbox_failure(settings, f"hook {ended[1]}", result)
+        return sandbox_failure(settings, f"hook {ended[1]}", result, request.stdin)
     if settings.fail_closed and result.exit_code in (126, 127):
         # The shell we wrap a command string in, or the hook's interpreter, says the
         # command could not be run or found: under fail-closed that is no answer, so block.
         why = f"hook command could not be started (exit {result.exit_code})"
-        return sandbox_failure(settings, why, result)
+        return sandbox_failure(settings, why, result, request.stdin)
     notes = b""
     found = hint(
         result.stderr, failed=bool(result.exit_code), refused=result.refused_hosts,
@@ -455,12 +457,28 @@ def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exe
     )
 
 
-def sandbox_failure(settings: Settings, why: str, result: ExecResult | None = None) -> ExecOutput:
+def sandbox_failure(
+    settings: Settings, why: str, result: ExecResult | None = None, stdin: bytes = b""
+) -> ExecOutput:
     """The agent's answer when the sandbox, not the hook, ended the run: the dialect's
-    `wrapper_failure`, after what the hook itself wrote on stderr."""
-    stdout, stderr, code = DIALECTS[settings.agent].wrapper_failure(why, settings.fail_closed)
+    `wrapper_failure` (`failure_dialect`), after what the hook itself wrote on stderr."""
+    dialect = failure_dialect(settings.agent, stdin)
+    stdout, stderr, code = dialect.wrapper_failure(why, settings.fail_closed)
     return ExecOutput(stdout, (result.stderr if result else b"") + stderr, code, True,
                       result=result)  # fmt: skip
+
+
+def failure_dialect(agent: str, stdin: bytes) -> Dialect:
+    """Whose terms sandboxrun's own failure is answered in. Copilot also runs the
+    wrappers `install --agent claude` writes in a repository's `.claude/settings*.json`
+    (github/docs hooks-reference.md, "Hooks locations") and denies a preToolUse hook's
+    ANY non-zero exit, so Claude's exit 1 would deny there: for Copilot's event
+    (`from_copilot`) the answer is Copilot's (exit 0, nothing on stdout; exit 2 under
+    fail-closed, as for Claude). Taking a Claude event for Copilot's costs only the
+    warning's place: exit 0 with stderr is non-blocking in Claude Code too."""
+    if agent == "claude" and from_copilot(stdin):
+        return COPILOT
+    return DIALECTS[agent]
 
 
 def audit_exec(

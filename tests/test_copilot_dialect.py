@@ -374,15 +374,17 @@ APPROVAL = json.dumps({"permissionDecision": "allow", "permissionDecisionReason"
 
 
 def _exec(monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes],
-          ws: Path, *options: str, backend: FakeBackend | None = None,
-          ) -> tuple[int | None, bytes, bytes]:  # fmt: skip
+          ws: Path, *options: str, backend: FakeBackend | None = None, agent: str = "copilot",
+          event: bytes = b'{"toolName":"bash"}') -> tuple[int | None, bytes, bytes]:  # fmt: skip
+    """`exec --agent AGENT -- guard` in `ws`, `event` on stdin, the engine `backend`
+    (default: one that fails)."""
     backend = backend or _Failing(lambda r: ExecResult(0, b"", b"", 1))
     monkeypatch.setattr(_docker, "DockerBackend", lambda settings, warm=False: backend)
     monkeypatch.chdir(ws)
     before = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BytesIO(b'{"toolName":"bash"}'))
+    sys.stdin = io.TextIOWrapper(io.BytesIO(event))
     try:
-        code = cli.main(["exec", "--no-serve", "--agent", "copilot", *options, "--", "guard"])
+        code = cli.main(["exec", "--no-serve", "--agent", agent, *options, "--", "guard"])
     finally:
         sys.stdin = before
         logger.remove()
@@ -424,17 +426,6 @@ def test_exec_untrusted_drops_a_repositorys_approval_and_rewrite(
     code, out, _ = _exec(monkeypatch, capsysbinary, ws, backend=answering)
     assert (code, out) == (0, APPROVAL)
     assert seen[0] == ("bash", "-c", "guard")
-
-
-def test_install_refuses_copilot_with_one_line(
-    capsys: pytest.CaptureFixture[str], ws: Path, home: Path
-) -> None:
-    code = cli.main(["install", "--agent", "copilot", "--workspace", str(ws), "--home", str(home)])
-    err = capsys.readouterr().err
-    assert code != 0
-    assert "install does not support copilot yet: wrap commands with `sandboxrun exec" \
-        " --agent copilot --untrusted -- '...'` by hand" in err  # fmt: skip
-    assert not (ws / ".github").exists()
 
 
 def test_run_answer_agent_never_denies_for_an_error_of_ours() -> None:

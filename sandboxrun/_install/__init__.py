@@ -4,6 +4,7 @@ sandbox, without the user rewriting them, and undo it byte for byte.
 - Claude family (`claude.py`): every command hook of the chosen settings files runs
   through `sandboxrun exec`; `--managed` writes Claude Code's managed settings instead.
 - Gemini CLI (`gemini.py`): its settings files, the same way, Gemini's text rules.
+- Copilot (`copilot.py`): its hook files rewritten the same way, with its `Shape`.
 - Cline family (`cline.py`): shims in the folders the agent scans, the originals moved
   aside; `--global` adds forwarding hooks in the user's global folders.
 

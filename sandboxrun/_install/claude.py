@@ -114,7 +114,7 @@ def rewrite(path: str, raw: bytes, each: Rewrite, shape: Shape = CLAUDE) -> byte
             continue
         command, args, *more = new
         if (command, args) != (hook["command"], hook.get("args")):
-            changes.append(((*where, shape.key), command))
+            changes.append(((*where, shape.field(hook)), command))
             if args is not None:
                 changes.append(((*where, "args"), args))
         for key, value in (more[0] if more else {}).items():

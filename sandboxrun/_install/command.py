@@ -19,6 +19,7 @@ from .._text import printable
 from . import claude as _claude
 from . import claudelike as _claudelike
 from . import cline as _cline
+from . import copilot as _copilot
 from . import cursor as _cursor
 from . import gemini as _gemini
 from . import managed as _managed_file
@@ -26,10 +27,9 @@ from .cline import forwarders_installed, listdir
 from .files import BackupStore, diff
 from .record import UNTRUSTED, Record
 
-# Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet.
-NOT_YET = frozenset(
-    ("copilot",)
-)  # fmt: skip
+# Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet
+# (none today; `list`/`doctor` give such an agent's hooks the hand wrapper's line).
+NOT_YET: frozenset[str] = frozenset()
 
 
 def command(args: argparse.Namespace) -> int:
@@ -61,6 +61,15 @@ def command(args: argparse.Namespace) -> int:
     if dialect.agent == "gemini":  # its settings files, rewritten in place (`gemini.py`)
         changes = _gemini.plan(args, home, store, record, launcher, _run_options(args, False))
         return _show_files(changes, args.dry_run, store, record, undo)
+    if dialect.agent == "copilot":
+        options = _run_options(args, home=False)
+        changes, lines = _copilot.plan(
+            args, home, record, undo, [] if undo else launcher(), options
+        )
+        code = _show_files(changes, args.dry_run, store, record, undo)
+        for line in lines:
+            print(printable(line))
+        return code
     if isinstance(dialect, ClaudeDialect):
         if args.global_:
             raise ConfigError("--global is for the Cline family; the Claude family has --managed")

@@ -61,6 +61,11 @@ class Shape:
     skip: Callable[[dict[str, Any]], bool] = lambda hook: hook.get("shell") == "powershell"
     codec: Codec | None = None  # None: a JSON file
 
+    def field(self, view: dict[str, Any]) -> str:
+        """The field of the handler `view` shows that holds its command (Copilot's
+        entry picks one of several: `_install.copilot`)."""
+        return self.key
+
     def event_table(self, data: dict[str, Any]) -> tuple[jsonspan.Path, Any]:
         hooks = data.get("hooks")
         if self.table == "events" or (self.table == "either" and not isinstance(hooks, dict)):

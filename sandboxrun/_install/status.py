@@ -42,6 +42,8 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
     dialect = DIALECTS[agent]
     if agent == "codex":  # its own files and gate
         return _codex_notes(roots, home)
+    if agent == "copilot":
+        return _copilot_notes(roots, home)
     if agent in NOT_YET:
         return _unwrapped_notes(agent, roots, home)
     if agent == "gemini":
@@ -127,6 +129,20 @@ def _cursor_notes(dialect: CursorDialect, roots: Sequence[str], home: str) -> li
         for path, source, _, _ in config_files(dialect, [project], home)
     ]
     return _file_notes(dialect.agent, scoped, project, home)
+
+
+def _copilot_notes(roots: Sequence[str], home: str) -> list[str]:
+    """Copilot's hook files and settings, and the Claude Code files it also runs (those
+    installed with --agent claude), plus each `exec` entry install cannot wrap."""
+    from . import copilot as _copilot
+
+    project, files = _copilot.note_files(roots, home)
+    scoped = [
+        (path, "project" if not trusted else "managed" if "--managed" in again else "user",
+         shape, "claude" if "--agent claude" in again else "copilot")
+        for path, trusted, shape, again in files
+    ]  # fmt: skip
+    return _file_notes("copilot", scoped, project, home) + _copilot.unwrappable(files, home)
 
 
 def _file_notes(

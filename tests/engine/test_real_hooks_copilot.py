@@ -5,7 +5,8 @@ event on stdin) and then wrapped in `sandboxrun exec --agent copilot`: the same 
 exit code, or, for a hook that needs what the sandbox withholds (a write into the
 repository), the failure named. Also `run preToolUse --agent copilot` over a repository's
 `.github/hooks/*.json`, and exec's own failures (a missing image, a timeout, out of
-memory) mapped to Copilot's non-blocking outcome or, under --fail-closed, its deny."""
+memory) mapped to Copilot's non-blocking outcome or, under --fail-closed, its deny; and
+`install --agent copilot`: the rewritten entry run as the CLI runs it, the same way."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from sandboxrun import DockerBackend
 from sandboxrun._install.status import hand_wrapper
 from tests.fake_home import command as as_account
 
-from .conftest import cli
+from .conftest import _test_config, cli
 
 DATA = Path(__file__).resolve().parent.parent / "real_hooks" / "copilot"
 WRITE_STOPPED = b"the sandbox stopped a write"
@@ -218,6 +219,63 @@ def test_execs_own_failures_never_deny_unless_fail_closed(
     assert prefix in done.stderr
 
 
+# -- install: the rewritten entry, run as the CLI runs it -------------------------------
+
+
+def install(root: Path, home: Path, *options: str, config: Path | None = None) -> None:
+    argv = cli("install", "--agent", "copilot", "--workspace", str(root), "--home", str(home),
+               *options, config=config)  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_installed_wrapper_runs_the_repositorys_hook_sandboxed(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """install --agent copilot, then the rewritten `bash` field run as the CLI runs it
+    (`bash -c` in the repository root): the guard's deny byte for byte; its allow, from
+    an untrusted repository, becomes no decision, named on stderr. uninstall gives the
+    file back byte for byte."""
+    root = repository(tmp_path, "copilot-hooks-demo")
+    home = tmp_path / "home"
+    hooks = root / ".github" / "hooks" / "hooks.json"
+    before, original = hooks.read_bytes(), entry(root, "hooks.json", "preToolUse")
+    deny = pre_tool_use(root, "bash", {"command": "npm install left-pad"})
+    allow = pre_tool_use(root, "bash", {"command": "ls -la"})
+    on_host = bare(root, original, deny)
+    install(root, home)
+    wrapped = entry(root, "hooks.json", "preToolUse")
+    assert " exec --agent copilot --untrusted --workspace " in wrapped
+    done = bare(root, wrapped, deny)
+    assert (done.returncode, done.stdout) == (on_host.returncode, on_host.stdout), done.stderr
+    assert json.loads(done.stdout)["permissionDecision"] == "deny"
+    done = bare(root, wrapped, allow)
+    assert (done.returncode, json.loads(done.stdout)) == (0, {}), done.stderr
+    assert b"its allow ignored (untrusted" in done.stderr
+    uninstall = cli("uninstall", "--agent", "copilot", "--workspace", str(root), "--home",
+                    str(home))  # fmt: skip
+    assert subprocess.run(uninstall, capture_output=True, timeout=120).returncode == 0
+    assert hooks.read_bytes() == before
+
+
+@pytest.mark.parametrize("fail_closed", [False, True], ids=["open", "fail-closed"])
+def test_the_installed_wrappers_own_failure_never_denies_unless_fail_closed(
+    engine: DockerBackend, tmp_path: Path, fail_closed: bool
+) -> None:
+    """Installed with a config whose image is missing: the wrapper's own failure is
+    exit 0 and nothing on stdout (Copilot's permission flow decides, never the deny
+    any non-zero preToolUse exit is); under --fail-closed exit 2, the deny."""
+    root = repository(tmp_path, "copilot-hooks-demo")
+    config = tmp_path / "missing-image.toml"
+    kept = [line for line in _test_config().splitlines() if line.startswith("runtime")]
+    config.write_text("\n".join([*kept, 'image = "sandboxrun/hooks:no-such-tag"', ""]))
+    install(root, tmp_path / "home", *(["--fail-closed"] if fail_closed else []), config=config)
+    wrapped = entry(root, "hooks.json", "preToolUse")
+    done = bare(root, wrapped, pre_tool_use(root, "bash", {"command": "npm install left-pad"}))
+    assert (done.returncode, done.stdout) == (2 if fail_closed else 0, b""), done.stderr
+    assert b"sandboxrun/hooks:no-such-tag" in done.stderr
+
+
 def test_list_names_every_hook_found_and_skipped(engine: DockerBackend, tmp_path: Path) -> None:
     """`list --agent copilot` in a repository: its hooks, and each entry it will not run
     with the reason."""
@@ -237,15 +295,21 @@ def test_list_names_every_hook_found_and_skipped(engine: DockerBackend, tmp_path
     assert "version must be 1, not 2" in reasons
     assert "a powershell-only hook (no PowerShell in the sandbox)" in reasons
     assert os.path.basename(listed["skipped"][0]["path"]) in ("broken.json", "ps.json")
-    # Each hook the agent would run itself, unsandboxed, is named; one wrapped by hand is not.
-    assert len(listed["notWrapped"]) == 4, listed["notWrapped"]
-    assert listed["notWrapped"][0].startswith(
-        "copilot runs this hook unsandboxed (install does not support copilot yet):"
-        " preToolUse (project) .github/hooks/scripts/validate-command.sh; sandboxed it is: "
-    )
+    # Never installed: nothing is named (as for Claude Code); once installed, neither.
+    assert listed["notWrapped"] == []
+    install(root, home)
+
+    def not_wrapped() -> list[str]:
+        argv = as_account(home, cli("list", "--agent", "copilot", "--json", home=home))
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=root, timeout=180)
+        return list(json.loads(done.stdout)["notWrapped"])
+
+    assert not_wrapped() == []
+    # A wrapper a pull brings, however exact its form, is a hook: named, with the fix.
     line = hand_wrapper("copilot", "./guard.sh", True)  # by absolute paths, isolated
     wrapped = {"version": 1, "hooks": {"preToolUse": [{"bash": line}]}}
     (root / ".github/hooks/wrapped.json").write_text(json.dumps(wrapped))
-    again = subprocess.run(as_account(home, cli("list", "--agent", "copilot", "--json", home=home)),
-                           capture_output=True, text=True, cwd=root, timeout=180)  # fmt: skip
-    assert len(json.loads(again.stdout)["notWrapped"]) == 4
+    (note,) = not_wrapped()
+    assert "wrapped.json hooks.preToolUse[0]" in note
+    assert "install did not write it: a command shaped like a wrapper runs on the host" in note
+    assert note.endswith(f"run `sandboxrun install --agent copilot --workspace {root}` again")

@@ -50,6 +50,7 @@ from ..base import escape_name, source_of, unique_mounts
 from ..claude.handler import MAX_TIMEOUT, brief, unicode_ok
 from ..claude.settings import _load, project_root
 from .events import HOOK_NAMES, MATCH_FIELDS, check_matcher
+from .installed import Installed, installed
 
 POLICY_DIR = "/etc/github-copilot/policy.d"
 DEFAULT_TIMEOUT = 30.0  # seconds ("timeoutSec ... Default: 30")
@@ -68,7 +69,7 @@ def config_files(
     if explicit:
         found: list[tuple[str, str, bool, str | None]] = []
         for given in map(os.path.normpath, explicit):
-            files = _folder(given) if os.path.isdir(given) else [given]
+            files = json_files(given) if os.path.isdir(given) else [given]
             source = source_of(given, [project], "explicit").replace("workspace", "project")
             found += [(f, source, False, os.path.dirname(f)) for f in files]
         return found
@@ -76,17 +77,17 @@ def config_files(
     user_hooks = os.path.join(user, "hooks")
     repo = os.path.join(project, ".github")
     out: list[tuple[str, str, bool, str | None]] = []
-    out += [(f, "policy", False, None) for f in _folder(policy_dir)]
-    out += [(f, "user", False, user_hooks) for f in _folder(user_hooks)]
+    out += [(f, "policy", False, None) for f in json_files(policy_dir)]
+    out += [(f, "user", False, user_hooks) for f in json_files(user_hooks)]
     out.append((os.path.join(user, "settings.json"), "user", True, None))
-    out += [(f, "project", False, None) for f in _folder(os.path.join(repo, "hooks"))]
+    out += [(f, "project", False, None) for f in json_files(os.path.join(repo, "hooks"))]
     for folder in (os.path.join(repo, "copilot"), os.path.join(project, ".claude")):
         out.append((os.path.join(folder, "settings.json"), "project", True, None))
         out.append((os.path.join(folder, "settings.local.json"), "local", True, None))
     return out
 
 
-def _folder(path: str) -> list[str]:
+def json_files(path: str) -> list[str]:
     """The `*.json` files of a folder, alphabetical (none when it is missing)."""
     try:
         names = sorted(n for n in os.listdir(path) if n.endswith(".json"))
@@ -149,7 +150,8 @@ def discover(
         mounts = unique_mounts([project, *roots, *([folder] if folder else [])])
         template = HookSpec(hook_name="", name="", source=source, argv=(), workdir=roots[0],
                             mounts=mounts)  # fmt: skip
-        found, problems, notes = _hooks(data, hook_name, template, project)
+        lookup = installed(home, path, source not in _TRUSTED)
+        found, problems, notes = _hooks(data, hook_name, template, project, lookup)
         if strict and problems:
             problems.append("inline hooks are strict: none of this file's hooks is loaded")
             found = [h for h in found if h.kind != "command"]  # still listed, never run
@@ -173,9 +175,11 @@ def _not_run(spec: HookSpec) -> str:
 
 
 def _hooks(
-    data: Mapping[str, Any], wanted: str | None, template: HookSpec, project: str
-) -> tuple[list[HookSpec], list[str], list[str]]:
-    """(specs, problems that drop an entry, notes on entries that still run)."""
+    data: Mapping[str, Any], wanted: str | None, template: HookSpec, project: str,
+    lookup: Installed | None = None,
+) -> tuple[list[HookSpec], list[str], list[str]]:  # fmt: skip
+    """(specs, problems that drop an entry, notes on entries that still run).
+    `lookup`: install's record of the file (a wrapper runs its original)."""
     table = data.get("hooks")
     if table is None:
         return [], [], []
@@ -208,7 +212,7 @@ def _hooks(
                 items.append((at, entry, event))
     for at, entry, event in items:
         mine: list[str] = []
-        item = _entry(entry, event, template, project, mine)
+        item = _entry(entry, event, template, project, mine, lookup)
         notes += [f"{at}: {n}" for n in mine]
         if isinstance(item, str):
             problems.append(f"{at}: {item}")
@@ -218,8 +222,9 @@ def _hooks(
 
 
 def _entry(
-    hook: Any, event: str, template: HookSpec, project: str, notes: list[str]
-) -> HookSpec | str | None:
+    hook: Any, event: str, template: HookSpec, project: str, notes: list[str],
+    lookup: Installed | None = None,
+) -> HookSpec | str | None:  # fmt: skip
     """One entry's spec (a not-run one has `kind` != "command"), or why it is invalid, or
     None for an entry the agent skips without rejecting its file (said in `notes`)."""
     if not isinstance(hook, dict):
@@ -243,6 +248,11 @@ def _entry(
         name = kind if isinstance(kind, str) and unicode_ok(kind) else "?"
         return replace(spec, name=f"type {name[:40]}", kind=name[:40] or "?")
     command = _command(hook)
+    original = lookup(hook) if lookup is not None and not isinstance(command, str) else None
+    if original is not None:  # a wrapper `install` recorded: its original runs here
+        program, args = original
+        argv = ("bash", "-c", program) if args is None else (program, *args)
+        command = (program if args is None else " ".join(argv)), argv
     if isinstance(command, str):
         return command
     name, argv = command

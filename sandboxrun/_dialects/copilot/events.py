@@ -19,6 +19,7 @@ pattern that is too long is skipped, one that runs too long does not match.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -58,6 +59,19 @@ CLAUDE_NAMES = {
     "glob": "Glob", "web_fetch": "WebFetch", "web_search": "WebSearch",
     "ask_user": "AskUserQuestion", "update_todo": "TodoWrite", "task": "Agent",
 }  # fmt: skip
+
+
+def from_copilot(stdin: bytes) -> bool:
+    """Whether a hook's stdin is Copilot's event: its camelCase payload (`sessionId`,
+    `toolName`) or its VS Code compatible one, which carries a `timestamp` (an ISO
+    string) that Claude Code's events never have (hooks-reference.md, "Hook event input
+    payloads"; Claude Code's hooks reference lists no such field)."""
+    try:
+        event = json.loads(stdin) if stdin.strip() else None
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(event, dict) and any(k in event for k in ("sessionId", "toolName",
+                                                                "timestamp"))  # fmt: skip
 
 
 def camel(event: str) -> str:
