@@ -24,6 +24,7 @@ from sandboxrun._dialects.cline import CARETI, CLINE, CLINE_VSCODE, SDK_EXTENSIO
 from sandboxrun._dialects.installed import read_shim
 from sandboxrun._dialects.registry import dialect_of
 from sandboxrun._install.record import Record
+from tests.test_install import snapshot
 
 SDK = Path(".cline/hooks")
 LEGACY = Path(".clinerules/hooks")
@@ -176,26 +177,13 @@ def test_runnable_extensions_reach_the_backend(home, root, make_hook) -> None:
 # -- install shims every file Cline would run; uninstall gives back every byte ----------
 
 
-def _snapshot(top: Path) -> dict[str, tuple[int, bytes | None]]:
-    out: dict[str, tuple[int, bytes | None]] = {}
-    for folder, dirs, names in os.walk(top):
-        for name in dirs + names:
-            path = Path(folder) / name
-            st = path.lstat()
-            out[str(path.relative_to(top))] = (
-                st.st_mode,
-                path.read_bytes() if path.is_file() else None,
-            )
-    return out
-
-
 def test_install_shims_every_name_and_uninstall_is_byte_exact(home, root, make_hook) -> None:
     names = ["pretooluse.bash", "PostToolUse.MJS", "posttooluse.cjs", "TaskStart.zsh",
              "taskcomplete.mts", "UserPromptSubmit.ps1", "TASKERROR", "README.md"]  # fmt: skip
     for name in names:
         make_hook(Path(root) / SDK, name, mode=0o640)
     make_hook(Path(root) / LEGACY, "Notification")  # the extension's only
-    before = _snapshot(Path(root))
+    before = snapshot(Path(root))
     args = ["--agent", "cline", "--workspace", root, "--home", str(home)]
     assert cli.main(["install", *args]) == 0
     shims = sorted(os.listdir(Path(root) / SDK))
@@ -213,4 +201,4 @@ def test_install_shims_every_name_and_uninstall_is_byte_exact(home, root, make_h
         str(moved / n) for n in names if n not in ("README.md", "PostToolUse.MJS")
     )
     assert cli.main(["uninstall", *args]) == 0
-    assert _snapshot(Path(root)) == before
+    assert snapshot(Path(root)) == before
