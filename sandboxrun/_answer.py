@@ -109,7 +109,7 @@ class Reply:
 
 def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> CombinedResult:
     """`sandboxrun run HOOK`: the combined answer of the event's hooks."""
-    from ._dialects.registry import DIALECTS
+    from ._dialects.registry import DIALECTS, dialect_of
     from ._runner import HookFactory
     from ._session import failure_answer
     from ._settings import env_fail_closed
@@ -123,7 +123,7 @@ def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
         if not (args.fail_closed or env_fail_closed(caller.environ)):
             raise
         return failure_answer(DIALECTS[args.agent or "cline"], True, exc)
-    dialect = DIALECTS[settings.agent]
+    dialect = dialect_of(settings)
     backend = backend_for(settings)  # connects only once there is a hook to run
     factory = HookFactory(
         settings,

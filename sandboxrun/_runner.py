@@ -23,7 +23,7 @@ from ._dialects.claude.dialect import ClaudeDialect
 from ._dialects.claude.plugins import DATA_VAR
 from ._dialects.cline import CLINE
 from ._dialects.gemini.dialect import GeminiDialect
-from ._dialects.registry import DIALECTS
+from ._dialects.registry import dialect_of
 from ._errors import ConfigError, SandboxrunError
 from ._hints import hint
 from ._log import logger
@@ -340,7 +340,7 @@ class HookFactory:
         # Given: only these folders are searched.
         self.hooks_dirs = tuple(os.path.join(self.cwd, d) for d in hooks_dirs)
         self.backend = backend
-        self.dialect = DIALECTS[settings.agent]
+        self.dialect = dialect_of(settings)
         self.home = os.path.join(self.cwd, home) if home is not None else account_home()
 
     def discover(self, hook_name: str | None, workspaces: Sequence[str]) -> Discovery:

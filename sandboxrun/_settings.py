@@ -124,6 +124,12 @@ class Settings(BaseSettings):
     output_limit: int = Field(16 << 20, ge=4096, le=1 << 34, description="output before a kill")
     stderr_report: int = Field(4000, ge=0, le=1 << 20, description="stderr characters reported")
     fail_closed: bool = False
+    cline_variant: Literal["sdk", "vscode"] = Field(
+        "sdk",
+        description="which Cline finds and starts the hooks: sdk (its SDK and CLI: four"
+        " folders, any case, extensions, no exec bit) or vscode (the VS Code extension:"
+        " the executable file named exactly after the hook)",
+    )
     trust_workspace_decisions: bool = Field(
         False,
         description="honour a workspace hook's allow and updatedInput (the agent's own"

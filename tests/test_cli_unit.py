@@ -134,7 +134,9 @@ def test_list_text(home, ws, make_hook, capsys) -> None:
     w = make_hook(ws / LOCAL, "PostToolUse")
     (ws / LOCAL / "PreToolUse.ps1").write_text("#!/bin/sh\n")
     disabled = make_hook(ws / LOCAL, "TaskStart", mode=0o644)
-    assert cli.main(["list", "--workspace", str(ws)]) == 0
+    vscode = ws.parent / "vscode.toml"  # the VS Code extension's rules name near-misses
+    vscode.write_text('cline_variant = "vscode"\n')
+    assert cli.main(["list", "--config", str(vscode), "--workspace", str(ws)]) == 0
     out, err = capsys.readouterr()
     assert err == ""
     lines = out.splitlines()
@@ -142,7 +144,7 @@ def test_list_text(home, ws, make_hook, capsys) -> None:
     assert lines[1].split() == ["PreToolUse", "global", str(g)]
     assert lines[2].split() == ["PostToolUse", "workspace", str(w)]
     assert lines[3] == "skipped:"
-    assert f"{ws / LOCAL / 'PreToolUse.ps1'} (workspace): a PowerShell hook" in lines[4]
+    assert f"{ws / LOCAL / 'PreToolUse.ps1'} (workspace): the VS Code extension runs" in lines[4]
     assert f"{disabled} (workspace): not executable" in lines[5]
     assert len(lines) == 6
 
@@ -158,7 +160,9 @@ def test_list_json(home, ws, make_hook, capsys) -> None:
     g = make_hook(home / GLOBAL)
     (ws / LOCAL / "pretooluse").parent.mkdir(parents=True)
     (ws / LOCAL / "pretooluse").write_text("")
-    assert cli.main(["list", "--json", "--workspace", str(ws)]) == 0
+    vscode = ws.parent / "vscode.toml"  # the SDK/CLI would run `pretooluse` (any case)
+    vscode.write_text('cline_variant = "vscode"\n')
+    assert cli.main(["list", "--json", "--config", str(vscode), "--workspace", str(ws)]) == 0
     out, err = capsys.readouterr()
     assert err == ""
     doc = one_json_line(out)

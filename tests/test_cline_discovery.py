@@ -1,4 +1,5 @@
-"""Cline/Careti hook discovery: folders, order, exec bit, near-misses, workdir, argv, mounts."""
+"""Cline (the VS Code extension's rules: `cline_variant = "vscode"`) and Careti hook discovery:
+folders, order, exec bit, near-misses, workdir, argv, mounts. The SDK/CLI: test_cline_sdk.py."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sandboxrun import HookFactory, Settings
-from sandboxrun._dialects.cline import CARETI, CLINE, HOOK_NAMES
+from sandboxrun._dialects.cline import CARETI, CLINE_VSCODE, HOOK_NAMES, VSCODE_NAMES
 
 GLOBAL = Path("Documents/Cline/Hooks")
 LOCAL = Path(".clinerules/hooks")
@@ -26,15 +27,12 @@ def roots(tmp_path: Path) -> list[str]:
 
 
 def test_folders_are_global_then_each_root_in_order(home: Path, roots: list[str]) -> None:
-    """The global folders first (SDK's, then legacy), then each root's (`.cline/hooks`,
-    then the legacy `.clinerules/hooks`)."""
-    folders = CLINE.folders(roots, str(home))
+    """The VS Code extension's: the global folder, then each root's `.clinerules/hooks`
+    (getAllHooksDirs, apps/vscode/src/core/storage/disk.ts@21cb8d25)."""
+    folders = CLINE_VSCODE.folders(roots, str(home))
     assert folders == [
-        (str(home / ".cline/hooks"), "global", roots[0]),
         (str(home / GLOBAL), "global", roots[0]),
-        (os.path.join(roots[0], ".cline/hooks"), "workspace", roots[0]),
         (os.path.join(roots[0], LOCAL), "workspace", roots[0]),
-        (os.path.join(roots[1], ".cline/hooks"), "workspace", roots[1]),
         (os.path.join(roots[1], LOCAL), "workspace", roots[1]),
     ]
 
@@ -44,7 +42,7 @@ def test_hooks_found_global_first_then_roots_in_order(home, roots, make_hook) ->
     g = make_hook(home / GLOBAL)
     b = make_hook(Path(roots[1]) / LOCAL)
     a = make_hook(Path(roots[0]) / LOCAL)
-    found = CLINE.discover("PreToolUse", roots, str(home))
+    found = CLINE_VSCODE.discover("PreToolUse", roots, str(home))
     assert [h.name for h in found.hooks] == [str(g), str(a), str(b)]
     assert [h.source for h in found.hooks] == ["global", "workspace", "workspace"]
     assert {h.hook_name for h in found.hooks} == {"PreToolUse"}
@@ -55,7 +53,7 @@ def test_root_order_is_the_callers_order(home, roots, make_hook) -> None:
     """Reversing the roots reverses the workspace hooks (no sorting by path)."""
     a = make_hook(Path(roots[0]) / LOCAL)
     b = make_hook(Path(roots[1]) / LOCAL)
-    found = CLINE.discover("PreToolUse", roots[::-1], str(home))
+    found = CLINE_VSCODE.discover("PreToolUse", roots[::-1], str(home))
     assert [h.name for h in found.hooks] == [str(b), str(a)]
 
 
@@ -64,7 +62,7 @@ def test_only_the_requested_hook_name_is_found(home, roots, make_hook) -> None:
     folder = Path(roots[0]) / LOCAL
     pre = make_hook(folder, "PreToolUse")
     make_hook(folder, "PostToolUse")
-    found = CLINE.discover("PreToolUse", roots, str(home))
+    found = CLINE_VSCODE.discover("PreToolUse", roots, str(home))
     assert [h.name for h in found.hooks] == [str(pre)]
     assert found.skipped == ()
 
@@ -76,7 +74,7 @@ def test_careti_folders(home, roots, make_hook) -> None:
     cline_hook = make_hook(Path(roots[0]) / LOCAL)
     careti = CARETI.discover("PreToolUse", roots, str(home))
     assert [(h.name, h.source) for h in careti.hooks] == [(str(g), "global"), (str(w), "workspace")]
-    cline = CLINE.discover("PreToolUse", roots, str(home))
+    cline = CLINE_VSCODE.discover("PreToolUse", roots, str(home))
     assert [h.name for h in cline.hooks] == [str(cline_hook)]
 
 
@@ -103,7 +101,7 @@ def test_factory_home_argument_locates_the_global_folder(
 def test_any_exec_bit_enables_a_hook(home, roots, make_hook, mode: int) -> None:
     """A regular file named exactly after the hook with an exec bit is a hook."""
     hook = make_hook(Path(roots[0]) / LOCAL, mode=mode)
-    found = CLINE.discover("PreToolUse", roots, str(home))
+    found = CLINE_VSCODE.discover("PreToolUse", roots, str(home))
     assert [h.name for h in found.hooks] == [str(hook)]
 
 
@@ -113,7 +111,7 @@ def test_no_exec_bit_is_a_disabled_hook_reported_as_skipped(
 ) -> None:
     """Without the exec bit (Cline's 'disabled' toggle) the hook is skipped with a reason."""
     hook = make_hook(Path(roots[0]) / LOCAL, mode=mode)
-    found = CLINE.discover("PreToolUse", roots, str(home))
+    found = CLINE_VSCODE.discover("PreToolUse", roots, str(home))
     assert found.hooks == ()
     [skip] = found.skipped
     assert (skip.path, skip.source) == (str(hook), "workspace")
@@ -127,7 +125,7 @@ def test_symlink_to_an_executable_is_a_hook(home, roots, make_hook, tmp_path) ->
     folder = Path(roots[0]) / LOCAL
     folder.mkdir(parents=True)
     (folder / "PreToolUse").symlink_to(target)
-    found = CLINE.discover("PreToolUse", roots, str(home))
+    found = CLINE_VSCODE.discover("PreToolUse", roots, str(home))
     assert [h.name for h in found.hooks] == [str(folder / "PreToolUse")]
 
 
@@ -163,7 +161,7 @@ def _near_miss(folder: Path, kind: str) -> Path:
 @pytest.mark.parametrize(
     ("kind", "reason"),
     [
-        ("ps1", "PowerShell"),
+        ("ps1", "the VS Code extension runs only the file named PreToolUse, no extension"),
         ("case", "differs in case"),
         ("case-ext", "differs in case"),
         ("directory", "is a directory"),
@@ -174,7 +172,7 @@ def _near_miss(folder: Path, kind: str) -> Path:
 def test_near_misses_are_reported_with_a_reason(home, roots, kind: str, reason: str) -> None:
     """Files that look like the hook but are not one are skipped and say why."""
     path = _near_miss(Path(roots[0]) / LOCAL, kind)
-    found = CLINE.discover("PreToolUse", roots, str(home))
+    found = CLINE_VSCODE.discover("PreToolUse", roots, str(home))
     assert found.hooks == ()
     [skip] = found.skipped
     assert (skip.path, skip.source) == (str(path), "workspace")
@@ -184,7 +182,7 @@ def test_near_misses_are_reported_with_a_reason(home, roots, kind: str, reason: 
 def test_near_miss_in_the_global_folder_has_source_global(home, roots) -> None:
     """A near-miss in the global folder is reported with source global."""
     path = _near_miss(home / GLOBAL, "ps1")
-    [skip] = CLINE.discover("PreToolUse", roots, str(home)).skipped
+    [skip] = CLINE_VSCODE.discover("PreToolUse", roots, str(home)).skipped
     assert (skip.path, skip.source) == (str(path), "global")
 
 
@@ -192,8 +190,8 @@ def test_near_miss_reasons_name_the_exact_hook_name(home, roots) -> None:
     """Case and extension near-misses tell the user the exact name to use."""
     folder = Path(roots[0]) / LOCAL
     _near_miss(folder, "case")
-    (folder / "PreToolUse.sh.disabled").write_text("#!/bin/sh\n")
-    skipped = CLINE.discover("PreToolUse", roots, str(home)).skipped
+    (folder / "PreToolUse.rb").write_text("#!/bin/sh\n")
+    skipped = CLINE_VSCODE.discover("PreToolUse", roots, str(home)).skipped
     assert len(skipped) == 2
     assert all("PreToolUse" in s.reason for s in skipped)
 
@@ -204,7 +202,7 @@ def test_a_hook_beside_its_near_misses_still_runs(home, roots, make_hook) -> Non
     hook = make_hook(folder)
     _near_miss(folder, "case")
     _near_miss(folder, "ps1")
-    found = CLINE.discover("PreToolUse", roots, str(home))
+    found = CLINE_VSCODE.discover("PreToolUse", roots, str(home))
     assert [h.name for h in found.hooks] == [str(hook)]
     assert sorted(Path(s.path).name for s in found.skipped) == ["PreToolUse.ps1", "pretooluse"]
 
@@ -215,7 +213,7 @@ def test_a_hook_beside_its_near_misses_still_runs(home, roots, make_hook) -> Non
 def test_unrelated_files_are_ignored_silently(home, roots, make_hook, name: str) -> None:
     """Files unrelated to any hook name are neither hooks nor reported."""
     make_hook(Path(roots[0]) / LOCAL, name)
-    found = CLINE.discover(None, roots, str(home))
+    found = CLINE_VSCODE.discover(None, roots, str(home))
     assert found.hooks == ()
     assert found.skipped == ()
 
@@ -224,7 +222,7 @@ def test_workspace_hook_runs_in_its_root_and_global_in_the_first(home, roots, ma
     """A workspace hook's workdir is its own root; a global hook's is the first root."""
     make_hook(home / GLOBAL)
     make_hook(Path(roots[1]) / LOCAL)
-    glob, local = CLINE.discover("PreToolUse", roots, str(home)).hooks
+    glob, local = CLINE_VSCODE.discover("PreToolUse", roots, str(home)).hooks
     assert glob.workdir == roots[0]
     assert local.workdir == roots[1]
 
@@ -235,7 +233,7 @@ def test_argv_is_sh_c_with_the_quoted_path(home, tmp_path, make_hook, dirname: s
     root = tmp_path / dirname
     root.mkdir()
     hook = make_hook(root / LOCAL)
-    [spec] = CLINE.discover("PreToolUse", [str(root)], str(home)).hooks
+    [spec] = CLINE_VSCODE.discover("PreToolUse", [str(root)], str(home)).hooks
     assert spec.argv[:2] == ("/bin/sh", "-c")
     assert len(spec.argv) == 3
     assert shlex.split(spec.argv[2]) == [str(hook)]
@@ -246,21 +244,21 @@ def test_argv_quotes_a_path_with_spaces(home, tmp_path, make_hook) -> None:
     root = tmp_path / "my project"
     root.mkdir()
     hook = make_hook(root / LOCAL)
-    [spec] = CLINE.discover("PreToolUse", [str(root)], str(home)).hooks
+    [spec] = CLINE_VSCODE.discover("PreToolUse", [str(root)], str(home)).hooks
     assert spec.argv == ("/bin/sh", "-c", f"'{hook}'")
 
 
 def test_mounts_of_a_global_hook_are_the_roots_and_its_folder(home, roots, make_hook) -> None:
     """A global hook mounts every workspace root plus the global hook folder."""
     make_hook(home / GLOBAL)
-    [spec] = CLINE.discover("PreToolUse", roots, str(home)).hooks
+    [spec] = CLINE_VSCODE.discover("PreToolUse", roots, str(home)).hooks
     assert spec.mounts == (roots[0], roots[1], str(home / GLOBAL))
 
 
 def test_mounts_are_deduplicated_when_the_folder_is_inside_a_root(home, roots, make_hook) -> None:
     """A workspace hook's folder lies inside its root, so only the roots are mounted."""
     make_hook(Path(roots[1]) / LOCAL)
-    [spec] = CLINE.discover("PreToolUse", roots, str(home)).hooks
+    [spec] = CLINE_VSCODE.discover("PreToolUse", roots, str(home)).hooks
     assert spec.mounts == tuple(roots)
 
 
@@ -269,7 +267,7 @@ def test_mounts_drop_repeated_and_nested_roots(home, roots, make_hook) -> None:
     nested = os.path.join(roots[0], "sub")
     os.mkdir(nested)
     make_hook(Path(roots[0]) / LOCAL)
-    hooks = CLINE.discover("PreToolUse", [roots[0], nested, roots[0]], str(home)).hooks
+    hooks = CLINE_VSCODE.discover("PreToolUse", [roots[0], nested, roots[0]], str(home)).hooks
     assert hooks[0].mounts == (roots[0],)
 
 
@@ -279,21 +277,21 @@ def test_mounts_do_not_confuse_sibling_prefixes(home, tmp_path, make_hook) -> No
     a.mkdir()
     ab.mkdir()
     make_hook(home / GLOBAL)
-    [spec] = CLINE.discover("PreToolUse", [str(a), str(ab)], str(home)).hooks
+    [spec] = CLINE_VSCODE.discover("PreToolUse", [str(a), str(ab)], str(home)).hooks
     assert spec.mounts == (str(a), str(ab), str(home / GLOBAL))
 
 
 def test_global_folder_inside_a_root_is_not_mounted_twice(home, make_hook) -> None:
     """When the workspace root is HOME itself, the global folder is already mounted."""
     make_hook(home / GLOBAL)
-    [spec] = CLINE.discover("PreToolUse", [str(home)], str(home)).hooks
+    [spec] = CLINE_VSCODE.discover("PreToolUse", [str(home)], str(home)).hooks
     assert spec.mounts == (str(home),)
 
 
 def test_spec_defaults(home, roots, make_hook) -> None:
     """A discovered spec has no extra env and takes its timeout from the settings."""
     make_hook(Path(roots[0]) / LOCAL)
-    [spec] = CLINE.discover("PreToolUse", roots, str(home)).hooks
+    [spec] = CLINE_VSCODE.discover("PreToolUse", roots, str(home)).hooks
     assert dict(spec.env) == {}
     assert spec.timeout is None
 
@@ -304,11 +302,14 @@ def test_discover_none_lists_every_hook_name(home, roots, make_hook) -> None:
     for name in HOOK_NAMES:
         make_hook(folder, name)
     make_hook(folder, "TaskStart.rb")
-    found = CLINE.discover(None, roots, str(home))
-    assert sorted(h.hook_name for h in found.hooks) == sorted(HOOK_NAMES)
+    found = CLINE_VSCODE.discover(None, roots, str(home))
+    assert sorted(h.hook_name for h in found.hooks) == sorted(VSCODE_NAMES)
     assert all(h.name == str(folder / h.hook_name) for h in found.hooks)
-    [skip] = found.skipped
-    assert skip.path == str(folder / "TaskStart.rb")
+    assert sorted(Path(s.path).name for s in found.skipped) == [
+        "SessionShutdown",
+        "TaskError",
+        "TaskStart.rb",
+    ]  # the SDK's only, and a near-miss
 
 
 def test_hook_names_are_clines() -> None:
@@ -330,7 +331,7 @@ def test_hook_names_are_clines() -> None:
 
 def test_missing_folders_are_fine(home, roots) -> None:
     """No hook folders at all is no hooks and nothing skipped."""
-    found = CLINE.discover("PreToolUse", roots, str(home))
+    found = CLINE_VSCODE.discover("PreToolUse", roots, str(home))
     assert (found.hooks, found.skipped) == ((), ())
 
 
@@ -338,7 +339,7 @@ def test_a_file_where_the_folder_should_be_is_ignored(home, roots) -> None:
     """A regular file at `.clinerules/hooks` is not an error."""
     (Path(roots[0]) / ".clinerules").mkdir()
     (Path(roots[0]) / LOCAL).write_text("not a folder")
-    found = CLINE.discover("PreToolUse", roots, str(home))
+    found = CLINE_VSCODE.discover("PreToolUse", roots, str(home))
     assert (found.hooks, found.skipped) == ((), ())
 
 
@@ -354,7 +355,7 @@ def test_unlistable_folder_is_reported(home, roots, monkeypatch) -> None:
         return real_listdir(path)
 
     monkeypatch.setattr(os, "listdir", listdir)
-    found = CLINE.discover("PreToolUse", roots, str(home))
+    found = CLINE_VSCODE.discover("PreToolUse", roots, str(home))
     assert found.hooks == ()
     [skip] = found.skipped
     assert (skip.path, skip.source) == (str(folder), "workspace")
@@ -368,7 +369,7 @@ def test_no_workspaces_means_the_home_for_global_hooks(
     home: never the process's current directory."""
     monkeypatch.chdir(tmp_path)
     make_hook(home / GLOBAL)
-    [spec] = CLINE.discover("PreToolUse", [], str(home)).hooks
+    [spec] = CLINE_VSCODE.discover("PreToolUse", [], str(home)).hooks
     assert spec.workdir == str(home)
 
 

@@ -687,7 +687,7 @@ def test_managed_is_refused_for_other_agents(home, capsys) -> None:
 def cline_ws(tmp_path: Path, make_hook: Any) -> Path:
     root = tmp_path / "cws"
     make_hook(root / ".clinerules/hooks", "PreToolUse", mode=0o750)
-    make_hook(root / ".clinerules/hooks", "TaskStart", mode=0o644)  # disabled
+    make_hook(root / ".clinerules/hooks", "TaskStart", mode=0o644)  # disabled in VS Code only
     (root / ".clinerules/hooks/lib.sh").write_text("helper\n")
     make_hook(root / ".cline/hooks", "PostToolUse.py", mode=0o600, body="print('{}')\n")
     os.chmod(root / ".clinerules/hooks", 0o711)
@@ -699,7 +699,8 @@ def test_cline_install_shims_and_uninstall_restores_modes(cline_ws, home) -> Non
     args = ["--agent", "cline", "--workspace", str(cline_ws), "--home", str(home)]
     assert sandboxrun("install", *args) == 0
     legacy, sdk = cline_ws / ".clinerules/hooks", cline_ws / ".cline/hooks"
-    assert sorted(os.listdir(legacy)) == ["PreToolUse"]
+    # TaskStart (no exec bit): disabled for the VS Code extension, run by the SDK/CLI.
+    assert sorted(os.listdir(legacy)) == ["PreToolUse", "TaskStart"]
     assert sorted(os.listdir(sdk)) == ["PostToolUse"]
     shim = read_shim(legacy / "PreToolUse", home)
     assert shim is not None and shim.hooks_dirs == (
@@ -712,8 +713,9 @@ def test_cline_install_shims_and_uninstall_restores_modes(cline_ws, home) -> Non
     assert sorted(h.name for h in found.hooks) == [
         str(cline_ws / ".sandboxrun/moved/.cline/hooks/PostToolUse.py"),
         str(cline_ws / ".sandboxrun/moved/.clinerules/hooks/PreToolUse"),
+        str(cline_ws / ".sandboxrun/moved/.clinerules/hooks/TaskStart"),
     ]
-    assert sum("a sandboxrun shim" in s.reason for s in found.skipped) == 2
+    assert sum("a sandboxrun shim" in s.reason for s in found.skipped) == 3
     assert sandboxrun("install", *args) == 0  # again: no change
     assert sandboxrun("uninstall", *args) == 0
     assert snapshot(cline_ws) == before
@@ -819,6 +821,7 @@ def test_cline_earlier_install_is_migrated(cline_ws, home, capsys) -> None:
     assert sorted(h.name for h in found) == [
         str(cline_ws / ".sandboxrun/moved/.cline/hooks/PostToolUse.py"),
         str(cline_ws / ".sandboxrun/moved/.clinerules/hooks/PreToolUse"),
+        str(cline_ws / ".sandboxrun/moved/.clinerules/hooks/TaskStart"),  # SDK: no exec bit
     ]
     sandboxrun("list", "--workspace", str(cline_ws), "--home", str(home))
     assert "not wrapped" not in capsys.readouterr().out
@@ -865,12 +868,11 @@ def test_cline_pulled_hook_is_named_then_moved(cline_ws, home, make_hook, capsys
     assert sandboxrun("install", *args) == 0
     assert read_shim(new, home) is not None
     assert (cline_ws / ".sandboxrun/moved/.clinerules/hooks/UserPromptSubmit").exists()
-    # A hook enabled in the moved folder after install has no shim: it runs nowhere.
-    disabled = cline_ws / ".sandboxrun/moved/.clinerules/hooks/TaskStart"
-    disabled.chmod(0o755)
+    # A hook put in the moved folder after install has no shim: it runs nowhere.
+    late = make_hook(cline_ws / ".sandboxrun/moved/.clinerules/hooks", "TaskCancel")
     capsys.readouterr()
     sandboxrun("list", "--workspace", str(cline_ws), "--home", str(home))
-    assert f"no shim: {disabled} does not run at all" in capsys.readouterr().out
+    assert f"no shim: {late} does not run at all" in capsys.readouterr().out
     # The same name on both sides is refused, naming both.
     sandboxrun("uninstall", *args)
     sandboxrun("install", *args)
@@ -906,8 +908,8 @@ def test_cline_global_forwarders(home, cline_ws, make_hook) -> None:
     shim = read_shim(own, home)
     assert shim is not None and shim.hooks_dirs == (
         str(home / ".sandboxrun/moved/.cline/hooks"),
-        ".sandboxrun/moved/.cline/hooks",
         ".sandboxrun/moved/.clinerules/hooks",
+        ".sandboxrun/moved/.cline/hooks",
     )
     # With forwarders in place, a workspace install only moves: no second run.
     ws_args = ["--agent", "cline", "--workspace", str(cline_ws), "--home", str(home)]

@@ -182,10 +182,10 @@ def confinement_checks(
 
 def hook_checks(settings: Settings, backend: DockerBackend) -> list[tuple[bool | None, str, str]]:
     """Whether each hook of the current directory can start in the image (`_preflight`)."""
-    from .._dialects.registry import DIALECTS
+    from .._dialects.registry import dialect_of
     from .._runner import resolve_workspaces  # the runner is above the doctor
 
-    dialect = DIALECTS[settings.agent]
+    dialect = dialect_of(settings)
     try:
         roots = resolve_workspaces({}, (), dialect, settings, cwd=os.getcwd())
     except SandboxrunError as exc:

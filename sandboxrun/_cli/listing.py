@@ -16,14 +16,14 @@ if TYPE_CHECKING:
 def command(args: argparse.Namespace) -> int:
     from .._answer import absolute_paths
     from .._backends.choose import make_backend
-    from .._dialects.registry import DIALECTS
+    from .._dialects.registry import dialect_of
     from .._preflight import check_discovered
     from .._runner import resolve_workspaces
     from .._settings import account_home
 
     absolute_paths(args, os.getcwd())  # not served: this process's folder is the caller's
     settings = load(args, agent=args.agent)
-    dialect = DIALECTS[settings.agent]
+    dialect = dialect_of(settings)
     roots = resolve_workspaces({}, args.workspace, dialect, settings, cwd=os.getcwd())
     found = dialect.discover(args.hook, roots, args.home or account_home(), args.hooks_dir)
     # Whether each hook can start in the image: needs the engine, once per image.

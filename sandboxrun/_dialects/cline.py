@@ -17,7 +17,7 @@ import stat
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from .._install.record import Record
 from .._log import logger
@@ -46,12 +46,34 @@ HOOK_NAMES = (
     "TaskError",  # Cline's SDK/CLI (reference: "Cline's newer SDK/CLI")
     "SessionShutdown",
 )
-# The extensions Cline's SDK accepts and the interpreter it runs each with, when the file
-# has no shebang or no exec bit (reference: "the interpreter comes from the shebang or
-# the extension, and no exec bit is needed there"). `.ts` needs a Node that strips types.
-INTERPRETERS = {".sh": "bash", ".py": "python3", ".js": "node", ".ts": "node"}
-# Accepted by the SDK on Windows only: named as a near-miss with its reason on Linux.
-_WINDOWS_ONLY = {".ps1": "a PowerShell hook"}
+Variant = Literal["sdk", "vscode"]
+# The VS Code extension: VALID_HOOK_TYPES (apps/vscode/src/core/hooks/utils.ts@21cb8d25).
+VSCODE_NAMES = HOOK_NAMES[:9]
+# The SDK/CLI: HookConfigFileName (sdk/packages/core/src/hooks/hook-file-config.ts@21cb8d25).
+# PreCompact is a name there but maps to no event (HOOK_CONFIG_FILE_EVENT_MAP): never run.
+SDK_NAMES = tuple(n for n in HOOK_NAMES if n not in ("Notification", "PreCompact"))
+_SDK_NOT_RUN = {
+    "PreCompact": "Cline's SDK/CLI maps PreCompact to no event and never runs it",
+    "Notification": 'a hook of Cline\'s VS Code extension only (cline_variant = "vscode"):'
+    " the SDK/CLI does not run it",
+}
+# SUPPORTED_HOOK_FILE_EXTENSIONS ("" too); `.ps1` and `.ts` are run by interpreters the
+# image may lack (pwsh, bun): `_preflight` names what is missing, the hook never silently
+# stops (a `not run` error, a block under fail-closed).
+SDK_EXTENSIONS = (".sh", ".bash", ".zsh", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".py",
+                  ".ps1")  # fmt: skip
+# inferHookCommand (hook-file-hooks.ts@21cb8d25), for a file without a shebang.
+_BY_EXTENSION = {
+    **dict.fromkeys((".sh", ".bash", ".zsh"), ("bash",)),
+    **dict.fromkeys((".js", ".mjs", ".cjs"), ("node",)),
+    **dict.fromkeys((".ts", ".mts", ".cts"), ("bun", "run")),
+    ".py": ("python3",),
+    ".ps1": ("pwsh", "-File"),
+}
+# What JavaScript's String.prototype.trim strips (the SDK trims a file's name).
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(
+    map(chr, range(0x2000, 0x200B))
+)
 CONTEXT_LIMIT = 50_000
 TRUNCATION_NOTE = "\n\n[... context truncated due to size limit ...]"
 # Cline's order of the common fields; the payload object comes last.
@@ -68,8 +90,15 @@ _BASE_FIELDS = (
 
 @dataclass(frozen=True, slots=True)
 class ClineDialect:
-    """Cline's HookFactory protocol; the folders vary per fork (each tuple in Cline's
-    order: the SDK's folder first, then the legacy one the VS Code extension reads)."""
+    """Cline's hook protocol; the folders vary per fork, the discovery per `variant`:
+
+    - `sdk` (Cline's SDK and CLI, `cline_variant = "sdk"`, the default): every regular
+      file (not a symlink) of the folders whose name, trimmed and in any case, is a hook
+      name, bare or with one of `SDK_EXTENSIONS`; no exec bit needed; every such file
+      runs, in the order of their paths, started as `sdk_argv` says.
+    - `vscode` (the VS Code extension's HookFactory; Careti): the executable file named
+      exactly after the hook, no extension, started through `/bin/sh -c`.
+    """
 
     agent: str
     global_dirs: tuple[str, ...]  # relative to $HOME
@@ -77,6 +106,7 @@ class ClineDialect:
     default_timeout: float = 30.0
     hook_names: tuple[str, ...] = HOOK_NAMES
     project_dir_var: str | None = None  # Cline hooks learn their roots from the event
+    variant: Variant = "sdk"
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         roots = event.get("workspaceRoots")
@@ -150,10 +180,10 @@ class ClineDialect:
         explicit: Sequence[str] = (),
     ) -> Discovery:
         """The hooks for `hook_name` (every hook name if None), and the near-misses."""
-        hooks: list[HookSpec] = []
         skipped: list[Skipped] = []
         wanted = (hook_name,) if hook_name else HOOK_NAMES
         record = Record(home)  # a shim is a file install recorded writing there
+        found: list[tuple[str, HookSpec]] = []
         for folder, source, workdir in self.folders(workspaces, home, explicit):
             try:
                 entries = sorted(os.listdir(folder))
@@ -165,7 +195,8 @@ class ClineDialect:
                 continue
             for entry in entries:
                 path = os.path.join(folder, entry)
-                name, reason = _classify(path, entry, wanted)
+                classify = _classify_sdk if self.variant == "sdk" else _classify_vscode
+                name, reason = classify(path, entry, wanted)
                 if name is None:
                     continue
                 if reason is None and (shim := read_shim(path, record)) is not None:
@@ -174,16 +205,19 @@ class ClineDialect:
                 if reason is not None:
                     skipped.append(Skipped(escape_name(path), source, reason))
                     continue
-                hooks.append(
-                    HookSpec(
-                        hook_name=name,
-                        name=escape_name(path),  # what reports show; argv has the path
-                        source=source,
-                        argv=hook_argv(path, entry),
-                        workdir=workdir,
-                        mounts=unique_mounts([*workspaces, folder]),
-                    )
+                argv = sdk_argv(path) if self.variant == "sdk" else vscode_argv(path)
+                spec = HookSpec(
+                    hook_name=name,
+                    name=escape_name(path),  # what reports show; argv has the path
+                    source=source,
+                    argv=argv,
+                    workdir=workdir,
+                    mounts=unique_mounts([*workspaces, folder]),
                 )
+                found.append((path, spec))
+        if self.variant == "sdk":  # listHookConfigFiles: sorted by path (localeCompare)
+            found.sort(key=lambda item: _locale_key(item[0]))
+        hooks = [spec for _path, spec in found]
         return Discovery(tuple(hooks), tuple(skipped))
 
     # -- input -------------------------------------------------------------------
@@ -242,77 +276,154 @@ class ClineDialect:
         }
 
 
+# resolveHooksConfigSearchPaths (sdk/packages/shared/src/storage/paths.ts@21cb8d25): the
+# Documents folder, then ~/.cline/hooks ($CLINE_DIR is an environment variable: not read,
+# as for every setting); per root the deprecated .clinerules/hooks, then .cline/hooks.
 CLINE = ClineDialect(
-    "cline", (".cline/hooks", "Documents/Cline/Hooks"), (".cline/hooks", ".clinerules/hooks")
+    "cline", ("Documents/Cline/Hooks", ".cline/hooks"), (".clinerules/hooks", ".cline/hooks")
 )
-# Careti's reference names only its own two folders: unchanged.
-CARETI = ClineDialect("careti", ("Documents/.agents/hooks",), (".agents/hooks",))
+# getAllHooksDirs (apps/vscode/src/core/storage/disk.ts@21cb8d25): the global folder,
+# then each root's .clinerules/hooks (and a --hooks-dir: `explicit`).
+CLINE_VSCODE = ClineDialect(
+    "cline", ("Documents/Cline/Hooks",), (".clinerules/hooks",), variant="vscode"
+)
+# Careti (a fork of the extension): its reference names only its own two folders.
+CARETI = ClineDialect("careti", ("Documents/.agents/hooks",), (".agents/hooks",), variant="vscode")
 
 
-def hook_argv(path: str, entry: str) -> tuple[str, ...]:
-    """How Cline starts a hook file: an extensionless hook, or an executable one that
-    starts with `#!`, through `/bin/sh -c '<path>'` (so the shebang picks the
-    interpreter, as Cline spawns it); any other `.sh`/`.py`/`.js`/`.ts` file by the
-    interpreter of its extension (`bash`, `python3`, `node`), no exec bit needed."""
-    ext = os.path.splitext(entry)[1]
-    if ext not in INTERPRETERS or (_executable(path) and _has_shebang(path)):
-        return ("/bin/sh", "-c", shlex.quote(path))
-    return (INTERPRETERS[ext], path)
+def every_variant(dialect: ClineDialect) -> tuple[ClineDialect, ...]:
+    """The variants of the agent whose hooks `install` shims: for Cline both (the user's
+    `cline_variant` may change after install), for a fork its own."""
+    return (CLINE, CLINE_VSCODE) if dialect.agent == "cline" else (dialect,)
 
 
-def _executable(path: str) -> bool:
-    try:
-        return bool(os.stat(path).st_mode & 0o111)
-    except OSError:
-        return False
+def vscode_argv(path: str) -> tuple[str, ...]:
+    """The VS Code extension starts a hook through `/bin/sh -c '<path>'`: its shebang
+    picks the interpreter."""
+    return ("/bin/sh", "-c", shlex.quote(path))
 
 
-def _has_shebang(path: str) -> bool:
-    """Whether a regular file starts with `#!` (opened without blocking: a FIFO swapped
-    in after the check cannot stall discovery)."""
+def sdk_argv(path: str) -> tuple[str, ...]:
+    """inferHookCommand (hook-file-hooks.ts@21cb8d25), spawned without a shell: the
+    shebang's words (`env` dropped, `bash`/`sh`/`zsh`/`python3`/`python` by bare name,
+    anything else as written), else the extension's interpreter (`_BY_EXTENSION`), else
+    `bash`. The words are the hook's own: an interpreter the image lacks (bun, pwsh, zsh,
+    or `-S` from `env -S`, which Cline cannot start either) is `_preflight`'s `not run`."""
+    words = _shebang_words(path)
+    if words:
+        return (*(_normalize(words) or words), path)
+    ext = os.path.splitext(path)[1].lower()
+    return (*_BY_EXTENSION.get(ext, ("bash",)), path)
+
+
+def _normalize(words: list[str]) -> list[str] | None:
+    """normalizeHookInterpreter: strips `env` (repeatedly; a bare `env`: None, and the
+    caller keeps the shebang as written); names the shells and Python by their bare
+    names; keeps anything else."""
+    if not words:
+        return None
+    program = words[0].replace("\\", "/").lower().split("/")[-1]
+    if program == "env":
+        return _normalize(words[1:])
+    if program in ("bash", "sh", "zsh", "python3", "python"):
+        return [program, *words[1:]]
+    return words
+
+
+def _shebang_words(path: str) -> list[str]:
+    """The words after `#!` on the first line (the SDK reads the whole file as UTF-8,
+    splits on \\r?\\n, trims); read here from a regular file only, without blocking."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError:
-        return False
+        return []
     try:
-        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, 2) == b"#!"
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return []
+        head = os.read(fd, SHEBANG_MAX)
     except OSError:
-        return False
+        return []
     finally:
         os.close(fd)
+    line = head.decode("utf-8", "replace").split("\n", 1)[0].strip(_JS_SPACE)
+    return line[2:].split() if line.startswith("#!") else []
 
 
-def _classify(path: str, entry: str, wanted: Sequence[str]) -> tuple[str | None, str | None]:
+SHEBANG_MAX = 4096  # a first line longer than this is cut (Cline reads it whole)
+
+
+def _locale_key(path: str) -> tuple[str, str]:
+    """An approximation of JavaScript's `localeCompare` order (case folded first, then
+    lower case before upper case)."""
+    return (path.casefold(), path.swapcase())
+
+
+def _sdk_name(root: str) -> str | None:
+    """The hook name a file's name (its extension cut off) is to the SDK: trimmed and
+    compared in lower case (`toHookConfigFileName`)."""
+    key = root.strip(_JS_SPACE).lower()
+    return next((n for n in HOOK_NAMES if n.lower() == key), None)
+
+
+def _file_kind(path: str, follow: bool) -> str | None:
+    """Why `path` is not a regular file (None if it is)."""
+    try:
+        st = os.stat(path) if follow else os.lstat(path)
+    except OSError as exc:
+        return f"cannot stat: {exc.strerror} (a dangling symlink?)"
+    if stat.S_ISLNK(st.st_mode):
+        return "a symlink: Cline's SDK/CLI runs regular files only (readdir's isFile)"
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory, not a file"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file"
+    return None
+
+
+def _classify_sdk(path: str, entry: str, wanted: Sequence[str]) -> tuple[str | None, str | None]:
+    """(hook name, None) for a hook the SDK runs; (name, reason) for a near-miss; (None, _)
+    to ignore. Node's `extname` is `os.path.splitext`'s; `basename(file, ext.toLowerCase())`
+    cuts the extension only when it is in lower case, so `PreToolUse.SH` matches nothing."""
+    root, ext = os.path.splitext(entry)
+    name = _sdk_name(root)
+    if name is None or name not in wanted:
+        return None, None
+    if ext and ext.lower() not in SDK_EXTENSIONS:
+        known = " ".join(SDK_EXTENSIONS)
+        return name, f"extension {ext} is not one Cline's SDK/CLI runs: none, or {known}"
+    if ext != ext.lower():
+        return name, (
+            f"extension {ext} in capitals: Cline's SDK/CLI then compares the whole name"
+            f" {entry!r} with the hook names, and it matches none; use {ext.lower()}"
+        )
+    if name in _SDK_NOT_RUN:
+        return name, _SDK_NOT_RUN[name]
+    return name, _file_kind(path, follow=False)
+
+
+def _classify_vscode(path: str, entry: str, wanted: Sequence[str]) -> tuple[str | None, str | None]:
     """(hook name, None) for a hook; (name, reason) for a near-miss; (None, _) to ignore.
 
-    A hook is the file named exactly after the hook (executable: without the exec bit it
-    is a disabled hook), or that name with one of the SDK's extensions (`INTERPRETERS`;
-    the exec bit is not needed there)."""
-    stem, dot, ext = entry.partition(".")
-    ext = dot + ext
-    exact = stem if stem in wanted and (not ext or ext in INTERPRETERS) else None
-    near = next((w for w in wanted if stem.lower() == w.lower()), None)
-    if exact is None and near is None:
+    A hook is the file named exactly after the hook, executable (without the exec bit
+    it is a disabled hook), symlinks followed (findUnixHook: fs.stat, X_OK)."""
+    root, ext = os.path.splitext(entry)
+    near = _sdk_name(root)
+    exact = entry if entry in wanted and entry in VSCODE_NAMES else None
+    if exact is None and (near is None or near not in wanted):
         return None, None
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        return near or exact, f"cannot stat: {exc.strerror} (a dangling symlink?)"
     if exact is None:
         assert near is not None
-        if stem != near:
+        if near not in VSCODE_NAMES:
+            return near, f'{near} is a hook of Cline\'s SDK/CLI only (cline_variant = "sdk")'
+        if root != near:
             return near, f"name differs in case: the hook must be named exactly {near}"
-        if ext in _WINDOWS_ONLY:
-            return near, f"{_WINDOWS_ONLY[ext]} ({near}{ext}): no PowerShell in the sandbox"
-        known = ", ".join(INTERPRETERS)
-        return near, f"extension {ext} is not one Cline runs: {near} alone, or with {known}"
-    if stat.S_ISDIR(st.st_mode):
-        return exact, "is a directory, not a file"
-    if not stat.S_ISREG(st.st_mode):
-        return exact, "is not a regular file"
-    if not ext and not st.st_mode & 0o111:
-        return exact, "not executable: a disabled hook (chmod +x to enable)"
-    return exact, None
+        sdk = ' (Cline\'s SDK/CLI would run it: cline_variant = "sdk")'
+        sdk = sdk if ext.lower() in SDK_EXTENSIONS and ext == ext.lower() else ""
+        return near, f"the VS Code extension runs only the file named {near}, no extension{sdk}"
+    why = _file_kind(path, follow=True)
+    if why is None and not os.stat(path).st_mode & 0o111:
+        why = "not executable: a disabled hook (chmod +x to enable)"
+    return exact, why
 
 
 def parse_output(stdout: str) -> tuple[dict[str, Any], str | None]:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .base import Dialect
 from .claude.agents import AUGMENT, CODEBUDDY, DEVIN, FACTORY, IFLOW, QWEN
 from .claude.dialect import CLAUDE, QODER, QODER_CN
-from .cline import CARETI, CLINE
+from .cline import CARETI, CLINE, CLINE_VSCODE
 from .codex import CODEX
 from .copilot import COPILOT
 from .cursor import CURSOR
 from .gemini.dialect import GEMINI
+
+if TYPE_CHECKING:
+    from .._settings import Settings
 
 DIALECTS: dict[str, Dialect] = {
     "cline": CLINE,
@@ -28,3 +33,11 @@ DIALECTS: dict[str, Dialect] = {
     "copilot": COPILOT,
     "gemini": GEMINI,
 }
+
+
+def dialect_of(settings: Settings) -> Dialect:
+    """The dialect of `settings.agent`; for Cline, of the variant `cline_variant` names
+    (the SDK/CLI by default, or the VS Code extension: `_dialects.cline`)."""
+    if settings.agent == "cline" and settings.cline_variant == "vscode":
+        return CLINE_VSCODE
+    return DIALECTS[settings.agent]

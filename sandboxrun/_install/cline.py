@@ -1,8 +1,11 @@
 """`install` / `uninstall` for the Cline family: shims in the folders the agent scans.
 
-Cline runs every executable named after a hook in its hook folders, so the hooks stay
-where the agent looks, as small shims, and the originals move (one rename: bytes,
-modes and times kept) to `<base>/.sandboxrun/moved/<folder>`, which no agent scans.
+Cline runs the files named after a hook in its hook folders (the VS Code extension: the
+executable named exactly so; its SDK/CLI: any case, with an extension too: `_dialects.cline`),
+so the hooks stay where the agent looks, as small shims (one per hook name, named exactly
+after it: both variants run it; every file of the folder moves, whatever its name), and
+the originals move (one rename: bytes, modes and times kept) to
+`<base>/.sandboxrun/moved/<folder>`, which no agent scans.
 A shim hands its stdin to `sandboxrun run HOOK --agent A --answer agent --hooks-dir
 <moved folder>` (started as `PYTHON -I SANDBOXRUN`: `command.launcher`), which runs
 the originals in the sandbox and prints exactly Cline's answer (`cancel`,
@@ -34,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._dialects.cline import ClineDialect
+from .._dialects.cline import ClineDialect, every_variant
 from .._dialects.installed import MOVED, SHIM_MARK, missing_guard, read_shim
 from .._errors import ConfigError
 from . import legacy
@@ -97,10 +100,13 @@ def _check_folder(folder: str) -> None:
 
 def hook_names(dialect: ClineDialect, home: str, folders: Sequence[str],
                skip: Sequence[str] = ()) -> list[str]:  # fmt: skip
-    """The hook names with an enabled hook in `folders` (shims and `skip` left out:
-    discovery skips the shims install recorded)."""
-    found = dialect.discover(None, [], home, [f for f in folders if os.path.isdir(f)])
-    names = {h.hook_name for h in found.hooks if h.name not in skip}
+    """The hook names with a hook in `folders` that either variant of the agent runs
+    (`every_variant`: whichever Cline the user has, none of its hooks stops running
+    unseen), shims and `skip` left out (discovery skips the shims install recorded)."""
+    names: set[str] = set()
+    for variant in every_variant(dialect):
+        found = variant.discover(None, [], home, [f for f in folders if os.path.isdir(f)])
+        names |= {h.hook_name for h in found.hooks if h.name not in skip}
     return [n for n in dialect.hook_names if n in names]
 
 

@@ -53,6 +53,36 @@ def test_cline_sdk_folder_python_hook_cancels(engine: DockerBackend, tmp_path: P
     assert result["cancel"] is True and result["errorMessage"] == "no rm -rf"
 
 
+def test_cline_sdk_mjs_and_lower_case_bash_hooks_run_sandboxed(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """`pretooluse.mjs` (node, an ES module) and `PRETOOLUSE.bash` (bash), neither with
+    the exec bit or a shebang, both run in the sandbox as Cline's SDK runs them; a `.ts`
+    hook is a named error: no bun in the image (cline/cline@21cb8d25 inferHookCommand)."""
+    ws = tmp_path / "ws"
+    (ws / ".cline/hooks").mkdir(parents=True)
+    (ws / ".cline/hooks/pretooluse.mjs").write_text(
+        "import { readFileSync } from 'node:fs';\n"
+        "const e = JSON.parse(readFileSync(0, 'utf8'));\n"
+        "console.log(JSON.stringify({cancel: e.preToolUse.parameters.command.includes('rm -rf'),"
+        " errorMessage: 'mjs'}));\n"
+    )
+    (ws / ".cline/hooks/PRETOOLUSE.bash").write_text(
+        'cat >/dev/null; [[ -n "$BASH_VERSION" ]] && echo \'{"contextModification": "bash"}\'\n'
+    )
+    (ws / ".cline/hooks/PreToolUse.ts").write_text("console.log('{}')\n")
+    factory = HookFactory(engine.settings, engine, home=str(tmp_path / "home"))
+    event = {"preToolUse": {"toolName": "execute_command", "parameters": {"command": "rm -rf /"}}}
+    result = factory.run("PreToolUse", event, [str(ws)]).to_json()
+    by_name = {os.path.basename(h["name"]): h for h in result["hooks"]}
+    assert by_name["pretooluse.mjs"]["status"] == "completed", result
+    assert by_name["PRETOOLUSE.bash"]["status"] == "completed", result
+    assert by_name["PreToolUse.ts"]["status"] == "error", result
+    assert "`bun` is not in image" in by_name["PreToolUse.ts"]["error"]
+    assert result["cancel"] is True and result["errorMessage"] == "mjs"
+    assert result["contextModification"] == "bash"
+
+
 def test_claude_args_hook_blocks_without_a_shell(engine: DockerBackend, tmp_path: Path) -> None:
     """`command` + `args` is an argv: `a b` stays one argument and `$HOME` is not expanded,
     so the guard sees exactly what the settings say and blocks."""
