@@ -5,8 +5,16 @@ command line with the same functions as the cold path, from a process that has t
 engine connection (and, later, warm containers) ready. When no trusted server answers
 (no socket, refused, wrong owner, a connect that times out, `serve = "off"` in the
 config, `--no-serve`), the command runs cold in this process (`_cli`): the answer is
-the same either way, only slower. With `serve = "start"` the command also starts a
-server in the background for the next ones (it stops after 15 idle minutes).
+the same either way, only slower.
+
+Warm by default (`serve = "auto"`, issue 19): a command that finds no server starts
+one for the next commands (`start_server`) and answers cold itself, never waiting for
+it. The server is detached (a session of its own, no stdin or stdout, its log beside
+the socket), stops after `serve_idle` seconds without a request (15 minutes) and then
+removes its pooled containers. One server per socket: the lock file beside it, which
+the starting command takes and hands to the server, which holds it while it lives.
+Not started under `CI=true` (a CI job runs a few commands: a server lingering after
+the job helps nothing), nor with `serve = "use"` (a running one only) or `"off"`.
 
 What the client trusts. A server answers for the user's guard hooks, so the client
 sends nothing until it knows the server is the user's own:
@@ -67,13 +75,14 @@ def via_server(argv: list[str]) -> int | None:
     if found is None:
         return None
     verbose, command, args = found
-    path, mode = socket_path(_config_of(args))
+    config = _config_of(args)
+    path, mode = socket_path(config)
     if path is None:
         return None
     sock = connect(path, warn=True)
     if sock is None:
-        if mode == "start" and untrusted(path) in ("no socket", None):
-            start_server(path)  # for the next commands; this one runs cold
+        if mode == "auto" and not in_ci() and vacant(path):
+            start_server(path, config[0])  # for the next commands; this one runs cold
         return None
     stdin = sys.stdin.buffer.read() if not sys.stdin.isatty() else None
     try:
@@ -148,45 +157,102 @@ def socket_path(config: tuple[str | None, bool]) -> tuple[str | None, str]:
     except ConfigError:
         return None, "off"
     mode = table.get("serve", "auto")
+    mode = "auto" if mode == "start" else mode  # its old name (`Settings` says so)
     path = table.get("serve_socket", default_socket())
-    if mode not in ("auto", "start") or not isinstance(path, str) or not os.path.isabs(path):
+    if mode not in ("auto", "use") or not isinstance(path, str) or not os.path.isabs(path):
         return None, "off"
     return path, mode
 
 
-AUTO_IDLE_EXIT = 900  # seconds without a request before a server started on demand stops
+def in_ci() -> bool:
+    """Whether this runs in a CI job (`CI=true`, set by GitHub Actions, GitLab CI,
+    CircleCI, Travis, Buildkite...): no server is started there. A variable can only
+    turn the start off, never on, nor choose anything about a server."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
 SERVER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+LOG_MAX = 1 << 20  # bytes of serve.log before it is moved to serve.log.1
 
 
-def start_server(path: str) -> None:
-    """Start `sandboxrun serve` on `path` in the background, in a session of its own
-    (the agent's signals to its hook do not reach it); it stops when idle. Its log is
-    `serve.log` beside the socket. A server that loses a race to another exits."""
-    import subprocess  # only here: most commands never start a server
+def lock_path(path: str) -> str:
+    """The lock file of the server at socket `path`: held by the one server (and, until
+    it has handed it over, by the command that starts it)."""
+    return path + ".lock"
+
+
+def log_path(path: str) -> str:
+    """The log of a server started on demand at socket `path`."""
+    return os.path.join(os.path.dirname(path), "serve.log")
+
+
+def server_argv(path: str, config: str | None, lock: int) -> list[str]:
+    """The command line of a server started on demand (tests replace it)."""
+    named = ["--config", config] if config else []
+    return [sys.executable, "-m", "sandboxrun", "serve", "--socket", path, *named,
+            "--lock-fd", str(lock)]  # fmt: skip
+
+
+def start_server(path: str, config: str | None = None) -> int | None:
+    """Start `sandboxrun serve` on `path` for the next commands, without waiting for it:
+    its pid, or None when none was started (one is starting or running: the lock is
+    held; or the folder is not the user's). The server runs in a session of its own
+    (the agent's signals to its hook's process group do not reach it), with no stdin
+    or stdout (an agent waiting for its hook's pipes to close is not held), its
+    log in `serve.log` beside the socket, and stops after `serve_idle` seconds."""
+    import fcntl  # only here: most commands never start a server
+    import subprocess
 
     folder = os.path.dirname(path)
+    uid = os.getuid()
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        log = os.open(
-            os.path.join(folder, "serve.log"),
-            os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
-            0o600,
-        )
+        st = os.lstat(folder)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid:
+            return None  # not ours: `connect` never uses it either
+        if st.st_mode & 0o077:
+            os.chmod(folder, 0o700)  # ours: as `serve` itself does
+        flags = os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        lock = os.open(lock_path(path), os.O_RDWR | flags, 0o600)
     except OSError:
-        return
+        return None
+    log = -1
     try:
-        subprocess.Popen(
-            [sys.executable, "-m", "sandboxrun", "serve", "--socket", path,
-             "--idle-exit", str(AUTO_IDLE_EXIT)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return None  # another command is starting the server, or it runs
+        log = _open_log(log_path(path))
+        proc = subprocess.Popen(
+            server_argv(path, config, lock),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+            start_new_session=True, pass_fds=(lock,),  # the lock goes on with the server
             # Not this command's environment: an agent starts hooks with variables a
             # repository chose, and the server outlives this one command.
             env={"PATH": SERVER_PATH, "LANG": "C.UTF-8"}, cwd="/",
         )  # fmt: skip
+        # Never waited for: it outlives this command (init reaps it). Said so, or
+        # Popen's finaliser warns that it "is still running".
+        proc.returncode = 0
+        return proc.pid
     except OSError as exc:
         _warn(f"could not start a server at {path}: {exc}")
+        return None
     finally:
-        os.close(log)
+        os.close(lock)  # the server's copy holds the lock from now on
+        if log >= 0:
+            os.close(log)
+
+
+def _open_log(path: str) -> int:
+    """The server's log, appended to; moved to `.1` past LOG_MAX (one old log kept)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o600)
+    if os.fstat(fd).st_size > LOG_MAX:
+        os.close(fd)
+        os.replace(path, path + ".1")
+        fd = os.open(path, flags, 0o600)
+    return fd
 
 
 def untrusted(path: str) -> str | None:
@@ -203,6 +269,26 @@ def untrusted(path: str) -> str | None:
     if not stat.S_ISSOCK(sst.st_mode) or sst.st_uid != uid or sst.st_mode & 0o077:
         return "it is not a socket of yours with mode 0600"
     return None
+
+
+def vacant(path: str) -> bool:
+    """Whether no server is at `path`: no socket, or one of the user's that nobody
+    accepts on (a killed server's, which a new server replaces). Not vacant: a socket
+    that is not the user's, or that a process (of any user) answers on."""
+    why = untrusted(path)
+    if why is not None:
+        return why == "no socket"
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.setblocking(False)  # a full backlog says EAGAIN: someone is there
+    try:
+        probe.connect(path)
+    except (ConnectionRefusedError, FileNotFoundError):
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return False
 
 
 def connect(path: str, warn: bool = False) -> socket.socket | None:

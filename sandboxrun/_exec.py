@@ -36,6 +36,7 @@ from ._dialects.claude.dialect import ClaudeDialect
 from ._dialects.claude.plugins import DATA_VAR, data_dir
 from ._dialects.claude.settings import installed_plugins, project_root
 from ._dialects.cline import ClineDialect
+from ._dialects.codex.discovery import SHORT_EVENTS
 from ._dialects.copilot import COPILOT, CopilotDialect
 from ._dialects.copilot.events import from_copilot
 from ._dialects.cursor import CursorDialect
@@ -168,7 +169,7 @@ def exec_request(
         workdir=cwd if inside or user_hooks else root,
         mounts=unique_mounts([root, *extra]),
         env=env,
-        timeout=exec_timeout(settings),
+        timeout=exec_timeout(settings, event),
         label=label[:200],
         state=state,
         env_file=env_file,
@@ -196,11 +197,27 @@ def _other_roots(roots: Sequence[str], root: str, settings: Settings) -> list[st
 EXEC_DEFAULT_TIMEOUT = 60.0
 
 
-def exec_timeout(settings: Settings) -> float:
+def exec_timeout(settings: Settings, event: Mapping[str, Any] | None = None) -> float:
     """The seconds an `exec` hook gets: the settings' timeout, else at most 60 s by
     default: below the agent's own deadline for the entry (current Claude Code: 600 s),
-    so that sandboxrun, not the agent, ends a slow hook."""
-    return settings.timeout or min(DIALECTS[settings.agent].default_timeout, EXEC_DEFAULT_TIMEOUT)
+    so that sandboxrun, not the agent, ends a slow hook. An event the agent gives a
+    shorter deadline of its own (`agent_deadline`) gets what install gives an entry with
+    that timeout (`_install/claude.py`: max(t - 2, t / 2)), so the answer is in first."""
+    if settings.timeout:
+        return settings.timeout
+    limit = min(DIALECTS[settings.agent].default_timeout, EXEC_DEFAULT_TIMEOUT)
+    deadline = agent_deadline(settings.agent, event or {})
+    return limit if deadline is None else min(limit, max(deadline - 2, deadline / 2))
+
+
+def agent_deadline(agent: str, event: Mapping[str, Any]) -> float | None:
+    """The agent's own deadline for an entry without `timeout` when it depends on the
+    event: Codex gives SessionEnd and Interrupt 1 s (`SESSION_END_DEFAULT_TIMEOUT_SEC`,
+    codex-rs `events/session_end.rs`; `_dialects/codex`), named by the event's
+    `hook_event_name` (`codex/schema.py`). None: the agent's default for every event."""
+    if agent == "codex" and event.get("hook_event_name") in SHORT_EVENTS:
+        return 1.0
+    return None
 
 
 def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> list[str]:

@@ -189,10 +189,18 @@ class Settings(BaseSettings):
     pool_idle: float = Field(
         300.0, ge=5, le=86400, description="seconds a pooled container waits before it goes"
     )
-    serve: Literal["auto", "start", "off"] = Field(
+    serve: Literal["auto", "use", "off"] = Field(
         "auto",
-        description="auto: `run` and `exec` use a running `sandboxrun serve` (else the cold"
-        " path); start: and start one when none runs (it stops when idle); off: never",
+        description="auto: `run` and `exec` go through your `sandboxrun serve`, started on"
+        " first use when none answers (not under CI=true; it stops after `serve_idle`);"
+        ' use: only a running one; off: never (always the cold path). "start" is the old'
+        ' name of "auto"',
+    )
+    serve_idle: float = Field(
+        900.0,
+        ge=1,
+        le=86400,
+        description="seconds without a request before a server `run` or `exec` started stops",
     )
     serve_socket: str | None = Field(
         None,
@@ -330,6 +338,15 @@ class Settings(BaseSettings):
             raise ValueError("must be numeric uid or uid:gid, e.g. 1000:1000")
         if int(uid) == 0:
             raise ValueError("hooks never run as root (uid 0)")
+        return value
+
+    @field_validator("serve", mode="before")
+    @classmethod
+    def _serve(cls, value: Any) -> Any:
+        if value == "start":  # before issue 19, "auto" only used a running server
+            logger.warning('serve = "start" is now called "auto" (the default): change it in'
+                           " your config file")  # fmt: skip
+            return "auto"
         return value
 
     @field_validator("serve_socket", "serve_token_file", "audit_log")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Callable, Mapping
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from sandboxrun import (
     ExecResult,
     FakeBackend,
     Settings,
+    _client,
     _exec,
     _mounts,
     _runner,
@@ -42,6 +45,24 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return fake_home
 
 
+# The real `_client.start_server`: the tests of the start on first use call it on sockets
+# of their own (`tests/test_autoserve.py`), with a short `serve_idle`.
+START_SERVER = _client.start_server
+
+
+@pytest.fixture(autouse=True)
+def _no_server_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run` and `exec` start the user's server on first use (warm by default): a test
+    that calls the client in this process must never start one, which would outlive
+    the run (on the account's own socket, even). Commands in subprocesses get a config
+    with `serve = "off"`/`"use"` or `--no-serve` (`tests/engine/conftest.py: cli`)."""
+
+    def refuse(path: str, config: str | None = None) -> int | None:
+        raise AssertionError(f"a test would start a server at {path}: give it serve = 'off'")
+
+    monkeypatch.setattr(_client, "start_server", refuse)
+
+
 def patch_account_home(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     """Make every module that asks for the account's home get `home`."""
     for module in (_settings, _userconfig, _runner, _mounts, _exec, _state):
@@ -54,6 +75,14 @@ def user_config(home: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A folder with a short path: a unix socket's path is at most 107 bytes."""
+    folder = Path(tempfile.mkdtemp(prefix="sr-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

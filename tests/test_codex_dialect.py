@@ -375,6 +375,27 @@ def test_exec_timeout_is_codex_non_blocking_or_its_block(
     assert out.stderr.strip().startswith(b"sandboxrun") and b"timed out" in out.stderr
 
 
+@pytest.mark.parametrize(
+    ("agent", "event", "given", "seconds"),
+    [("codex", "SessionEnd", None, 0.5), ("codex", "Interrupt", None, 0.5),
+     ("codex", "PreToolUse", None, 60.0), ("codex", "SessionEnd", 5.0, 5.0),
+     ("claude", "SessionEnd", None, 60.0)],
+)  # fmt: skip
+def test_exec_deadline_comes_from_the_agent_and_the_event(
+    home: Path, tmp_path: Path, agent: str, event: str, given: float | None, seconds: float
+) -> None:
+    """An entry without `timeout`: Codex gives SessionEnd and Interrupt 1 s in all
+    (`SESSION_END_DEFAULT_TIMEOUT_SEC`, codex-rs events/session_end.rs), so exec gives
+    the hook half of it and the answer is in first; other events (and Claude's
+    SessionEnd) the 60 s of exec's default; a timeout in the settings always wins."""
+    stdin = json.dumps({"hook_event_name": event, "session_id": "s"}).encode()
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    config = Settings.load(agent=agent, timeout=given)
+    request = exec_request(config, ["guard"], stdin, None, {}, cwd=str(proj))
+    assert request.timeout == seconds
+
+
 def test_only_a_transcript_in_codex_sessions_is_mounted(home: Path, tmp_path: Path) -> None:
     """Codex writes transcripts to ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl: that one
     is mounted read-only at its own path; a path elsewhere (a key) never is."""

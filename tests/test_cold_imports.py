@@ -101,7 +101,7 @@ def test_the_cli_still_logs_through_the_lazy_logger(tmp_path: Path) -> None:
     reaches stderr in the CLI's format, at every verbosity."""
     (tmp_path / "ws").mkdir()
     config = tmp_path / "config.toml"
-    config.write_text("")
+    config.write_text('serve = "off"\n')  # no server of the real account's is started
     argv = ["run", "PreToolUse", "--config", str(config), "--home", str(tmp_path),
             "--workspace", str(tmp_path / "ws")]  # fmt: skip
     env = {"PATH": "/usr/bin:/bin", "SANDBOXRUN_IMAGE": "evil"}

@@ -8,11 +8,9 @@ import contextlib
 import io
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -39,14 +37,6 @@ from tests.test_cli_unit import _restore_library_logging  # noqa: F401 - autouse
 
 ROOT_ONLY = pytest.mark.skipif(os.getuid() != 0, reason="needs root to chown to another uid")
 CANCEL = b'{"cancel": true, "errorMessage": "no"}\n'
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    """A folder with a short path: a unix socket's path is at most 107 bytes."""
-    folder = Path(tempfile.mkdtemp(prefix="sr-", dir="/tmp"))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 class _Closable(FakeBackend):

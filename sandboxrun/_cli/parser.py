@@ -187,6 +187,8 @@ def parser() -> argparse.ArgumentParser:
     srv.add_argument(
         "--idle-exit", type=float, metavar="S", help="stop after S seconds without a request"
     )
+    # A server `run` or `exec` started (`_client.start_server`): the lock it hands on.
+    srv.add_argument("--lock-fd", type=int, help=argparse.SUPPRESS)
     srv.add_argument(
         "--log-format", choices=("text", "json"), help="its log on stderr: text lines, or one"
         " JSON object a line for a log collector (default: log_format, else text)",

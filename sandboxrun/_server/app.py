@@ -77,6 +77,8 @@ class App:
         self.answered = 0  # requests answered here (not declined)
         self.last_request = time.monotonic()
         self.stopping = False  # SIGTERM: new requests go cold, /readyz says 503
+        self.started = "hand"  # or "auto": by `run`/`exec` (`lifecycle.serve`, for doctor)
+        self.idle_exit: float | None = None  # seconds idle before it stops (None: never)
         self._ready: tuple[float, str | None] | None = None  # (checked at, why not ready)
         self._ready_lock = threading.Lock()
         self.metrics = Metrics(lambda: self.inflight, self._pool_stats)
@@ -224,7 +226,7 @@ class App:
         with _captured_logs(args.verbose) as logs:
             if ignored:  # what the agent's own process would have read, said once
                 logger.warning("ignored over TCP, from the request's env: {}", ", ".join(ignored))
-            if _serve_setting(args.config) not in ("auto", "start"):
+            if _serve_setting(args.config) not in ("auto", "use", "start"):
                 raise Decline("serve is off in the config file")
             try:
                 reply = answer(args, caller, backend_for)

@@ -52,6 +52,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(200, {
                 "ok": True, "pid": os.getpid(), "uid": os.getuid(),
                 "backends": app.backends, "inflight": app.inflight, "answered": app.answered,
+                "started": app.started, "idleExit": app.idle_exit,
             })  # fmt: skip
         if self.path == "/readyz":  # readiness: hooks can run now
             why = app.ready()

@@ -1,11 +1,12 @@
 """The server process: its socket (the user's alone; a live server is never replaced,
-a stale socket is), the optional TCP listener and its token, SIGTERM, the idle exit,
-and `doctor`'s line."""
+a stale socket is), its lock (one server per socket, `_client.start_server`), the
+optional TCP listener and its token, SIGTERM, the idle exit, and `doctor`'s line."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import os
 import signal
 import socket
@@ -24,9 +25,8 @@ from .front import Slots
 from .handler import Handler, TCPServer, UnixServer
 
 
-def prepare_socket(path: str) -> None:
-    """Make the socket's folder (the user's, 0700) and clear a stale socket; refuse a
-    path a live server answers on, or that is not a socket."""
+def own_folder(path: str) -> None:
+    """Make the socket's folder, the user's with mode 0700 (or refuse one that is not)."""
     folder = os.path.dirname(path)
     os.makedirs(folder, mode=0o700, exist_ok=True)
     st = os.lstat(folder)
@@ -34,6 +34,12 @@ def prepare_socket(path: str) -> None:
         raise ConfigError(f"socket folder {folder} is not a folder of yours")
     if st.st_mode & 0o077:
         os.chmod(folder, 0o700)  # ours: only we may reach the socket
+
+
+def prepare_socket(path: str) -> None:
+    """Make the socket's folder (the user's, 0700) and clear a stale socket; refuse a
+    path a live server answers on, or that is not a socket."""
+    own_folder(path)
     try:
         sst = os.lstat(path)
     except FileNotFoundError:
@@ -50,6 +56,37 @@ def prepare_socket(path: str) -> None:
     finally:
         probe.close()
     raise ConfigError(f"a server already answers at {path} (stop it first)")
+
+
+def hold_lock(path: str, inherited: int | None) -> int:
+    """The lock of the server at `path`, held until this process ends: the one a
+    starting command handed on (`inherited`, checked to be that file), else taken
+    here; a lock another process holds means another server starts or runs there."""
+    own_folder(path)
+    where = _client.lock_path(path)
+    if inherited is not None:
+        try:
+            mine, there = os.fstat(inherited), os.lstat(where)
+        except OSError as exc:
+            raise ConfigError(f"--lock-fd {inherited}: {exc.strerror}") from None
+        if (mine.st_dev, mine.st_ino) != (there.st_dev, there.st_ino):
+            raise ConfigError(f"--lock-fd {inherited} is not {where}")
+        fd = inherited
+        os.set_inheritable(fd, False)  # the server's alone: nothing it starts holds it
+    else:
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(where, flags, 0o600)
+        except OSError as exc:
+            raise ConfigError(f"cannot open the lock {where}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the handed-on lock: already ours
+    except OSError:
+        os.close(fd)
+        raise ConfigError(
+            f"another server starts or runs at {path} (it holds {where}): stop it first"
+        ) from None
+    return fd
 
 
 def read_token(path: str) -> bytes:
@@ -84,6 +121,10 @@ def serve(
     if listen and not token_file:
         raise ConfigError("--listen needs a token: --token-file FILE or serve_token_file")
     token = read_token(token_file) if listen and token_file else None
+    lock = hold_lock(path, args.lock_fd)
+    # Started by `run` or `exec` (warm by default): it stops when idle; by hand, when told.
+    auto = args.lock_fd is not None
+    idle = args.idle_exit if args.idle_exit is not None else settings.serve_idle if auto else None
     os.chdir("/")
     if make_backend is None:
         from .._backends.choose import make_backend as chosen
@@ -97,6 +138,7 @@ def serve(
 
         _log.json_lines(log_level(args.verbose))
     app = App(make_backend, settings, config=config)
+    app.started, app.idle_exit = ("auto" if auto else "hand"), idle
     servers = open_servers(app, path, listen, token)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -105,12 +147,15 @@ def serve(
         threading.Thread(target=server.serve_forever, name="serve", daemon=True).start()
     where = " and ".join(_where(server) for server in servers)
     _say(f"serving on {where} (pid {os.getpid()})")
-    idle = args.idle_exit
+    # Check the backend now, off the first request's path: the engine connection, the
+    # image, and the sweep of what a killed predecessor left (its pooled containers).
+    threading.Thread(target=app.ready, name="serve-ready", daemon=True).start()
     while not stop.wait(0.5):
         if idle and app.inflight == 0 and time.monotonic() - app.last_request > idle:
             _say(f"no request for {idle:g}s: stopping")
             break
     close_servers(app, servers, path)
+    os.close(lock)  # after the socket went and the pools were removed: the next may start
     _say("stopped")
     return 0
 
@@ -197,8 +242,13 @@ def server_state(settings: Settings) -> tuple[bool | None, str, str]:
         return True, "serve", 'off (serve = "off"): `run` and `exec` run cold'
     why = _client.untrusted(path)
     if why == "no socket":
-        start = ' (the next `run` or `exec` starts it: serve = "start")'
-        return True, "serve", f"not running at {path}{start if settings.serve == 'start' else ''}"
+        if settings.serve == "use":
+            start = ' (serve = "use": start one with `sandboxrun serve`)'
+        elif _client.in_ci():
+            start = " (not started under CI=true: `sandboxrun serve` starts one)"
+        else:
+            start = f" (the next `run` or `exec` starts it; its log: {_client.log_path(path)})"
+        return True, "serve", f"not running at {path}{start}"
     if why:
         return None, "serve", f"not used: {path}: {why}"
     sock = _client.connect(path)
@@ -207,8 +257,13 @@ def server_state(settings: Settings) -> tuple[bool | None, str, str]:
     try:
         _status, health = _client.exchange(sock, "GET", "/healthz")
         pid, backends = health["pid"], health["backends"]
+        started, idle = health.get("started"), health.get("idleExit")
     except (OSError, ValueError, TypeError, KeyError) as exc:
         return None, "serve", f"not answering at {path}: {exc}"
     finally:
         sock.close()
-    return True, "serve", f"running at {path} (pid {pid}, {backends} backend(s)): used by run, exec"
+    how = {"auto": f"started by run/exec, log {_client.log_path(path)}",
+           "hand": "started by hand"}.get(started, "started by an older sandboxrun")  # fmt: skip
+    stops = f"stops after {idle:g}s idle" if isinstance(idle, int | float) else "no idle exit"
+    return True, "serve", (f"running at {path} (pid {pid}, {how}, {stops}, {backends}"
+                           " backend(s)): used by run, exec")  # fmt: skip

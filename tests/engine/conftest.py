@@ -14,6 +14,7 @@ import tempfile
 import textwrap
 import threading
 import time
+import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -121,11 +122,15 @@ def engine_backend(settings: Settings, client: Any = None) -> DockerBackend:
 
 def cli(*args: str, config: Path | None = None, home: Path | None = None) -> list[str]:
     """The argv of the real command line, with this run's settings as a `--config` file
-    (and `--home` for the commands that find the user's hooks)."""
+    (and `--home` for the commands that find the user's hooks). A test's own config
+    file without a `serve` line runs `run` and `exec` cold (`--no-serve`): never through,
+    nor starting, a server of the account's (warm by default, issue 19)."""
+    command, *rest = args
     if config is None:
         config = _CONFIG_DIR / "config.toml"
         config.write_text(_test_config())
-    command, *rest = args
+    elif command in ("run", "exec") and "serve" not in tomllib.loads(config.read_text()):
+        rest = ["--no-serve", *rest]
     extra = ["--config", str(config)]
     if home is not None and command in ("run", "list"):
         extra += ["--home", str(home)]
@@ -148,6 +153,8 @@ def _test_config() -> str:
                                           ("image", engine_image())) if v]  # fmt: skip
     if served():
         lines.append(f'serve_socket = "{_CONFIG_DIR / "serve.sock"}"')
+    # The run's own server only (`serve = "use"` never starts one), else none at all.
+    lines.append('serve = "use"' if served() else 'serve = "off"')
     return "".join(f"{line}\n" for line in lines)
 
 

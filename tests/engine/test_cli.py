@@ -130,7 +130,8 @@ def start_run_and_wait_for_container(
 ) -> subprocess.Popen[bytes]:
     """Start `sandboxrun run` on a sleeping hook; return once its container runs."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--workspace", str(workspace)],
+        [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--no-serve", "--workspace",
+         str(workspace)],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     assert proc.stdin is not None
@@ -207,7 +208,7 @@ def test_readme_forwarding_global_hook(
     forward = tmp_path / "home" / "Documents" / "Cline" / "Hooks" / "PreToolUse"
     forward.parent.mkdir(parents=True)
     forward.write_text(
-        f"#!/bin/sh\nexec {sys.executable} -m sandboxrun run PreToolUse \\\n"
+        f"#!/bin/sh\nexec {sys.executable} -m sandboxrun run PreToolUse --no-serve \\\n"
         "     --hooks-dir .clinerules/sandboxed-hooks --fail-closed\n"
     )
     forward.chmod(0o755)

@@ -37,6 +37,7 @@ def test_control_characters_in_hook_paths_never_reach_stderr_raw(
         "-v",
         "run",
         "PreToolUse",
+        "--no-serve",
         "--workspace",
         str(hostile),
         "--image",
