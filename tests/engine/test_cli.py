@@ -94,17 +94,29 @@ def test_unreachable_engine_fail_closed_cancels(tmp_path: Path) -> None:
     assert result["cancel"] is True and "fail-closed" in result["errorMessage"]
 
 
-def test_list_names_hooks_and_near_misses(workspace: Path, hook: HookWriter) -> None:
-    """`list` shows the hook and explains the files it skipped."""
+def test_list_names_hooks_and_near_misses(
+    workspace: Path, hook: HookWriter, tmp_path: Path
+) -> None:
+    """`list` shows the hooks and explains the files it skipped, under each Cline
+    variant's rules (the SDK/CLI's by default: any extension it runs, no exec bit;
+    the VS Code extension's: an executable file named exactly after the event)."""
     hook("true")
     (workspace / ".clinerules" / "hooks" / "PostToolUse").write_text("#!/bin/sh\n")
     (workspace / ".clinerules" / "hooks" / "TaskStart.ps1").write_text("#!/bin/sh\n")
+    (workspace / ".clinerules" / "hooks" / "TaskStart.rb").write_text("#!/bin/sh\n")
     done = sandboxrun("list", "--workspace", str(workspace), "--json")
+    listing = json.loads(done.stdout)
+    assert [h["hook"] for h in listing["hooks"]] == ["PostToolUse", "PreToolUse", "TaskStart"]
+    reasons = {Path(s["path"]).name: s["reason"] for s in listing["skipped"]}
+    assert "extension .rb is not one Cline's SDK/CLI runs" in reasons["TaskStart.rb"]
+    config = tmp_path / "vscode.toml"
+    config.write_text('cline_variant = "vscode"\n')
+    done = sandboxrun("list", "--workspace", str(workspace), "--json", config=config)
     listing = json.loads(done.stdout)
     assert [h["hook"] for h in listing["hooks"]] == ["PreToolUse"]
     reasons = {Path(s["path"]).name: s["reason"] for s in listing["skipped"]}
     assert "not executable" in reasons["PostToolUse"]
-    assert "PowerShell" in reasons["TaskStart.ps1"]
+    assert "runs only the file named TaskStart" in reasons["TaskStart.ps1"]
 
 
 def test_no_hooks_needs_no_engine(tmp_path: Path) -> None:
