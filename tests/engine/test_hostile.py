@@ -382,7 +382,9 @@ def test_millions_of_tiny_files_end_at_the_memory_limit(
 ) -> None:
     """Creating 3,000,000 empty files in /tmp is bounded: the inodes count as memory and
     the hook is OOM-killed within seconds (under gVisor: killed, at the limit or the
-    deadline); its container is removed and the next hook runs."""
+    deadline); its container is removed and the next hook runs. The limit is 128m here,
+    so the kill comes after ~100,000 files, well within the deadline even on a loaded
+    machine (at the default 512m a busy 2-core machine ran out of time first)."""
     hook(
         """
         import os
@@ -394,7 +396,7 @@ def test_millions_of_tiny_files_end_at_the_memory_limit(
         """,
         shebang=PY,
     )
-    result, elapsed = timed(run_hooks, timeout=60)
+    result, elapsed = timed(run_hooks, timeout=60, memory="128m")
     report = only(result)
     assert "all created" not in result["contextModification"]
     if under_gvisor():
@@ -738,10 +740,10 @@ def test_workspace_given_as_a_symlink_is_mounted_read_only_at_that_path(
 def test_hook_file_symlinked_outside_its_folder_never_runs_the_target(
     hook: HookWriter, run_hooks: Runner, workspace: Path, tmp_path: Path, target: str
 ) -> None:
-    """A hook file that is a symlink to a host script outside the mounts is found on the host
-    (discovery stats through it) but the target does not exist inside: the preflight says
-    so and the hook is not run (an error, a cancel under fail-closed); the host script is
-    never read or run."""
+    """A hook file that is a symlink to a host script outside the mounts: Cline's SDK rules
+    skip it; under the VS Code extension's it is found on the host (discovery stats
+    through it) but the target does not exist inside: the preflight says so and the hook
+    is not run (an error, a cancel under fail-closed). The host script is never run."""
     outside = tmp_path / "outside" / "evil.sh"
     outside.parent.mkdir()
     outside.write_text(
@@ -750,7 +752,11 @@ def test_hook_file_symlinked_outside_its_folder_never_runs_the_target(
     outside.chmod(0o755)
     link = workspace / ".clinerules" / "hooks" / "PreToolUse"
     link.symlink_to(outside if target == "absolute" else os.path.relpath(outside, link.parent))
+    # Cline's SDK/CLI (the default rules) skips a symlinked hook file: no hook at all.
     result = run_hooks()
+    assert result["hooks"] == [] and "outside target ran" not in json.dumps(result), result
+    # The VS Code extension follows it: found, but its target is not inside.
+    result = run_hooks(cline_variant="vscode")
     report = only(result)
     assert (report["status"], report["exitCode"]) == ("error", None), report
     assert report["error"] == f"not run: {link} is not mounted (it links to {os.readlink(link)})"
