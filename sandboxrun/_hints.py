@@ -8,7 +8,7 @@ was stopped is named whatever the hook answered: `sandboxStopped` in each hook's
 (a short phrase, `STOPPED`) and a sentence on `exec`'s stderr. A hint only: it never
 changes a decision, an exit code or stdout.
 
-Limits (README, "the hooks report"): the stderr patterns are the usual tools' words
+Limits (docs/commands.md, `sandboxStopped`): the stderr patterns are the usual tools' words
 (glibc, curl, Python, node, git, uv, pip, wget) in English, read in the last 8 KiB;
 a hook that prints them itself is believed (its own report is its to write anyway),
 except that a pattern the event itself contains (a logger echoing a tool's output) is

@@ -104,8 +104,12 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(extra="forbid", frozen=True)
 
-    agent: Agent = "cline"
-    image: str = "sandboxrun/hooks:latest"
+    agent: Agent = Field(
+        "cline", description="whose hooks and protocol: cline, careti, the Claude family, codex..."
+    )
+    image: str = Field(
+        "sandboxrun/hooks:latest", description="the hook image (yours: build FROM this one)"
+    )
     runtime: str | None = Field(None, description="OCI runtime, e.g. runsc; None = engine default")
     runtime_class: str | None = Field(
         None,
@@ -117,13 +121,15 @@ class Settings(BaseSettings):
     )
     memory: str = Field("512m", description="memory limit; swap is not allowed on top")
     pids: int = Field(256, ge=16, le=1 << 16, description="process/thread limit per hook")
-    cpus: float = Field(1.0, gt=0, le=64)
+    cpus: float = Field(1.0, gt=0, le=64, description="CPUs a hook may use")
     tmpfs_size: str = Field("64m", description="size of each of /tmp and $HOME")
-    nofile: int = Field(1024, ge=16, le=1 << 20)
+    nofile: int = Field(1024, ge=16, le=1 << 20, description="open files per hook process")
     stdout_tail: int = Field(1 << 20, ge=4096, le=1 << 30, description="bytes of stdout kept")
     output_limit: int = Field(16 << 20, ge=4096, le=1 << 34, description="output before a kill")
     stderr_report: int = Field(4000, ge=0, le=1 << 20, description="stderr characters reported")
-    fail_closed: bool = False
+    fail_closed: bool = Field(
+        False, description="block when a hook fails, times out or cannot start (and on our errors)"
+    )
     cline_variant: Literal["sdk", "vscode"] = Field(
         "sdk",
         description="which Cline finds and starts the hooks: sdk (its SDK and CLI: four"

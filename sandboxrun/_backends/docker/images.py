@@ -32,7 +32,8 @@ IMAGE_LABEL = "sandboxrun.image"
 # Words in a build error that mean the base could not be pulled.
 _NO_REGISTRY = ("registry", "pull access denied", "manifest unknown", "no such host")
 # uv for `uv run --script` hooks; pinned, so a rebuild reuses its layers and the image is
-# the same on every machine. Bump it here (the README's plain `docker build` names it too).
+# the same on every machine. Bump it here (docs/getting-started.md's plain `docker build`
+# names it too).
 UV_VERSION = "0.13.9"
 # The engine's architecture (`docker version`) -> the PyPI wheel's platform tag.
 _WHEEL_PLATFORMS = {"amd64": "manylinux2014_x86_64", "arm64": "manylinux2014_aarch64"}
