@@ -15,8 +15,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the CLI builds its parser from this module: keep it light
     from .._backends.base import Backend
     from .._settings import Settings
+    from .events import EventLine
 
 HELP = "replay recorded events (JSON Lines) through the hooks: the CI gate"
+# Events from which a replay runs on the warm path. One event at a time, each kind's first
+# cold: the pool pays off only once enough follow; below, its launches past the last
+# event and their removal at the end cost more than it saves (bench/run.py, the check
+# rows: on 2 cores warm lost at 1-5 events and won from about 8).
+WARM_FROM = 8
 
 
 def add_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -38,7 +44,26 @@ def add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--runtime", help="OCI runtime, e.g. runsc (gVisor); refused if missing")
 
 
-def run_check(args: argparse.Namespace, settings: Settings, backend: Backend) -> int:
+def read(args: argparse.Namespace, settings: Settings) -> list[EventLine]:
+    """The events file's lines, read once (it may be stdin)."""
+    from .._dialects.registry import DIALECTS
+    from .events import read_events
+
+    return read_events(args.events, DIALECTS[settings.agent])
+
+
+def worth_warming(lines: list[EventLine], settings: Settings) -> bool:
+    """Whether the replay of `lines` gains from the warm pool (`WARM_FROM`)."""
+    events = sum(1 for line in lines if line.problem is None and line.hook_name is not None)
+    return settings.pool_size > 0 and events >= WARM_FROM
+
+
+def run_check(
+    args: argparse.Namespace,
+    settings: Settings,
+    backend: Backend,
+    lines: list[EventLine] | None = None,
+) -> int:
     """Replay the events of `args.events`; print the summary; return the exit code.
 
     The workspace is `--workspace`, else the current directory, never the roots the
@@ -46,14 +71,14 @@ def run_check(args: argparse.Namespace, settings: Settings, backend: Backend) ->
     (the hooks read it in the events' `workspaceRoots` / `cwd`, as `run` fills them in).
     """
     from .._runner import HookFactory, resolve_workspaces
-    from .events import read_events
     from .junit import write_junit
     from .replay import replay
     from .report import Progress, summary
 
     factory = HookFactory(settings, backend, home=args.home, hooks_dirs=args.hooks_dir)
     workspaces = resolve_workspaces({}, args.workspace, factory.dialect, settings, cwd=factory.cwd)
-    lines = read_events(args.events, factory.dialect)
+    if lines is None:
+        lines = read(args, settings)
     # The gate cannot vouch for events it could not run: no engine or image is exit 2
     # at once, not one error per line.
     backend.check()
