@@ -42,6 +42,7 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from typing import Any
 
 from docker.errors import NotFound
@@ -580,6 +581,7 @@ class _Run:
         self.nonce = new_nonce() if framed else None
         self.frames = (FrameReader(self.nonce), FrameReader(self.nonce)) if self.nonce else ()
         self.stale = False  # it had exited before our attach (`_check_alive`)
+        self.attach_at = 0.0  # wall clock, as the engine's FinishedAt (the same host)
         self.ended = threading.Event()  # the stream ended (or the frames came)
         self.stdout = bytearray()
         self.stderr = bytearray()
@@ -594,6 +596,7 @@ class _Run:
     def attach(self) -> None:
         """Attach to the container's stdin/stdout/stderr. For a warm run, whether it
         still runs is asked beside the delivery, not before it (`_check_alive`)."""
+        self.attach_at = time.time()
         self.attached = retry_engine(self.b.api.attach_socket)(
             self.cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
         )
@@ -604,15 +607,19 @@ class _Run:
     def _check_alive(self) -> None:
         """An attach to a container that had already exited would wait forever (one that
         exits after the attach ends our stream). Asked after the attach: if it runs,
-        any later exit ends the stream. If not, either the hook already ran and its
-        stream is ending, or it had exited while idle and the stream stays silent: hang
-        up then (`stale`), and the run goes cold; no hook took the event."""
+        any later exit ends the stream. If not, either it had exited before the attach
+        (its FinishedAt says so, or it is gone) and the stream stays silent, or the hook
+        already ran and its stream is ending: waited for, up to STREAM_GRACE. Silent:
+        hang up (`stale`), and the run goes cold; no hook took the event."""
         try:
-            running = bool(self._state()["Running"])
-        except Exception as exc:  # gone: the same as exited
+            state = self._state()
+        except Exception as exc:  # gone: the same as exited before
             logger.debug("inspect {}: {}", self.cid[:12], exc)
-            running = False
-        if running or self.ended.wait(STREAM_GRACE) or self.total:
+            state = {"Running": False}
+        if state["Running"]:
+            return
+        before = _finished(state) < self.attach_at
+        if (not before and self.ended.wait(STREAM_GRACE)) or self.total:
             return
         self.stale = True
         self._hang_up()
@@ -781,6 +788,14 @@ class _Run:
     def _hang_up(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
+
+
+def _finished(state: dict[str, Any]) -> float:
+    """When the engine says the container exited (wall clock); 0: never, or unknown."""
+    try:
+        return datetime.fromisoformat(str(state.get("FinishedAt"))).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def _file_size_limit(s: Settings) -> Ulimit:
