@@ -164,3 +164,12 @@ def test_an_image_without_the_frame_runs_the_old_way(warm: Spy, ws: Path) -> Non
     result = warm.run(req)
     assert result.warm and result.exit_code == 4 and result.stdout == b'{"event": 1}', result
     assert warm.waits == waits + 1 and len(warm.nonces) == nonces
+
+
+def test_what_is_left_behind_after_the_frame_is_not_read(warm: Spy, ws: Path) -> None:
+    """A hook that exits and leaves a process writing on: the answer is what the hook wrote
+    before its end (the helper's exit then ends the rest, as on a cold run)."""
+    result = framed(
+        warm, request(ws, "echo answer; (sleep 0.3; echo late; echo late >&2) & exit 0")
+    )
+    assert (result.exit_code, result.stdout, result.stderr) == (0, b"answer\n", b""), result
