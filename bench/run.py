@@ -12,11 +12,15 @@ event, answers `{}`). Variants, interleaved so machine noise hits them alike:
     warm CLI       `sandboxrun run` answered by `sandboxrun serve` (its pool)
     warm API       `HookFactory.run` on `DockerBackend(warm=True)`, in this process
 
-Then: throughput with 8 invocations at a time; the host memory of an idle pooled
-container (its cgroup, and the engine's per-container shim the cgroup does not count);
-and sandboxrun's own peak RSS while a hook floods its stdout (the CLI, and the server).
+Then: throughput with 8 invocations at a time, a burst of 32 from idle (the warm rows
+start from a settled, idle pool of the default size, which grows with the burst), with
+each invocation's percentiles; `check` replaying a short and a long events file, cold
+(`pool_size = 0`) and as chosen (warm from `WARM_FROM` events); the host memory of an
+idle pooled container (its cgroup, and the engine's per-container shim the cgroup does
+not count); and sandboxrun's own peak RSS while a hook floods its stdout.
 
-    .venv/bin/python bench/run.py [--runs 20] [--concurrency 8] [--json bench/results.json]
+    .venv/bin/python bench/run.py [--runs 20] [--concurrency 8] [--image IMAGE]
+                                  [--json bench/results.json]
 
 Needs a running engine and the hook image (scripts/setup). Takes a few minutes.
 """
@@ -39,13 +43,13 @@ from pathlib import Path
 from typing import Any
 
 from sandboxrun import DockerBackend, HookFactory, Settings
+from sandboxrun._check.command import WARM_FROM
 
 ROOT = Path(__file__).resolve().parents[1]
 EVENT = json.loads((ROOT / "examples" / "demo" / "event.json").read_text())
 STDIN = json.dumps(EVENT).encode()
 NOOP = "#!/bin/sh\ncat >/dev/null\necho '{}'\n"
 FLOOD = "#!/bin/sh\ncat >/dev/null\nexec yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n"
-POOL = 8  # per key: the concurrency row sends 8 at once
 Call = Callable[[], object]
 
 
@@ -127,14 +131,38 @@ def sequential(todo: dict[str, Call], runs: int) -> dict[str, list[float]]:
     return times
 
 
-def throughput(fn: Call, concurrency: int, per_worker: int) -> float:
-    """Invocations per second with `concurrency` at a time."""
+def throughput(fn: Call, concurrency: int, per_worker: int) -> tuple[float, list[float]]:
+    """Invocations per second with `concurrency` at a time, and each one's ms."""
+    each: list[float] = []
+
+    def worker() -> None:
+        for _ in range(per_worker):
+            t = time.perf_counter()
+            fn()
+            each.append((time.perf_counter() - t) * 1000)
+
     start = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:
-        for future in [pool.submit(lambda: [fn() for _ in range(per_worker)])
-                       for _ in range(concurrency)]:  # fmt: skip
+        for future in [pool.submit(worker) for _ in range(concurrency)]:
             future.result()
-    return concurrency * per_worker / (time.perf_counter() - start)
+    return concurrency * per_worker / (time.perf_counter() - start), each
+
+
+def idle_pools(api: DockerBackend) -> None:
+    """Let the pools settle and sit idle: a burst then starts from an idle warm server
+    (the API backend's pool is waited for; the server's gets the same seconds)."""
+    pool = api._pool
+    assert pool is None or pool.settle(120)
+    time.sleep(3)
+
+
+def check_replay(ws: Path, config: Path, events: Path) -> float:
+    """Seconds for `sandboxrun check` to replay `events` in `ws` (the whole process)."""
+    cmd = [sys.executable, "-m", "sandboxrun", "check", "--config", str(config), "--events",
+           str(events), "--workspace", str(ws)]  # fmt: skip
+    start = time.perf_counter()
+    subprocess.run(cmd, capture_output=True, check=True, cwd=ws)
+    return time.perf_counter() - start
 
 
 def idle_container_memory(backend: DockerBackend) -> dict[str, float | None]:
@@ -196,6 +224,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="sequential runs per variant")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--per-worker", type=int, default=4, help="runs per concurrent worker")
+    parser.add_argument("--image", help="the hook image (default: the settings')")
+    parser.add_argument("--check-runs", type=int, default=3, help="runs per check row")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="sandboxrun-bench-"))
@@ -211,17 +241,20 @@ def main() -> None:
 def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     socket = tmp / "run" / "serve.sock"
     (tmp / "run").mkdir(mode=0o700)
-    common = f"pool_size = {POOL}\n"
+    common = f'image = "{args.image}"\n' if args.image else ""
     cold_cfg, warm_cfg = tmp / "cold.toml", tmp / "warm.toml"
     cold_cfg.write_text(common + 'serve = "off"\n')
     warm_cfg.write_text(common + f'serve = "auto"\nserve_socket = "{socket}"\n')
+    no_pool_cfg = tmp / "no-pool.toml"
+    no_pool_cfg.write_text(common + 'serve = "off"\npool_size = 0\n')
     hooks = {
         "bash+jq": ROOT / "examples" / "demo" / "app",
         "no-op": workspace(tmp, "noop", NOOP),
     }
     flood_ws = workspace(tmp, "flood", FLOOD)
     settings = Settings.load(config=str(warm_cfg))
-    report: dict[str, Any] = {"runs": args.runs, "latency": {}, "throughput": {}}
+    report: dict[str, Any] = {"runs": args.runs, "latency": {}, "throughput": {}, "burst": {},
+                              "check": {}}  # fmt: skip
     with server(warm_cfg, socket) as serve, DockerBackend(settings, warm=True) as warm:
         api = HookFactory(settings, warm)
         for name, ws in hooks.items():
@@ -236,12 +269,20 @@ def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             print(f"\n{name} hook, {args.runs} interleaved sequential runs each:")
             print(table(rows, bare, docker))
         todo = variants(hooks["bash+jq"], settings.image, cold_cfg, warm_cfg, api)
-        print(f"\nthroughput, {args.concurrency} at a time (bash+jq, invocations/s):")
+        total = args.concurrency * args.per_worker
+        print(f"\nthroughput, a burst of {total}, {args.concurrency} at a time, from idle"
+              " (bash+jq; each invocation's ms):")  # fmt: skip
         for name, fn in todo.items():
-            report["throughput"][name] = throughput(fn, args.concurrency, args.per_worker)
+            idle_pools(warm)
+            report["throughput"][name], each = throughput(fn, args.concurrency, args.per_worker)
+            report["burst"][name] = {"p50_ms": statistics.median(each), "p90_ms": pct(each, 0.9),
+                                     "p99_ms": pct(each, 0.99)}  # fmt: skip
         docker_tp = report["throughput"]["docker run"]
         for name, tp in report["throughput"].items():
-            print(f"  {name:<11} {tp:7.2f}/s  {tp / docker_tp:5.2f}x docker run")
+            b = report["burst"][name]
+            each = "  ".join(f"{q} {b[q + '_ms']:6.0f}" for q in ("p50", "p90", "p99"))
+            print(f"  {name:<11} {tp:7.2f}/s  {tp / docker_tp:5.2f}x docker run   {each} ms")
+        report["check"] = check_rows(hooks["bash+jq"], tmp, cold_cfg, no_pool_cfg, args.check_runs)
         report["pooled_container"] = idle_container_memory(warm)
         cli = [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--workspace",
                str(flood_ws)]  # fmt: skip
@@ -262,6 +303,30 @@ def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     return report
 
 
+def check_rows(
+    ws: Path, tmp: Path, auto_cfg: Path, cold_cfg: Path, runs: int
+) -> dict[str, dict[str, float]]:
+    """`check` on a short and a long events file: cold (`pool_size = 0`) against the
+    choice it makes itself (warm from WARM_FROM events), interleaved, p50 seconds."""
+    rows: dict[str, dict[str, float]] = {}
+    print(f"\ncheck (bash+jq; whole processes, p50 of {runs}; warm from {WARM_FROM} events):")
+    for n in (3, 2 * WARM_FROM):
+        events = tmp / f"events-{n}.jsonl"
+        allowed = {**EVENT, "preToolUse": {"toolName": "execute_command",
+                                           "parameters": {"command": "ls"}}}  # fmt: skip
+        events.write_text((json.dumps(allowed) + "\n") * n)
+        cold, auto = [], []
+        for _ in range(runs):
+            cold.append(check_replay(ws, cold_cfg, events))
+            auto.append(check_replay(ws, auto_cfg, events))
+        row = {"cold_s": statistics.median(cold), "auto_s": statistics.median(auto)}
+        rows[f"{n} events"] = row
+        chose = "warm" if n >= WARM_FROM else "cold"
+        print(f"  {n:>3} events: cold {row['cold_s']:6.2f} s, as chosen ({chose})"
+              f" {row['auto_s']:6.2f} s: {row['auto_s'] / row['cold_s']:4.2f}x")  # fmt: skip
+    return rows
+
+
 def targets(report: dict[str, Any]) -> list[str]:
     """The issue's targets, each with its measured figure."""
     ref = report["latency"]["bash+jq"]
@@ -275,6 +340,10 @@ def targets(report: dict[str, Any]) -> list[str]:
          ref["cold CLI"]["p50_ms"] / ref["docker run"]["p50_ms"], 1.25),
         ("8 at a time >= 1.6x docker run (warm CLI)",
          -tp["warm CLI"] / tp["docker run"], -1.6),
+        ("8 at a time >= 1.6x docker run (warm API)",
+         -tp["warm API"] / tp["docker run"], -1.6),
+        *((f"check, {n}: as chosen <= cold", row["auto_s"] / row["cold_s"], 1.0)
+          for n, row in report["check"].items()),
         ("pooled container <= 5 MB (cgroup + shim)", pooled, 5.0),
         ("RSS under 100 MB while flooded", max(report["flood_rss_mib"].values()), 100.0),
     ]  # fmt: skip

@@ -8,6 +8,10 @@ inspect, runtime, stale sweep) -> create -> attach -> start -> (hook runs) -> wa
 inspect -> answer -> remove. The "answer" column is the time the caller waits for;
 "remove" runs after it (in the background) and "close" is what the CLI still waits
 at exit. Also the CLI's own start-up: `--help` and `run` for a workspace without hooks.
+With `--warm`: where a warm API run's time goes instead, as a timeline (ms since the
+call): the claim of a pooled container, the attach, the delivery, the hook's first output,
+the end (the helper's final frame, or the stream's end and `wait` + `inspect` on an image
+without it), the answer; against the bare hook, interleaved.
 Needs a running engine and the hook image (scripts/setup).
 """
 
@@ -101,10 +105,77 @@ def cli_startup(runs: int) -> dict[str, float]:
     return {name: statistics.median(s) for name, s in samples.items()}
 
 
+def warm_timeline(runs: int, image: str | None) -> None:
+    """The warm path's steps, p50 of `runs` (see the module's docstring)."""
+    from docker.utils import socket as frames
+
+    from sandboxrun import DockerBackend, HookFactory, Settings
+    from sandboxrun._backends.docker import backend as module
+
+    marks: list[tuple[str, float]] = []
+    t0 = [0.0]
+
+    def mark(name: str) -> None:
+        marks.append((name, (time.perf_counter() - t0[0]) * 1000))
+
+    settings = Settings.load(**({"image": image} if image else {}))
+    backend = DockerBackend(settings, warm=True)
+    for name in ("attach_socket", "inspect_container", "wait"):
+        fn = getattr(backend.api, name)
+
+        def wrapper(*a: Any, _fn: Callable[..., Any] = fn, _n: str = name, **kw: Any) -> Any:
+            mark(f"{_n} sent")
+            try:
+                return _fn(*a, **kw)
+            finally:
+                mark(f"{_n} answered")
+
+        setattr(backend.api, name, wrapper)
+
+    def stream(sock: Any, tty: bool) -> Any:
+        first = True
+        for item in frames.frames_iter(sock, tty):
+            if first:
+                mark("first output (or the frame)")
+                first = False
+            yield item
+        mark("stream ended")
+
+    module.frames_iter = stream  # type: ignore[assignment]
+    factory = HookFactory(settings, backend)
+    bare = [str(WS / ".clinerules" / "hooks" / "PreToolUse")]
+    samples: dict[str, list[float]] = defaultdict(list)
+    for i in range(runs + 2):
+        time.sleep(0.5)  # an agent's calls are spaced: the pool refills between them
+        marks.clear()
+        t0[0] = time.perf_counter()
+        factory.run("PreToolUse", EVENT, [str(WS)])
+        mark("answer")
+        t = time.perf_counter()
+        subprocess.run(bare, input=json.dumps(EVENT).encode(), capture_output=True, cwd=WS)
+        if i < 2:
+            continue  # warm-up: the pool's first start
+        samples["bare hook (whole run)"].append((time.perf_counter() - t) * 1000)
+        seen: dict[str, int] = defaultdict(int)
+        for name, at in marks:
+            seen[name] += 1
+            samples[name + (f" #{seen[name]}" if seen[name] > 1 else "")].append(at)
+    backend.close()
+    print(f"{'warm API step (ms since the call, p50)':<44} {'':>8}")
+    for name, values in sorted(samples.items(), key=lambda kv: statistics.median(kv[1])):
+        print(f"{name:<44} {statistics.median(values):8.1f}")
+    print(f"({runs} runs, image {settings.image})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--warm", action="store_true", help="a warm API run's timeline")
+    parser.add_argument("--image", help="the hook image (default: the settings')")
     args = parser.parse_args()
+    if args.warm:
+        warm_timeline(args.runs, args.image)
+        return
     from sandboxrun._backends.docker.engine import connect
 
     client = connect(None)

@@ -1,8 +1,8 @@
 /*
  * sandboxrun-seccomp: confine, supervise and run one hook.
  *
- *     sandboxrun-seccomp [--gate IDLE] [--deadline S] [--write PATH]... [--landlock-optional]
- *                        -- COMMAND [ARG...]
+ *     sandboxrun-seccomp [--gate IDLE] [--frame] [--deadline S] [--write PATH]...
+ *                        [--landlock-optional] -- COMMAND [ARG...]
  *     sandboxrun-seccomp COMMAND [ARG...]      (protocol 1: the io_uring filter, then exec)
  *
  * Protocol 2 (the image label `sandboxrun.helper-protocol=2` says the helper speaks it;
@@ -36,6 +36,27 @@
  *    once its event is delivered and sees the workspace as it is then; the --deadline
  *    counts from the gate's opening. No event within IDLE seconds: a start error (exit
  *    125), so an abandoned container ends by itself and is never mistaken for a hook run.
+ *
+ *  - Final frame (`--frame`, label `sandboxrun.helper-frame=1`): the answer is known when
+ *    the hook has exited, not when the container has gone (its teardown is ~50-70 ms on
+ *    runc). Before anything else but the gate, the helper reads a header from stdin: 32
+ *    hex digits and a newline, a nonce sandboxrun draws per run; the hook gets the rest
+ *    of stdin (its event) and never the nonce (not in its stdin, argv or environment,
+ *    and we are not dumpable before the fork). When the hook's run ends, however it ends,
+ *    the helper writes the same frame on stdout and on stderr, each in one write (atomic
+ *    in the pipe, below PIPE_BUF), after everything the hook wrote there before it ended:
+ *
+ *        \x1eSRF1 NONCE exit=CODE reason=REASON oom=0|1|?\n
+ *
+ *    REASON: exit (the hook ended by itself; CODE is its status), deadline (--deadline
+ *    killed it: 137), output (sandboxrun sent SIGUSR1 because the output passed its cap:
+ *    137), start (the helper could not confine it: 125; exec's own failures, 126/127,
+ *    come as exit, their stderr line says what failed). oom: whether the memory cgroup OOM-killed a
+ *    process during the run ("?" when the cgroup's counter cannot be read). A hook can
+ *    print lookalikes of this frame, but not the nonce: sandboxrun takes a frame only with
+ *    its own nonce, and only once on each stream. With --frame, SIGUSR1 ends the hook
+ *    (it is not passed on): the engine's kill reaches us from outside; inside, the
+ *    seccomp rules below keep every process of the hook from signalling us.
  *
  * The filters are installed before the fork, so the supervisor is as confined as the hook
  * (a hook cannot ptrace a less-confined process through it), and it is not dumpable.
@@ -197,6 +218,87 @@ static double now(void) {
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* -- the final frame ----------------------------------------------------------- */
+
+#define NONCE_LEN 32
+static char nonce[NONCE_LEN + 1]; /* empty: no --frame */
+static const char *reason = "exit";
+
+/* Read the header (the nonce and a newline) off stdin, exactly that many bytes: the rest
+ * is the hook's. 0, else a start error (no nonce: no frame can follow). */
+static int read_nonce(void) {
+    char head[NONCE_LEN + 1];
+    size_t got = 0;
+    while (got < sizeof(head)) {
+        ssize_t n = read(STDIN_FILENO, head + got, sizeof(head) - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            start_error("no frame header on stdin (--frame)", n < 0 ? strerror(errno) : NULL);
+            return 125;
+        }
+        got += (size_t)n;
+    }
+    for (int i = 0; i < NONCE_LEN; i++) {
+        char c = head[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+            start_error("a bad frame header on stdin (--frame)", NULL);
+            return 125;
+        }
+    }
+    if (head[NONCE_LEN] != '\n') {
+        start_error("a bad frame header on stdin (--frame)", NULL);
+        return 125;
+    }
+    memcpy(nonce, head, NONCE_LEN);
+    nonce[NONCE_LEN] = 0;
+    return 0;
+}
+
+/* The memory cgroup's count of OOM kills (cgroup v1, then v2); -1: unknown. */
+static long oom_kills(void) {
+    static const char *files[] = {"/sys/fs/cgroup/memory/memory.oom_control",
+                                  "/sys/fs/cgroup/memory.events"};
+    for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+        FILE *in = fopen(files[f], "re");
+        if (!in) continue;
+        char key[64];
+        long value;
+        while (fscanf(in, "%63s %ld", key, &value) == 2) {
+            if (strcmp(key, "oom_kill") == 0) {
+                fclose(in);
+                return value;
+            }
+        }
+        fclose(in);
+    }
+    return -1;
+}
+
+static long oom_before = -1;
+
+static void write_all(int fd, const char *buf, size_t len) {
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return; /* the reader is gone: nobody to tell */
+        buf += n;
+        len -= (size_t)n;
+    }
+}
+
+/* The end of the run: the frame on both streams (see the top), then our exit status. */
+static int finish(int code) {
+    if (!nonce[0]) return code;
+    long after = oom_before < 0 ? -1 : oom_kills();
+    const char *oom = after < 0 ? "?" : after > oom_before ? "1" : "0";
+    char frame[128];
+    int len = snprintf(frame, sizeof(frame), "\x1eSRF1 %s exit=%d reason=%s oom=%s\n", nonce,
+                       code, reason, oom);
+    write_all(STDOUT_FILENO, frame, (size_t)len);
+    write_all(STDERR_FILENO, frame, (size_t)len);
+    return code;
+}
+
 static int supervise(char **argv, double deadline) {
     sigset_t all, old;
     sigfillset(&all);
@@ -206,6 +308,7 @@ static int supervise(char **argv, double deadline) {
     pid_t child = fork();
     if (child < 0) {
         start_error("cannot fork", strerror(errno));
+        reason = "start";
         return 126;
     }
     if (child == 0) { /* its own session and process group: kill(0, ...) cannot reach us */
@@ -225,9 +328,16 @@ static int supervise(char **argv, double deadline) {
         int sig = end && left <= 0 ? -1 : sigtimedwait(&all, NULL, end ? &wait : NULL);
         if (sig < 0 && errno == EINTR) continue;
         if (sig < 0) { /* the deadline: end every process we may signal, then ourselves */
-            fprintf(stderr, "\n" ME "deadline: killed the hook after %gs\n", deadline);
+            if (!nonce[0]) /* with a frame, the frame says it: stderr stays the hook's */
+                fprintf(stderr, "\n" ME "deadline: killed the hook after %gs\n", deadline);
             kill(-1, SIGKILL);
+            reason = "deadline";
             return 128 + SIGKILL;
+        }
+        if (sig == SIGUSR1 && nonce[0]) { /* sandboxrun's: the output passed its cap */
+            kill(-1, SIGKILL);
+            if (strcmp(reason, "exit") == 0) reason = "output";
+            continue; /* the child's SIGCHLD follows */
         }
         if (sig != SIGCHLD) {
             kill(child, sig);
@@ -265,8 +375,8 @@ static int gate(double idle) {
 }
 
 static int usage(void) {
-    start_error("usage: sandboxrun-seccomp [--gate IDLE] [--deadline S] [--write PATH]..."
-                " [--landlock-optional] -- COMMAND [ARG...]", NULL);
+    start_error("usage: sandboxrun-seccomp [--gate IDLE] [--frame] [--deadline S]"
+                " [--write PATH]... [--landlock-optional] -- COMMAND [ARG...]", NULL);
     return 125;
 }
 
@@ -284,7 +394,7 @@ int main(int argc, char **argv) {
         return exec_hook(argv + 1);
     }
     char *write[MAX_WRITE];
-    int nwrite = 0, landlock_optional = 0, i = 1;
+    int nwrite = 0, landlock_optional = 0, framed = 0, i = 1;
     double deadline = 0, idle = 0;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strcmp(argv[i], "--deadline") == 0 && i + 1 < argc) {
@@ -297,6 +407,8 @@ int main(int argc, char **argv) {
             if (*end || !(idle > 0)) return usage();
         } else if (strcmp(argv[i], "--write") == 0 && i + 1 < argc && nwrite < MAX_WRITE) {
             write[nwrite++] = argv[++i];
+        } else if (strcmp(argv[i], "--frame") == 0) {
+            framed = 1;
         } else if (strcmp(argv[i], "--landlock-optional") == 0) {
             landlock_optional = 1;
         } else {
@@ -305,15 +417,22 @@ int main(int argc, char **argv) {
     }
     if (i + 1 >= argc) return usage();
     if (idle > 0 && gate(idle) != 0) return 125; /* first: the rest is as on a cold start */
+    /* Not dumpable from here on: the nonce is in our memory (a hook of the same uid could
+     * otherwise read it through /proc/1/mem before the supervisor's own prctl). */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (framed && read_nonce() != 0) return 125;
+    oom_before = oom_kills();
+    reason = "start"; /* until the hook runs */
     const char *why = landlock(write, nwrite);
     if (why && !(landlock_optional && why == NO_LANDLOCK)) {
         start_error(why, "host sockets and FIFOs in mounted folders would be reachable;"
                          " use --runtime runsc or a kernel with Landlock (>= 5.13, enabled)");
-        return 125;
+        return finish(125);
     }
     if (install_seccomp(2) != 0) {
         start_error("cannot install the seccomp filter", strerror(errno));
-        return 125;
+        return finish(125);
     }
-    return supervise(argv + i + 1, deadline);
+    reason = "exit";
+    return finish(supervise(argv + i + 1, deadline));
 }

@@ -484,3 +484,32 @@ def test_short_names() -> None:
     assert short_name('"$CLAUDE_PROJECT_DIR"/.claude/g.sh', ["/ws"], var) == ".claude/g.sh"
     assert short_name("$CLAUDE_PROJECT_DIR/g.sh --x", ["/ws"], var) == "g.sh --x"
     assert short_name("python3 /opt/g.py", ["/ws"], var) == "python3 /opt/g.py"
+
+
+def test_a_long_replay_runs_warm_a_short_one_cold(
+    home, ws, make_hook, engine, tmp_path, monkeypatch
+) -> None:
+    """Issue 19, item 7: from `WARM_FROM` events on, the replay's backend keeps a pool; a
+    shorter replay, or one without a pool (`pool_size = 0`), stays cold. Unreadable lines
+    do not count."""
+    from sandboxrun._check import command as check_command
+
+    make_hook(ws / LOCAL)
+    engine(guard)
+    made: list[bool] = []
+    real = _docker.DockerBackend
+
+    def spy(settings: Settings, warm: bool = False) -> Any:
+        made.append(warm)
+        return real(settings, warm=warm)
+
+    monkeypatch.setattr(_docker, "DockerBackend", spy)
+    n = check_command.WARM_FROM
+    short = events_file(tmp_path, *[cline_event("ls")] * (n - 1), "not json")
+    assert cli.main(["check", "--events", str(short)]) == 1  # the bad line fails the gate
+    long = events_file(tmp_path, *[cline_event("ls")] * n)
+    assert cli.main(["check", "--events", str(long)]) == 0
+    config = tmp_path / "config.toml"
+    config.write_text("pool_size = 0\n")
+    assert cli.main(["check", "--config", str(config), "--events", str(long)]) == 0
+    assert made == [False, True, False]

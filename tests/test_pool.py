@@ -123,3 +123,57 @@ def test_a_failed_launch_is_not_waited_for() -> None:
     assert pool.ready("k", timeout=5) is False
     assert pool.take("k", wait=5) is None
     pool.close()
+
+
+def test_a_burst_grows_the_pool_within_total(engine: FakeEngine) -> None:
+    """Claims coming faster than launches end (issue 19: 8 at a time from an idle pool):
+    the pool keeps the claims expected during one launch idle or starting, more than
+    `size` but never more than `total`; at rest it goes back to `size`."""
+    for total, expected in ((16, 6), (4, 4)):
+        pool = Pool(engine.launch, engine.remove, size=2, total=total)
+        pool.want("k", make("k"))
+        assert pool.settle(5)
+        for _ in range(12):
+            pool.want("k", make("k"))
+            cid = pool.take("k", wait=5)
+            assert cid is not None
+            pool.retire(cid)
+        assert pool.settle(5)
+        pool.launch_s = 0.5  # as on a real engine: 12 claims in a second, 6 in one launch
+        pool.want("k", make("k"))
+        assert pool.settle(5)
+        assert sum(pool.sizes()) == expected, (total, pool.sizes())
+        pool.close()
+        assert engine.live == set()
+    rest = Pool(engine.launch, engine.remove, size=2, total=16)
+    rest.want("k", make("k"))
+    assert rest.settle(5) and rest.take("k") and rest.take("k")
+    rest.want("k", make("k"))  # two claims a second: under one during a launch
+    assert rest.settle(5) and sum(rest.sizes()) == 2
+    rest.close()
+
+
+def test_launches_go_before_removals(engine: FakeEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One worker, busy: the replacements queued after removals still start first; past
+    `total` waiting removals, a removal goes first too (used containers stay bounded)."""
+    monkeypatch.setattr("sandboxrun._backends.pool.WORKERS", 1)
+    order: list[str] = []
+    gate = threading.Event()
+
+    def launch(config: dict[str, Any]) -> str:
+        gate.wait(5)
+        order.append(f"launch {config['name']}")
+        return engine.launch(config)
+
+    def remove(cid: str) -> None:
+        order.append(f"remove {cid}")
+
+    pool = Pool(launch, remove, size=1, total=2)
+    pool.want("a", make("a"))  # the worker waits at the gate with it
+    for cid in "xyz":  # z: two removals wait already (total=2), it goes first
+        pool.retire(cid)
+    pool.want("b", make("b"))
+    gate.set()
+    assert pool.settle(5)
+    assert order == ["launch a", "remove z", "launch b", "remove x", "remove y"], order
+    pool.close()

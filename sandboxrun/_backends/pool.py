@@ -15,8 +15,14 @@ something else. The backend builds that config with the same code as the cold pa
 Single use: `take` removes a container from the pool under the lock, and a container
 goes back into no pool ever. A container whose state is in doubt (it exited while idle,
 its launch failed half way) is removed, never handed out. Bounds: `size` per key (idle
-and starting), `total` over all keys (the idle container of the least recently used key
-makes room), `idle` seconds before an unused container goes. The containers carry the
+and starting) at rest, more under a burst (`_target`: the claims that come in while one
+launch takes, from the observed rate), `total` over all keys (the idle container of the
+least recently used key makes room), `idle` seconds before an unused container goes.
+
+The engine work runs on a few workers of our own, launches before removals: under a
+burst the replacements come first, and the used containers (which end by themselves
+once their hook has run) are removed when no launch waits, or once more of them wait
+than `total`. The containers carry the
 usual labels (owner, a deadline past their idle life and their hook's deadline), so
 `reap` sweeps a pool whose owner died, and the helper's own gate limit ends them anyway.
 
@@ -26,12 +32,14 @@ This module never imports docker: the backend hands it `launch` and `remove`.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import math
+import queue
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +48,9 @@ from loguru import logger
 Config = dict[str, Any]
 # What differs between two containers made for the same request: not part of the key.
 PER_CONTAINER = ("name", "labels")
+LAUNCH, REMOVE, STOP = 0, 1, 2  # the workers' order: launches first, then removals
+WORKERS = 3  # engine calls at once: a launch (~0.2-0.4 s) and removals overlap on 2 cores
+WORKER_IDLE = 2.0  # seconds a worker waits for work before it ends (a new one starts later)
 
 
 def pool_key(config: Mapping[str, Any]) -> str:
@@ -66,6 +77,7 @@ class _Key:
     starting: int = 0
     waiting: int = 0  # callers of `take` waiting for one of the `starting`
     used: float = 0.0  # when it was last wanted: the least recently used makes room
+    claims: deque[float] = field(default_factory=deque)  # when `take` asked, lately
 
 
 class Pool:
@@ -84,10 +96,15 @@ class Pool:
         self._keys: dict[str, _Key] = {}
         self._lock = threading.Condition()
         self._closed = False
-        # Two workers: a launch (~0.2-0.4 s of engine work) and a removal can overlap,
-        # without flooding a small machine while hooks run.
-        self._work = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandboxrun-pool")
+        self._queue: queue.PriorityQueue[tuple[int, int, Callable[..., None], tuple[Any, ...]]]
+        self._queue = queue.PriorityQueue()
+        self._order = itertools.count()  # FIFO within a priority
+        self._workers: set[threading.Thread] = set()
+        self._idle_workers = 0
+        self._shut = False  # close() is done: work is done on the caller's thread
         self._pending = 0  # launches and removals submitted and not done
+        self._removals = 0  # removals submitted and not done
+        self.launch_s = 0.5  # how long a launch takes (moving average): sizes bursts
         self._stop = threading.Event()
         self._janitor: threading.Thread | None = None
         self.waited = 0  # claims that waited for a starting container (`serve`'s metrics)
@@ -105,6 +122,8 @@ class Pool:
         end = time.monotonic() + wait
         with self._lock:
             entry = self._keys.get(key)
+            if entry is not None:
+                entry.claims.append(time.monotonic())
             while entry is not None and found is None:
                 now = time.monotonic()
                 if entry.idle:
@@ -136,7 +155,7 @@ class Pool:
                 return
             entry = self._keys.setdefault(key, _Key(make))
             entry.used = time.monotonic()
-            missing = self.size - len(entry.idle) - entry.starting
+            missing = self._target(entry) - len(entry.idle) - entry.starting
             for _ in range(max(0, missing)):
                 victim = None
                 if self._count() >= self.total:
@@ -144,7 +163,7 @@ class Pool:
                     if victim is None:
                         break  # every slot is busy starting or belongs to this key
                 entry.starting += 1
-                self._submit(self._start, key, entry, victim)
+                self._submit(LAUNCH, self._start, key, entry, victim)
             if self._janitor is None:
                 self._janitor = threading.Thread(
                     target=self._sweep, name="sandboxrun-pool-janitor", daemon=True
@@ -166,11 +185,11 @@ class Pool:
                     return bool(entry and entry.idle)
 
     def retire(self, cid: str) -> None:
-        """Remove a container in the background (used, expired, or in doubt)."""
-        try:
-            self._submit(self._remove, cid)
-        except RuntimeError:  # shut down: remove it here
-            self._remove(cid)
+        """Remove a container in the background (used, expired, or in doubt), after the
+        launches that wait, unless more than `total` removals wait already."""
+        with self._lock:
+            first = self._removals >= self.total
+        self._submit(LAUNCH if first else REMOVE, self._remove_one, cid)
 
     def settle(self, timeout: float) -> bool:
         """Wait until no launch or removal is under way; False at the timeout."""
@@ -205,27 +224,91 @@ class Pool:
         self._stop.set()
         for cid in doomed:
             self.retire(cid)
-        self._work.shutdown(wait=True)
+        with self._lock:
+            workers = list(self._workers)
+            for _ in workers:
+                self._queue.put((STOP, next(self._order), _nothing, ()))  # after all the work
+        for worker in workers:
+            worker.join()
+        with self._lock:
+            self._shut = True
+        self._run_queued()  # what a worker that ended on its own left behind
 
     # -- the background ------------------------------------------------------------
 
-    def _submit(self, fn: Callable[..., None], *args: Any) -> None:
-        def task() -> None:
+    def _target(self, entry: _Key) -> int:
+        """Containers of a key to keep idle or starting: `size`, or under a burst the
+        claims expected while one launch takes (the rate over the last two launch
+        times, Little's law), so that the next claims find one ready; at most `total`.
+        The caller holds the lock."""
+        now = time.monotonic()
+        window = max(1.0, 2 * self.launch_s)
+        while entry.claims and now - entry.claims[0] > window:
+            entry.claims.popleft()
+        ahead = math.ceil(len(entry.claims) / window * self.launch_s)
+        return min(self.total, max(self.size, ahead))
+
+    def _submit(self, priority: int, fn: Callable[..., None], *args: Any) -> None:
+        """Queue engine work for the workers (started as needed, up to `WORKERS`); after
+        close(), do it here."""
+        with self._lock:
+            shut = self._shut
+            if not shut:
+                self._pending += 1
+                self._removals += fn == self._remove_one
+                self._queue.put((priority, next(self._order), fn, args))
+                if self._idle_workers == 0 and len(self._workers) < WORKERS:
+                    worker = threading.Thread(target=self._work, name="sandboxrun-pool")
+                    self._workers.add(worker)
+                    worker.start()
+        if shut:
+            fn(*args)
+
+    def _work(self) -> None:
+        """A worker: queued engine work, best first, until STOP or idle for a while."""
+        me = threading.current_thread()
+        while True:
+            with self._lock:
+                self._idle_workers += 1
+            try:
+                priority, _, fn, args = self._queue.get(timeout=WORKER_IDLE)
+            except queue.Empty:
+                with self._lock:
+                    self._idle_workers -= 1
+                    if self._queue.empty():
+                        self._workers.discard(me)
+                        return
+                continue
+            with self._lock:
+                self._idle_workers -= 1
+            if priority == STOP:
+                with self._lock:
+                    self._workers.discard(me)
+                return
             try:
                 fn(*args)
+            except Exception as exc:  # pragma: no cover - launch and remove never raise
+                logger.warning("pool work failed: {}", exc)
             finally:
                 with self._lock:
                     self._pending -= 1
+                    self._removals -= fn == self._remove_one
                     self._lock.notify_all()
 
-        with self._lock:
-            self._pending += 1
-        try:
-            self._work.submit(task)
-        except RuntimeError:
-            with self._lock:
-                self._pending -= 1
-            raise
+    def _run_queued(self) -> None:
+        while True:
+            try:
+                priority, _, fn, args = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if priority != STOP:
+                with self._lock:
+                    self._pending -= 1
+                    self._removals -= fn == self._remove_one
+                fn(*args)
+
+    def _remove_one(self, cid: str) -> None:
+        self._remove(cid)
 
     def _start(self, key: str, entry: _Key, evict: str | None) -> None:
         """Launch one container of `key`, after removing the one it replaces (so the
@@ -233,12 +316,15 @@ class Pool:
         if evict is not None:
             self._remove(evict)
         cid = None
+        began = time.monotonic()
         try:
             if not self._closed:  # closed meanwhile: launch nothing more
                 cid = self._launch(entry.make())
         except Exception as exc:  # the run that wanted it goes cold and reports the cause
             logger.warning("could not start a pooled container: {}", exc)
         with self._lock:
+            if cid is not None:
+                self.launch_s = 0.8 * self.launch_s + 0.2 * (time.monotonic() - began)
             entry.starting -= 1
             keep = cid is not None and not self._closed and self._keys.get(key) is entry
             if keep:
@@ -271,3 +357,7 @@ class Pool:
         if not others:
             return None
         return min(others, key=lambda e: e.used).idle.popleft()[0]
+
+
+def _nothing() -> None:
+    pass

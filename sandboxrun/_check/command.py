@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the CLI builds its parser from this module: keep it light
     from .._backends.base import Backend
     from .._settings import Settings
+    from .events import EventLine
 
 HELP = "replay recorded events or a session's transcript through the hooks: the CI gate"
 
@@ -29,6 +30,13 @@ def _recorded(path: str) -> dict[tuple[str, str], tuple[str, str]]:
     if not os.path.isfile(path):
         raise ConfigError(f"--diff {path}: no such audit file")
     return recorded(read_lines(AuditLog(path, 1, 100).files()))  # with its rotated copies
+
+
+# Events from which a replay runs on the warm path. One event at a time, each kind's first
+# cold: the pool pays off only once enough follow; below, its launches past the last
+# event and their removal at the end cost more than it saves (bench/run.py, the check
+# rows: on 2 cores warm lost at 1-5 events and won from about 8).
+WARM_FROM = 8
 
 
 def add_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -63,7 +71,34 @@ def add_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--runtime", help="OCI runtime, e.g. runsc (gVisor); refused if missing")
 
 
-def run_check(args: argparse.Namespace, settings: Settings, backend: Backend) -> int:
+def read(args: argparse.Namespace, settings: Settings) -> list[EventLine]:
+    """The events to replay, read once (an events file may be stdin): the events file's
+    lines, or the events of a session's transcript, its folder mapped to the workspace."""
+    from .._dialects.registry import DIALECTS
+    from .events import read_events
+
+    dialect = DIALECTS[settings.agent]
+    if not args.transcript:
+        return read_events(args.events, dialect)
+    from .._runner import resolve_workspaces
+    from .transcript import read_transcript
+
+    roots = resolve_workspaces({}, args.workspace, dialect, settings, cwd=os.getcwd())
+    return read_transcript(args.transcript, settings.agent, roots[0], args.workspace_map)
+
+
+def worth_warming(lines: list[EventLine], settings: Settings) -> bool:
+    """Whether the replay of `lines` gains from the warm pool (`WARM_FROM`)."""
+    events = sum(1 for line in lines if line.problem is None and line.hook_name is not None)
+    return settings.pool_size > 0 and events >= WARM_FROM
+
+
+def run_check(
+    args: argparse.Namespace,
+    settings: Settings,
+    backend: Backend,
+    lines: list[EventLine] | None = None,
+) -> int:
     """Replay the events of `args.events`; print the summary; return the exit code.
 
     The workspace is `--workspace`, else the current directory, never the roots the
@@ -71,20 +106,16 @@ def run_check(args: argparse.Namespace, settings: Settings, backend: Backend) ->
     (the hooks read it in the events' `workspaceRoots` / `cwd`, as `run` fills them in).
     """
     from .._runner import HookFactory, resolve_workspaces
-    from .events import read_events
     from .junit import write_junit
     from .replay import replay
     from .report import Progress, summary
-    from .transcript import read_transcript
 
     factory = HookFactory(
         settings, backend, home=args.home, hooks_dirs=args.hooks_dir, entry="check"
     )
     workspaces = resolve_workspaces({}, args.workspace, factory.dialect, settings, cwd=factory.cwd)
-    if args.transcript:
-        lines = read_transcript(args.transcript, settings.agent, workspaces[0], args.workspace_map)
-    else:
-        lines = read_events(args.events, factory.dialect)
+    if lines is None:
+        lines = read(args, settings)
     audit = _recorded(args.diff) if args.diff else None
     # The gate cannot vouch for events it could not run: no engine or image is exit 2
     # at once, not one error per line.

@@ -15,6 +15,8 @@ def command(args: argparse.Namespace) -> int:
     )  # fmt: skip
     from .._backends.choose import make_backend
 
-    with make_backend(settings) as backend:  # on leaving: wait for the removals
+    lines = _check.read(args, settings)
+    warm = _check.worth_warming(lines, settings)  # long enough to gain from the pool
+    with make_backend(settings, warm=warm) as backend:  # on leaving: wait for the removals
         stop_cleanly(backend)
-        return _check.run_check(args, settings, backend)
+        return _check.run_check(args, settings, backend, lines)

@@ -21,7 +21,12 @@ would wait behind its own unread output.
 
 The warm path (`warm=True`, `.._backends/pool.py`) runs the same config with a gate: the container
 is started ahead of time, and a run attaches to it and delivers the event instead of
-starting it; the reading, limits and reporting are this same `_Run`.
+starting it; the reading, limits and reporting are this same `_Run`. With an image whose
+helper writes a final frame (`helper.FrameReader`), a warm run answers when the frame
+has come on both streams: the exit status and the kill reason (deadline, output cap, OOM)
+come from the helper, before the container's exit and teardown (~50-70 ms on runc), and
+without asking the engine (`wait`, `inspect`). Without a frame (an older image, or a
+helper killed from outside) the run ends as a cold one does.
 """
 
 from __future__ import annotations
@@ -37,11 +42,12 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from typing import Any
 
 from docker.errors import NotFound
 from docker.types import LogConfig, Mount, Ulimit
-from docker.utils.socket import STDOUT, frames_iter
+from docker.utils.socket import STDERR, STDOUT, frames_iter
 
 from ... import _envfile, _settings
 from ..._envfile import TARGET as ENV_FILE_TARGET
@@ -53,7 +59,17 @@ from ..._state import hook_ids
 from ..._types import ExecRequest, ExecResult
 from ..base import cancellable, refuse_cancelled
 from ..environment import hook_environment as _environment
-from ..helper import Helper, deadline_reached, image_helper, start_error
+from ..helper import (
+    DEADLINE_GRACE,
+    Frame,
+    FrameReader,
+    Helper,
+    deadline_reached,
+    frame_header,
+    image_helper,
+    new_nonce,
+    start_error,
+)
 from ..helper import command as helper_command
 from ..image_tools import ImageTools, image_tools
 from ..labels import DEADLINE, MANAGED, container_labels, owner_labels
@@ -316,7 +332,7 @@ class DockerBackend:
         gate = self.settings.pool_idle + GATE_MARGIN
 
         def make() -> dict[str, Any]:
-            return self._config(base, self._name(), helper, gate=gate)
+            return self._config(base, self._name(), helper, gate=gate, frame=helper.frame)
 
         with engine_errors(self.settings.docker_host, self.settings.image):
             key = pool_key(make())
@@ -340,19 +356,21 @@ class DockerBackend:
             return None
         with self._lock:
             self._active.add(cid)
+        framed = bool(self._helper and isinstance(self._helper, Helper) and self._helper.frame)
         try:
             with cancellable(request, lambda: self._remove(cid)):
-                run = _Run(self, cid, request, time.monotonic(), warm=True)
+                run = _Run(self, cid, request, time.monotonic(), warm=True, framed=framed)
                 try:
-                    running = run.attach()
+                    run.attach()
                 except Exception as exc:  # gone (removed by someone else?): nothing delivered
                     logger.info("pooled container {} unreachable: {}", cid[:12], exc)
-                    running = False
-                if not running:  # it ended while idle: never deliver to it; run cold
+                    return None
+                try:
+                    with engine_errors(self.settings.docker_host, self.settings.image):
+                        return run.execute()
+                except _Stale:  # it ended while idle: nothing took the event; run cold
                     logger.info("pooled container {} had exited: running cold", cid[:12])
                     return None
-                with engine_errors(self.settings.docker_host, self.settings.image):
-                    return run.execute()
         finally:
             with self._lock:
                 self._active.discard(cid)
@@ -440,9 +458,11 @@ class DockerBackend:
         helper: Helper | None,
         net: HookNet | None = None,
         gate: float | None = None,
+        frame: bool = False,
     ) -> dict[str, Any]:
         """The container for `request`. `gate`: started ahead of time, its hook waits
-        for the event at most that long (the pool's; everything else is the same)."""
+        for the event at most that long (the pool's; everything else is the same).
+        `frame`: its helper ends the run with a final frame (`_Run` then sends a nonce)."""
         s = self.settings
         uid, gid = hook_ids(s.user)
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
@@ -520,6 +540,7 @@ class DockerBackend:
                 s.runtime,
                 landlock_optional=s.landlock == "optional",
                 gate=gate,
+                frame=frame,
             ),
             "name": name,
             "user": f"{uid}:{gid}",
@@ -543,6 +564,10 @@ class DockerBackend:
         }
 
 
+class _Stale(Exception):
+    """A pooled container had exited before the attach: nothing took the event."""
+
+
 class _Run:
     """The mutable state of one container's run; used once."""
 
@@ -553,9 +578,16 @@ class _Run:
         request: ExecRequest,
         created: float,
         warm: bool = False,
+        framed: bool = False,
     ) -> None:
         self.b, self.cid, self.req, self.created = backend, cid, request, created
         self.warm = warm  # started ahead of time, waiting at its gate: deliver, not start
+        # Its helper reads this nonce before the event and ends with a frame carrying it.
+        self.nonce = new_nonce() if framed else None
+        self.frames = (FrameReader(self.nonce), FrameReader(self.nonce)) if self.nonce else ()
+        self.stale = False  # it had exited before our attach (`_check_alive`)
+        self.attach_at = 0.0  # wall clock, as the engine's FinishedAt (the same host)
+        self.ended = threading.Event()  # the stream ended (or the frames came)
         self.stdout = bytearray()
         self.stderr = bytearray()
         self.total = 0
@@ -566,28 +598,36 @@ class _Run:
         self.sock: Any = None
         self.attached: Any = None
 
-    def attach(self) -> bool:
-        """Attach to the container's stdin/stdout/stderr. For a warm run, False (and
-        detached) unless it still runs: an attach to an exited container would wait
-        forever, and one that exited while idle is in doubt. Attached first, then asked,
-        so that an exit after the question still ends our stream."""
-        api = self.b.api
-        self.attached = retry_engine(api.attach_socket)(
+    def attach(self) -> None:
+        """Attach to the container's stdin/stdout/stderr. For a warm run, whether it
+        still runs is asked beside the delivery, not before it (`_check_alive`)."""
+        self.attach_at = time.time()
+        self.attached = retry_engine(self.b.api.attach_socket)(
             self.cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
         )
         self.sock = getattr(self.attached, "_sock", self.attached)
-        if not self.warm:
-            return True
+        if self.warm:
+            threading.Thread(target=self._check_alive, daemon=True).start()
+
+    def _check_alive(self) -> None:
+        """An attach to a container that had already exited would wait forever (one that
+        exits after the attach ends our stream). Asked after the attach: if it runs,
+        any later exit ends the stream. If not, either it had exited before the attach
+        (its FinishedAt says so, or it is gone) and the stream stays silent, or the hook
+        already ran and its stream is ending: waited for, up to STREAM_GRACE. Silent:
+        hang up (`stale`), and the run goes cold; no hook took the event."""
         try:
-            running = bool(retry_engine(api.inspect_container)(self.cid)["State"]["Running"])
-        except Exception as exc:  # gone: the same as exited
+            state = self._state()
+        except Exception as exc:  # gone: the same as exited before
             logger.debug("inspect {}: {}", self.cid[:12], exc)
-            running = False
-        if not running:
-            self._hang_up()
-            self.sock.close()
-            self.attached.close()
-        return running
+            state = {"Running": False}
+        if state["Running"]:
+            return
+        before = _finished(state) < self.attach_at
+        if (not before and self.ended.wait(STREAM_GRACE)) or self.total:
+            return
+        self.stale = True
+        self._hang_up()
 
     def execute(self) -> ExecResult:
         api = self.b.api
@@ -595,13 +635,15 @@ class _Run:
             self.attach()
         attached = self.attached
         writer = threading.Thread(target=self._feed, daemon=True)
+        # With a frame, the helper's deadline is the hook's own and ours its backstop.
+        deadline = self.req.timeout + (DEADLINE_GRACE if self.nonce else 0.0)
         try:
             if not self.warm:  # a warm container runs already, waiting for its event
                 # Not retried: a start that reached the engine may have run the hook.
                 api.start(self.cid)
             writer.start()
-            timer = threading.Timer(self.req.timeout, self._deadline)
-            watchdog = threading.Timer(self.req.timeout + STREAM_GRACE, self._hang_up)
+            timer = threading.Timer(deadline, self._deadline)
+            watchdog = threading.Timer(deadline + STREAM_GRACE, self._hang_up)
             ended = threading.Event()
             watch = threading.Thread(target=self._watch_env_file, args=(ended,), daemon=True)
             for t in (timer, watchdog, *((watch,) if self.req.env_file else ())):
@@ -613,9 +655,12 @@ class _Run:
                 timer.cancel()
                 watchdog.cancel()
                 ended.set()
-            # The stream can end (the kill worked) before the kill's own answer reaches
-            # the timer thread: wait for it, or `timed_out` is read before it is set.
-            timer.join(timeout=STREAM_GRACE)
+                self.ended.set()
+            frame = self._frame()
+            if frame is None:
+                # The stream can end (the kill worked) before the kill's own answer reaches
+                # the timer thread: wait for it, or `timed_out` is read before it is set.
+                timer.join(timeout=STREAM_GRACE)
             duration_ms = int((time.monotonic() - self.created) * 1000)
         finally:
             self._hang_up()
@@ -623,8 +668,12 @@ class _Run:
                 writer.join(timeout=STREAM_GRACE)  # unblocked by the shutdown above
             self.sock.close()
             attached.close()
+        if self.stale and not self.total:
+            raise _Stale(self.cid)
+        if frame is not None:
+            return self._result(frame, duration_ms)
         exit_code = retry_engine(api.wait)(self.cid, timeout=STREAM_GRACE)["StatusCode"]
-        oom = bool(retry_engine(api.inspect_container)(self.cid)["State"].get("OOMKilled"))
+        oom = bool(self._state().get("OOMKilled"))
         return ExecResult(
             exit_code=exit_code,
             stdout=bytes(self.stdout),
@@ -642,31 +691,73 @@ class _Run:
             warm=self.warm,
         )
 
+    def _frame(self) -> Frame | None:
+        """The helper's final frame, when it came whole and alike on both streams."""
+        if not self.frames or not all(r.done for r in self.frames):
+            for stream, reader in zip((STDOUT, STDERR), self.frames, strict=False):
+                self._keep(stream, reader.flush())  # what was held back is the hook's
+            return None
+        out, err = (r.frame for r in self.frames)
+        return out if out is not None and out == err else None
+
+    def _result(self, frame: Frame, duration_ms: int) -> ExecResult:
+        """The answer from the helper's frame: its exit status, and what ended the run."""
+        oom = frame.oom
+        if oom is None:  # the helper could not read its cgroup's counter: ask the engine
+            oom = bool(self._state().get("OOMKilled"))
+        return ExecResult(
+            exit_code=frame.exit_code,
+            stdout=bytes(self.stdout),
+            stderr=bytes(self.stderr),
+            duration_ms=duration_ms,
+            timed_out=self.timed_out or frame.reason == "deadline",
+            start_error=start_error(frame.exit_code, self.stderr),
+            oom_killed=oom,
+            output_truncated=self.truncated,
+            # "output" only follows our SIGUSR1, sent with the reason set (`_read`).
+            killed_reason=self.killed_reason,
+            warm=self.warm,
+        )
+
+    def _state(self) -> dict[str, Any]:
+        return dict(retry_engine(self.b.api.inspect_container)(self.cid)["State"])
+
     def _feed(self) -> None:
-        """Stream stdin in, then half-close so the hook sees EOF. A hook that never
-        reads makes this fail or block until the container is gone; both are fine."""
+        """Stream stdin in (after the helper's nonce, on a framed run), then half-close so
+        the hook sees EOF. A hook that never reads makes this fail or block until the
+        container is gone; both are fine."""
+        head = frame_header(self.nonce) if self.nonce else b""
         with contextlib.suppress(OSError):
-            self.sock.sendall(self.req.stdin)
+            self.sock.sendall(head + self.req.stdin)
             self.sock.shutdown(socket.SHUT_WR)
 
     def _read(self) -> None:
-        s = self.b.settings
         for stream, data in frames_iter(self.sock, tty=False):  # type: ignore[no-untyped-call]
-            self.total += len(data)
-            if self.killed_reason:
-                continue  # draining: the container is being killed
-            buf = self.stdout if stream == STDOUT else self.stderr
-            buf += data
-            keep = s.stdout_tail if stream == STDOUT else 64 << 10
-            if len(buf) > keep:
-                del buf[: len(buf) - keep]
-                self.truncated = True
-            if self.total > s.output_limit:
-                self.truncated = True
-                self.killed_reason = (
-                    f"killed: output exceeded {s.output_limit} bytes (output_limit)"
-                )
-                threading.Thread(target=self._kill, daemon=True).start()
+            if self.frames:
+                data = self.frames[0 if stream == STDOUT else 1].feed(data)
+                if all(r.done for r in self.frames):
+                    self._keep(stream, data)
+                    return  # the run is over: what its leftovers write is not read
+            self._keep(stream, data)
+
+    def _keep(self, stream: int, data: bytes) -> None:
+        """Count and keep a piece of the hook's output, within the limits."""
+        s = self.b.settings
+        self.total += len(data)
+        if self.killed_reason or not data:
+            return  # draining: the container is being killed
+        buf = self.stdout if stream == STDOUT else self.stderr
+        buf += data
+        keep = s.stdout_tail if stream == STDOUT else 64 << 10
+        if len(buf) > keep:
+            del buf[: len(buf) - keep]
+            self.truncated = True
+        if self.total > s.output_limit:
+            self.truncated = True
+            self.killed_reason = f"killed: output exceeded {s.output_limit} bytes (output_limit)"
+            # A framed run's helper ends the hook itself and says so in its frame.
+            signal = "SIGUSR1" if self.nonce else "SIGKILL"
+            threading.Thread(target=self._kill, args=(signal,), daemon=True).start()
 
     def _watch_env_file(self, ended: threading.Event) -> None:
         """Kill the hook once its CLAUDE_ENV_FILE passes what is ever read of it: what
@@ -689,10 +780,11 @@ class _Run:
         self.deadline_fired = True
         self.timed_out = self._kill()
 
-    def _kill(self) -> bool:
-        """SIGKILL the container; True if it was still running."""
+    def _kill(self, signal: str = "SIGKILL") -> bool:
+        """SIGKILL the container (SIGUSR1: ask a framed run's helper to end the hook);
+        True if it was still running."""
         try:
-            retry_engine(self.b.api.kill)(self.cid, signal="SIGKILL")
+            retry_engine(self.b.api.kill)(self.cid, signal=signal)
             return True
         except Exception as exc:  # already exited, or gone
             logger.debug("kill {}: {}", self.cid[:12], exc)
@@ -701,6 +793,14 @@ class _Run:
     def _hang_up(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
+
+
+def _finished(state: dict[str, Any]) -> float:
+    """When the engine says the container exited (wall clock); 0: never, or unknown."""
+    try:
+        return datetime.fromisoformat(str(state.get("FinishedAt"))).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def _file_size_limit(s: Settings) -> Ulimit:
