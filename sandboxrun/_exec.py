@@ -133,7 +133,7 @@ def exec_request(
     transcript = agent_transcript(dialect, event, account_home()) if transcripts else None
     if transcript:
         extra.append(transcript)
-    extra += [os.path.realpath(goose_root)] if goose_root else []
+    extra += [goose_root] if goose_root else []  # at its path: `${PLUGIN_ROOT}/x` inside
     user_hooks = None
     if isinstance(dialect, CursorDialect):
         env.update(dialect.event_env(event, root, transcript))

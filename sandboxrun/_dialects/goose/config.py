@@ -144,10 +144,9 @@ def discover(
             skipped.append(Skipped(escape_name(path), source, f"{problem}: Goose skips the file"))
         if data is None:
             continue
-        real = os.path.realpath(folder)
         template = HookSpec(
             hook_name="", name="", source=source, argv=(), workdir=roots[0],
-            mounts=unique_mounts([*roots, real]), env={"PLUGIN_ROOT": folder}, plugin=name,
+            mounts=unique_mounts([*roots, folder]), env={"PLUGIN_ROOT": folder}, plugin=name,
         )  # fmt: skip
         installed = _installed(home, path, "project" if source == "project" else "user")
         items = entries(dialect, data, hook_name, template, folder, installed)
