@@ -42,6 +42,7 @@ from ._dialects.copilot.events import from_copilot
 from ._dialects.cursor import CursorDialect
 from ._dialects.gemini.dialect import GeminiDialect
 from ._dialects.gemini.settings import expand as gemini_expand
+from ._dialects.goose import GooseDialect
 from ._dialects.registry import DIALECTS
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import hint
@@ -120,6 +121,11 @@ def exec_request(
         argv = (*shell, gemini_expand(command[0], root))
     inside = Path(cwd).is_relative_to(root)
     env = {var: root} if var else {}
+    goose_root = None  # Goose's PLUGIN_ROOT, when it names a plugin folder (`plugin_root`)
+    if isinstance(dialect, GooseDialect) and len(command) == 1:
+        goose_root = dialect.plugin_root(environ.get("PLUGIN_ROOT"), account_home(), root)
+        argv = dialect.exec_command(command[0], goose_root)
+        env.update({"PLUGIN_ROOT": goose_root} if goose_root else {})
     if isinstance(dialect, ClaudeDialect | GeminiDialect):  # Qwen, Gemini: GEMINI_/CLAUDE_...
         env = dict.fromkeys(dialect.project_vars, root)
     extra = _files_named(command, root, trusted_places(settings, account_home()))
@@ -127,6 +133,7 @@ def exec_request(
     transcript = agent_transcript(dialect, event, account_home()) if transcripts else None
     if transcript:
         extra.append(transcript)
+    extra += [goose_root] if goose_root else []  # at its path: `${PLUGIN_ROOT}/x` inside
     user_hooks = None
     if isinstance(dialect, CursorDialect):
         env.update(dialect.event_env(event, root, transcript))
@@ -335,6 +342,8 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
         agent = [os.path.join(home, dialect.user_dir, "hooks"), dialect.enterprise_dir]
     elif isinstance(dialect, CopilotDialect):
         agent = dialect.hook_folders(home)
+    elif isinstance(dialect, GooseDialect):  # the user's plugins (their own `PLUGIN_ROOT`s)
+        agent = [os.path.join(home, dialect.plugins_dir)]
     elif isinstance(dialect, GeminiDialect):  # the user's hooks, and installed extensions
         agent = [os.path.join(home, dialect.user_dir, d) for d in ("hooks", "extensions")]
     else:

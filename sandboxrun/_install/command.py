@@ -22,6 +22,7 @@ from . import cline as _cline
 from . import copilot as _copilot
 from . import cursor as _cursor
 from . import gemini as _gemini
+from . import goose as _goose
 from . import managed as _managed_file
 from .cline import forwarders_installed, listdir
 from .files import BackupStore, diff
@@ -57,6 +58,9 @@ def command(args: argparse.Namespace) -> int:
             changes = _claude.plan_install(
                 paths, launcher(), dialect.agent, options, record, _cursor.SHAPE
             )
+        return _show_files(changes, args.dry_run, store, record, undo)
+    if dialect.agent == "goose":  # each plugin's hooks.json, Claude's machinery (`goose.py`)
+        changes = _goose.plan(args, home, store, record, launcher, _run_options(args, False))
         return _show_files(changes, args.dry_run, store, record, undo)
     if dialect.agent == "gemini":  # its settings files, rewritten in place (`gemini.py`)
         changes = _gemini.plan(args, home, store, record, launcher, _run_options(args, False))

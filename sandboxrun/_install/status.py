@@ -48,6 +48,8 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
         return _unwrapped_notes(agent, roots, home)
     if agent == "gemini":
         return _gemini_notes(roots, home)
+    if agent == "goose":
+        return _goose_notes(roots, home)
     if isinstance(dialect, ClaudeDialect):
         return _claude_notes(dialect, roots, home)
     if isinstance(dialect, CursorDialect):
@@ -129,6 +131,18 @@ def _cursor_notes(dialect: CursorDialect, roots: Sequence[str], home: str) -> li
         for path, source, _, _ in config_files(dialect, [project], home)
     ]
     return _file_notes(dialect.agent, scoped, project, home)
+
+
+def _goose_notes(roots: Sequence[str], home: str) -> list[str]:
+    """Each plugin's hooks.json, as `install --agent goose` rewrites them (a plugin a
+    pull or an update brings: its hooks are named once its scope was installed)."""
+    from . import goose as _goose
+
+    project = os.path.abspath(roots[0] if roots else os.getcwd())
+    scoped = [(p, "user", _goose.SHAPE, "goose") for p in _goose.plugin_files(home)]
+    if os.path.realpath(project) != os.path.realpath(home):
+        scoped += [(p, "project", _goose.SHAPE, "goose") for p in _goose.plugin_files(project)]
+    return _file_notes("goose", scoped, project, home)
 
 
 def _copilot_notes(roots: Sequence[str], home: str) -> list[str]:
