@@ -39,6 +39,7 @@ from ._dialects.cline import ClineDialect
 from ._dialects.codex.discovery import SHORT_EVENTS
 from ._dialects.copilot import COPILOT, CopilotDialect
 from ._dialects.copilot.events import from_copilot
+from ._dialects.crush import CrushDialect
 from ._dialects.cursor import CursorDialect
 from ._dialects.gemini.dialect import GeminiDialect
 from ._dialects.gemini.settings import expand as gemini_expand
@@ -112,7 +113,7 @@ def exec_request(
     # One argument is a shell string, run in the shell the agent itself would use
     # (Codex: a login shell, `sh -lc`; Copilot's `bash` field and Gemini: bash); several are argv.
     shell: tuple[str, ...] = ("/bin/sh", "-c")
-    if isinstance(dialect, ClaudeDialect | CopilotDialect | GeminiDialect):
+    if isinstance(dialect, ClaudeDialect | CopilotDialect | GeminiDialect | CrushDialect):
         shell = dialect.shell
     argv = (*shell, command[0]) if len(command) == 1 else tuple(command)
     if isinstance(dialect, GeminiDialect) and len(command) == 1:
@@ -128,6 +129,8 @@ def exec_request(
     if transcript:
         extra.append(transcript)
     user_hooks = None
+    if isinstance(dialect, CrushDialect):  # CRUSH_* as Crush sets them, of the mounted root
+        env.update(dialect.event_env(event, root))
     if isinstance(dialect, CursorDialect):
         env.update(dialect.event_env(event, root, transcript))
         extra += _other_roots(roots, root, settings)
@@ -335,6 +338,8 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
         agent = [os.path.join(home, dialect.user_dir, "hooks"), dialect.enterprise_dir]
     elif isinstance(dialect, CopilotDialect):
         agent = dialect.hook_folders(home)
+    elif isinstance(dialect, CrushDialect):  # never ~/.config/crush itself: its API keys
+        agent = [os.path.join(home, dialect.user_dir, "hooks"), "/etc/crush/hooks"]
     elif isinstance(dialect, GeminiDialect):  # the user's hooks, and installed extensions
         agent = [os.path.join(home, dialect.user_dir, d) for d in ("hooks", "extensions")]
     else:

@@ -10,6 +10,7 @@ from .claude.dialect import CLAUDE, QODER, QODER_CN
 from .cline import CARETI, CLINE, CLINE_VSCODE
 from .codex import CODEX
 from .copilot import COPILOT
+from .crush import CRUSH
 from .cursor import CURSOR
 from .gemini.dialect import GEMINI
 
@@ -32,6 +33,7 @@ DIALECTS: dict[str, Dialect] = {
     "cursor": CURSOR,
     "copilot": COPILOT,
     "gemini": GEMINI,
+    "crush": CRUSH,
 }
 
 

@@ -29,7 +29,7 @@ from .record import UNTRUSTED, Record
 
 # Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet
 # (none today; `list`/`doctor` give such an agent's hooks the hand wrapper's line).
-NOT_YET: frozenset[str] = frozenset()
+NOT_YET: frozenset[str] = frozenset({"crush"})
 
 
 def command(args: argparse.Namespace) -> int:
