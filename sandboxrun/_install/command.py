@@ -20,6 +20,7 @@ from . import claude as _claude
 from . import claudelike as _claudelike
 from . import cline as _cline
 from . import copilot as _copilot
+from . import crush as _crush
 from . import cursor as _cursor
 from . import gemini as _gemini
 from . import managed as _managed_file
@@ -29,7 +30,7 @@ from .record import UNTRUSTED, Record
 
 # Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet
 # (none today; `list`/`doctor` give such an agent's hooks the hand wrapper's line).
-NOT_YET: frozenset[str] = frozenset({"crush"})
+NOT_YET: frozenset[str] = frozenset()
 
 
 def command(args: argparse.Namespace) -> int:
@@ -58,6 +59,8 @@ def command(args: argparse.Namespace) -> int:
                 paths, launcher(), dialect.agent, options, record, _cursor.SHAPE
             )
         return _show_files(changes, args.dry_run, store, record, undo)
+    if dialect.agent == "crush":  # crush.json, each command a script it writes (`crush.py`)
+        return _crush.command(args, home, store, record, launcher, _run_options, _show_files)
     if dialect.agent == "gemini":  # its settings files, rewritten in place (`gemini.py`)
         changes = _gemini.plan(args, home, store, record, launcher, _run_options(args, False))
         return _show_files(changes, args.dry_run, store, record, undo)

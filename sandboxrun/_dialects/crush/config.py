@@ -22,6 +22,7 @@ DATA_FILE = ".local/share/crush/crush.json"  # `GlobalConfigData()`
 # single values; hook lists from all of them are appended).
 PROJECT_FILES = ("crush.json", ".crush.json", ".crush/crush.json")
 SHELL_CONFIGS = ("crushrc", ".crushrc")  # shell configs: a `hook add` there is not read
+DEFAULT_TIMEOUT = 30  # seconds (`HookConfig.TimeoutDuration`)
 MAX_TIMEOUT = 600  # seconds; sandboxrun's cap (exec's own deadline is lower still)
 
 
@@ -155,10 +156,8 @@ def _entry(entry: Any, event: str, template: HookSpec, installed: Installed) -> 
     if timeout is not None:
         if isinstance(timeout, bool) or not isinstance(timeout, int):
             return f"timeout must be a whole number of seconds, not {brief(timeout)}"
-        if timeout > MAX_TIMEOUT:
-            return f"timeout must be at most {MAX_TIMEOUT} seconds, not {brief(timeout)}"
-        if timeout > 0:  # 0 or less: Crush's default (`TimeoutDuration`)
-            spec = replace(spec, timeout=float(timeout))
+        if timeout > 0:  # 0 or less: Crush's default (`TimeoutDuration`); capped, never
+            spec = replace(spec, timeout=float(min(timeout, MAX_TIMEOUT)))  # skipped
     return spec
 
 

@@ -192,7 +192,7 @@ class CrushDialect:
     agent: str = "crush"
     user_dir: str = config.USER_DIR  # relative to $HOME; user hooks go in its `hooks/`
     project_dir_var: str = "CRUSH_PROJECT_DIR"
-    default_timeout: float = 30.0  # `HookConfig.TimeoutDuration`
+    default_timeout: float = float(config.DEFAULT_TIMEOUT)
     hook_names: tuple[str, ...] = HOOK_NAMES
     shell: tuple[str, ...] = ("bash", "-c")  # mvdan.cc/sh speaks bash
 
