@@ -39,6 +39,7 @@ from ._dialects.cline import ClineDialect
 from ._dialects.codex.discovery import SHORT_EVENTS
 from ._dialects.copilot import COPILOT, CopilotDialect
 from ._dialects.copilot.events import from_copilot
+from ._dialects.crush import CrushDialect
 from ._dialects.cursor import CursorDialect
 from ._dialects.gemini.dialect import GeminiDialect
 from ._dialects.gemini.settings import expand as gemini_expand
@@ -113,7 +114,7 @@ def exec_request(
     # One argument is a shell string, run in the shell the agent itself would use
     # (Codex: a login shell, `sh -lc`; Copilot's `bash` field and Gemini: bash); several are argv.
     shell: tuple[str, ...] = ("/bin/sh", "-c")
-    if isinstance(dialect, ClaudeDialect | CopilotDialect | GeminiDialect):
+    if isinstance(dialect, ClaudeDialect | CopilotDialect | GeminiDialect | CrushDialect):
         shell = dialect.shell
     argv = (*shell, command[0]) if len(command) == 1 else tuple(command)
     if isinstance(dialect, GeminiDialect) and len(command) == 1:
@@ -135,6 +136,8 @@ def exec_request(
         extra.append(transcript)
     extra += [goose_root] if goose_root else []  # at its path: `${PLUGIN_ROOT}/x` inside
     user_hooks = None
+    if isinstance(dialect, CrushDialect):  # CRUSH_* as Crush sets them, of the mounted root
+        env.update(dialect.event_env(event, root))
     if isinstance(dialect, CursorDialect):
         env.update(dialect.event_env(event, root, transcript))
         extra += _other_roots(roots, root, settings)
@@ -344,6 +347,8 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
         agent = dialect.hook_folders(home)
     elif isinstance(dialect, GooseDialect):  # the user's plugins (their own `PLUGIN_ROOT`s)
         agent = [os.path.join(home, dialect.plugins_dir)]
+    elif isinstance(dialect, CrushDialect):  # never ~/.config/crush itself: its API keys
+        agent = [os.path.join(home, dialect.user_dir, "hooks"), "/etc/crush/hooks"]
     elif isinstance(dialect, GeminiDialect):  # the user's hooks, and installed extensions
         agent = [os.path.join(home, dialect.user_dir, d) for d in ("hooks", "extensions")]
     else:

@@ -215,6 +215,7 @@ HOOK_PLACES = (
     ".codex/hooks", ".codex/sessions", ".copilot/hooks", ".copilot/session-state",
     ".cursor/hooks", ".cursor/projects",
     ".gemini/hooks", ".gemini/extensions", ".gemini/tmp", ".agents/plugins",
+    ".config/crush/hooks",
 )  # fmt: skip
 
 

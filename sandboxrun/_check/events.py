@@ -32,6 +32,8 @@ class EventLine:
 
 
 def name_field(dialect: Dialect) -> str:
+    if dialect.agent == "crush":  # Crush's payload names it `event` (`hooks.Payload`)
+        return "event"
     return CLINE_FIELD if isinstance(dialect, ClineDialect) else CLAUDE_FIELD
 
 

@@ -11,6 +11,6 @@ the process environment or the current directory: it is handed what it needs.
 # command line can offer them without loading a dialect (`registry.DIALECTS` maps each
 # name to its dialect; a test checks the two agree).
 AGENTS = (
-    "augment", "careti", "claude", "cline", "codebuddy", "codex", "copilot", "cursor",
-    "devin", "factory", "gemini", "goose", "iflow", "qoder", "qoder-cn", "qwen",
+    "augment", "careti", "claude", "cline", "codebuddy", "codex", "copilot", "crush",
+    "cursor", "devin", "factory", "gemini", "goose", "iflow", "qoder", "qoder-cn", "qwen",
 )  # fmt: skip

@@ -10,6 +10,7 @@ from .claude.dialect import CLAUDE, QODER, QODER_CN
 from .cline import CARETI, CLINE, CLINE_VSCODE
 from .codex import CODEX
 from .copilot import COPILOT
+from .crush import CRUSH
 from .cursor import CURSOR
 from .gemini.dialect import GEMINI
 from .goose import GOOSE
@@ -34,6 +35,7 @@ DIALECTS: dict[str, Dialect] = {
     "copilot": COPILOT,
     "gemini": GEMINI,
     "goose": GOOSE,
+    "crush": CRUSH,
 }
 
 

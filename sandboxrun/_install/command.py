@@ -20,6 +20,7 @@ from . import claude as _claude
 from . import claudelike as _claudelike
 from . import cline as _cline
 from . import copilot as _copilot
+from . import crush as _crush
 from . import cursor as _cursor
 from . import gemini as _gemini
 from . import goose as _goose
@@ -62,6 +63,8 @@ def command(args: argparse.Namespace) -> int:
     if dialect.agent == "goose":  # each plugin's hooks.json, Claude's machinery (`goose.py`)
         changes = _goose.plan(args, home, store, record, launcher, _run_options(args, False))
         return _show_files(changes, args.dry_run, store, record, undo)
+    if dialect.agent == "crush":  # crush.json, each command a script it writes (`crush.py`)
+        return _crush.command(args, home, store, record, launcher, _run_options, _show_files)
     if dialect.agent == "gemini":  # its settings files, rewritten in place (`gemini.py`)
         changes = _gemini.plan(args, home, store, record, launcher, _run_options(args, False))
         return _show_files(changes, args.dry_run, store, record, undo)

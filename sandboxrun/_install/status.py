@@ -23,6 +23,7 @@ from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
 from .._errors import ConfigError
 from . import claude as _claude
+from . import crush as _crush
 from . import gemini as _gemini
 from . import legacy
 from . import managed as _managed
@@ -44,6 +45,8 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
         return _codex_notes(roots, home)
     if agent == "copilot":
         return _copilot_notes(roots, home)
+    if agent == "crush":  # its crush.json files and the scripts install wrote (`crush.py`)
+        return _crush.notes(roots, home, unwrapped_note)
     if agent in NOT_YET:
         return _unwrapped_notes(agent, roots, home)
     if agent == "gemini":
