@@ -253,3 +253,27 @@ def test_exec_of_post_setup_worktree_gets_the_root_as_a_name(tmp_path: Path, hom
     odd = {"ROOT_WORKSPACE_PATH": "relative\n"}
     request, _ = _exec(tree, event, answer(), environ=odd)
     assert "ROOT_WORKSPACE_PATH" not in request.env
+
+
+def test_run_answer_agent_speaks_in_exit_codes() -> None:
+    from sandboxrun._install.answer import agent_answer, error_answer
+    from sandboxrun._types import CombinedResult
+
+    blocked = agent_answer(WINDSURF, "pre_run_command", CombinedResult(_answer_of(True), ()))
+    assert (blocked.stdout, blocked.stderr, blocked.exit_code) == (b"", b"no\n", 2)
+    passed = agent_answer(WINDSURF, "pre_run_command", CombinedResult(_answer_of(False), ()))
+    assert (passed.stdout, passed.exit_code) == (b"", 0)
+    assert error_answer(WINDSURF, False, "no engine").exit_code == 1
+    closed = error_answer(WINDSURF, True, "no engine")
+    assert (closed.stdout, closed.exit_code) == (b"", 2)
+
+
+def _answer_of(blocked: bool) -> dict[str, Any]:
+    return {"blocked": blocked, "reason": "no" if blocked else ""}
+
+
+def test_check_reads_the_event_name_from_agent_action_name() -> None:
+    from sandboxrun._check.events import parse_line
+
+    line = parse_line(1, b'{"agent_action_name": "pre_read_code", "tool_info": {}}', WINDSURF)
+    assert (line.hook_name, line.problem) == ("pre_read_code", None)

@@ -32,7 +32,9 @@ class EventLine:
 
 
 def name_field(dialect: Dialect) -> str:
-    return CLINE_FIELD if isinstance(dialect, ClineDialect) else CLAUDE_FIELD
+    own = getattr(dialect, "name_field", None)  # Windsurf's `agent_action_name`
+    return own if isinstance(own, str) else CLINE_FIELD if isinstance(dialect, ClineDialect) \
+        else CLAUDE_FIELD  # fmt: skip
 
 
 def read_events(path: str, dialect: Dialect) -> list[EventLine]:

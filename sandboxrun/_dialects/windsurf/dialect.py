@@ -90,6 +90,7 @@ class WindsurfDialect:
     default_timeout: float = 30.0  # none documented: sandboxrun's own
     hook_names: tuple[str, ...] = HOOK_NAMES
     transcript_for_repository: bool = False  # a repository's hook gets no transcript
+    name_field: str = "agent_action_name"  # the event's own name (`check --events`)
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         """The new worktree of `post_setup_worktree` (the hook runs in it); no other
