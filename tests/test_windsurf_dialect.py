@@ -277,3 +277,27 @@ def test_check_reads_the_event_name_from_agent_action_name() -> None:
 
     line = parse_line(1, b'{"agent_action_name": "pre_read_code", "tool_info": {}}', WINDSURF)
     assert (line.hook_name, line.problem) == ("pre_read_code", None)
+
+
+@pytest.mark.parametrize("untrusted", [False, True])
+def test_exec_mounts_the_transcript_for_the_users_wrapper_only(
+    ws: Path, home: Path, untrusted: bool
+) -> None:
+    """`exec --untrusted` (a repository's wrapper) runs without the conversation."""
+    from sandboxrun._answer import Caller, answer_exec
+    from sandboxrun._cli.parser import parser
+
+    transcript = home / ".windsurf" / "transcripts" / "t1.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text("{}\n")
+    event = {"agent_action_name": "post_cascade_response_with_transcript",
+             "tool_info": {"transcript_path": str(transcript)}}  # fmt: skip
+    (ws / "c.toml").write_text('serve = "off"\n')
+    argv = ["exec", "--config", str(ws / "c.toml"), "--agent", "windsurf",
+            *(["--untrusted"] if untrusted else []), "--", "cat"]  # fmt: skip
+    fake = FakeBackend(answer())
+    caller = Caller(lambda: json.dumps(event).encode(), {}, str(ws))
+    reply = answer_exec(parser().parse_args(argv), caller, lambda settings: fake)
+    assert reply.exit_code == 0, reply.stderr
+    [request] = fake.requests
+    assert (str(transcript) in request.mounts) is not untrusted
