@@ -158,6 +158,7 @@ def answer_run(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
 def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
     """`sandboxrun exec -- COMMAND`: the hook's stdout, stderr and exit code, unchanged,
     or the sandbox's failure in the agent's terms (`_exec`)."""
+    from ._dialects.registry import DIALECTS
     from ._exec import audit_exec, exec_request, failure_dialect, run_exec, sandbox_failure
 
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
@@ -179,6 +180,8 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         )
         return Reply(stdout, stderr, code)
     started = time.monotonic()
+    # A repository's command sees the agent's transcript unless the dialect says not (Windsurf)
+    shared = getattr(DIALECTS[settings.agent], "transcript_for_repository", True)
     try:
         request = exec_request(
             settings,
@@ -187,7 +190,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
             args.workspace,
             caller.environ,
             cwd=caller.cwd,
-            transcripts=not caller.tenant,
+            transcripts=not caller.tenant and (not args.untrusted or shared),
         )
         out = run_exec(
             settings, backend, request, caller.environ, untrusted=args.untrusted,

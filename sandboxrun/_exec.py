@@ -45,6 +45,7 @@ from ._dialects.gemini.dialect import GeminiDialect
 from ._dialects.gemini.settings import expand as gemini_expand
 from ._dialects.goose import GooseDialect
 from ._dialects.registry import DIALECTS
+from ._dialects.windsurf import WindsurfDialect
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import hint
 from ._log import logger
@@ -138,6 +139,8 @@ def exec_request(
     user_hooks = None
     if isinstance(dialect, CrushDialect):  # CRUSH_* as Crush sets them, of the mounted root
         env.update(dialect.event_env(event, root))
+    if isinstance(dialect, WindsurfDialect):  # ROOT_WORKSPACE_PATH: a name, never a mount
+        env.update(dialect.event_env(event, root, transcript, environ))
     if isinstance(dialect, CursorDialect):
         env.update(dialect.event_env(event, root, transcript))
         extra += _other_roots(roots, root, settings)
@@ -349,6 +352,9 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
         agent = [os.path.join(home, dialect.plugins_dir)]
     elif isinstance(dialect, CrushDialect):  # never ~/.config/crush itself: its API keys
         agent = [os.path.join(home, dialect.user_dir, "hooks"), "/etc/crush/hooks"]
+    elif isinstance(dialect, WindsurfDialect):
+        agent = [os.path.join(home, d, "hooks") for d in (dialect.user_dir, dialect.jetbrains_dir)]
+        agent.append(os.path.join(dialect.system_dir, "hooks"))
     elif isinstance(dialect, GeminiDialect):  # the user's hooks, and installed extensions
         agent = [os.path.join(home, dialect.user_dir, d) for d in ("hooks", "extensions")]
     else:

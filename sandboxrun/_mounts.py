@@ -203,6 +203,7 @@ HOME_FOLDERS = (
     ".claude", ".qoder", ".qoder-cn", ".cline", "Documents/Cline", "Documents/.agents",
     ".codex", ".copilot", ".cursor", ".gemini", ".factory", ".qwen", ".codebuddy", ".iflow",
     ".augment", ".cache", ".config", ".local", ".npm", ".agents",
+    ".codeium", ".windsurf",  # windsurf
 )  # fmt: skip
 # The user's own hook places below those: a hook folder, a plugin or a transcript mounted
 # there leaves its agent folder writable (their FIFOs, if any, are the user's own doing).
@@ -216,6 +217,7 @@ HOOK_PLACES = (
     ".cursor/hooks", ".cursor/projects",
     ".gemini/hooks", ".gemini/extensions", ".gemini/tmp", ".agents/plugins",
     ".config/crush/hooks",
+    ".codeium/windsurf/hooks", ".codeium/hooks", ".windsurf/transcripts",  # windsurf
 )  # fmt: skip
 
 

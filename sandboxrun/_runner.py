@@ -373,8 +373,12 @@ class HookFactory:
         transcript = (
             agent_transcript(self.dialect, event or {}, self.home) if self.transcripts else None
         )
-        if transcript:  # what the agent hands its hooks is there, read-only
-            hooks = [replace(h, mounts=(*h.mounts, transcript)) for h in hooks]
+        if transcript:  # what the agent hands its hooks is there, read-only (Windsurf: to
+            # the user's own hooks only, `transcript_for_repository`)
+            shared = getattr(self.dialect, "transcript_for_repository", True)
+            own = [shared or h.source not in WORKSPACE_SOURCES for h in hooks]
+            hooks = [replace(h, mounts=(*h.mounts, transcript)) if o else h
+                     for h, o in zip(hooks, own, strict=True)]  # fmt: skip
         event_env = getattr(self.dialect, "event_env", None)  # Cursor: CURSOR_VERSION...
         if event_env is not None and workspaces:
             more = event_env(event or {}, workspaces[0], transcript)

@@ -42,6 +42,7 @@ Agent = Literal[
     "cline", "careti", "claude", "codex", "copilot", "cursor", "qoder", "qoder-cn",
     "factory", "qwen", "codebuddy", "iflow", "devin", "augment", "gemini", "goose",
     "crush",
+    "windsurf",
 ]  # fmt: skip
 TIGHTENING_ENV = "SANDBOXRUN_FAIL_CLOSED"
 _DOMAIN = re.compile(r"(\*\.)?([A-Za-z0-9_]([A-Za-z0-9_-]{0,62})\.)*[A-Za-z0-9_-]{1,63}")

@@ -32,6 +32,9 @@ class EventLine:
 
 
 def name_field(dialect: Dialect) -> str:
+    own = getattr(dialect, "name_field", None)  # Windsurf's `agent_action_name`
+    if isinstance(own, str):
+        return own
     if dialect.agent == "crush":  # Crush's payload names it `event` (`hooks.Payload`)
         return "event"
     return CLINE_FIELD if isinstance(dialect, ClineDialect) else CLAUDE_FIELD

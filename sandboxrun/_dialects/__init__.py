@@ -13,4 +13,5 @@ the process environment or the current directory: it is handed what it needs.
 AGENTS = (
     "augment", "careti", "claude", "cline", "codebuddy", "codex", "copilot", "crush",
     "cursor", "devin", "factory", "gemini", "goose", "iflow", "qoder", "qoder-cn", "qwen",
+    "windsurf",
 )  # fmt: skip

@@ -14,6 +14,7 @@ from .crush import CRUSH
 from .cursor import CURSOR
 from .gemini.dialect import GEMINI
 from .goose import GOOSE
+from .windsurf import WINDSURF
 
 if TYPE_CHECKING:
     from .._settings import Settings
@@ -36,6 +37,7 @@ DIALECTS: dict[str, Dialect] = {
     "gemini": GEMINI,
     "goose": GOOSE,
     "crush": CRUSH,
+    "windsurf": WINDSURF,
 }
 
 

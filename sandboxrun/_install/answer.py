@@ -13,6 +13,8 @@ managed forwarding hooks).
 - Copilot: the combined answer as one hook's JSON (`copilot.dialect.agent_document`), exit
   0; an error of ours is the dialect's `wrapper_failure` (exit 0 without fail-closed:
   Copilot denies on any non-zero preToolUse exit).
+- Windsurf: exit codes only: a block is exit 2 with the reason on stderr, else exit 0
+  and nothing on stdout (Windsurf never reads it).
 - Gemini CLI: its own output fields, combined (`decision`, `reason`, `continue`...), as
   JSON on stdout with exit 0; a block is `decision: "deny"` there.
 - An error of ours (no engine, a bad config file) without fail-closed: exit 1 and one
@@ -36,6 +38,7 @@ from .._dialects.copilot import CopilotDialect
 from .._dialects.copilot.dialect import agent_document
 from .._dialects.gemini.dialect import GeminiDialect
 from .._dialects.registry import DIALECTS
+from .._dialects.windsurf import WindsurfDialect
 from .._errors import SandboxrunError
 from .._log import logger
 from .._settings import env_fail_closed
@@ -78,6 +81,9 @@ def agent_answer(dialect: Dialect, event: str, result: CombinedResult) -> AgentA
     if isinstance(dialect, CopilotDialect):  # a deny is JSON: a non-zero exit denies too
         document = agent_document(event, answer)
         return AgentAnswer(_json(document) if document else b"", _lines(notes), 0)
+    if isinstance(dialect, WindsurfDialect):  # exit codes only: 2 blocks, stderr the reason
+        code = 2 if answer.get("blocked") else 0
+        return AgentAnswer(b"", _lines([answer["reason"], *notes] if code else notes), code)
     if not isinstance(dialect, ClaudeDialect):
         fields = ("cancel", "contextModification", "errorMessage")
         document = {k: answer[k] for k in fields if k in answer}
@@ -133,7 +139,7 @@ def error_answer(dialect: Dialect, fail_closed: bool, why: str) -> AgentAnswer:
     if not fail_closed:
         return AgentAnswer(b"", _lines([line]), 1)
     reason = f"sandboxrun: hooks could not run (fail-closed): {why}"
-    if isinstance(dialect, ClaudeDialect):
+    if isinstance(dialect, ClaudeDialect | WindsurfDialect):
         return AgentAnswer(b"", _lines([reason]), 2)
     return AgentAnswer(_json(dialect.blocked_answer(reason)), b"", 0)
 

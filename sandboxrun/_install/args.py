@@ -23,7 +23,7 @@ def add_commands(sub: Any) -> None:
             "--managed", action="store_true",
             help="claude: managed settings (allowManagedHooksOnly + forwarding hooks);"
             " codex: requirements.toml (allow_managed_hooks_only + forwarding hooks);"
-            " gemini, qwen, augment, cursor, copilot: the system's files, rewritten",
+            " gemini, qwen, augment, cursor, copilot, windsurf: the system's files, rewritten",
         )  # fmt: skip
         where.add_argument(
             "--global", dest="global_", action="store_true",

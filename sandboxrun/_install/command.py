@@ -13,6 +13,7 @@ from .._dialects.cline import ClineDialect
 from .._dialects.cursor import CursorDialect
 from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
+from .._dialects.windsurf import WindsurfDialect
 from .._errors import ConfigError
 from .._settings import account_home
 from .._text import printable
@@ -25,6 +26,7 @@ from . import cursor as _cursor
 from . import gemini as _gemini
 from . import goose as _goose
 from . import managed as _managed_file
+from . import windsurf as _windsurf
 from .cline import forwarders_installed, listdir
 from .files import BackupStore, diff
 from .record import UNTRUSTED, Record
@@ -50,14 +52,15 @@ def command(args: argparse.Namespace) -> int:
         from . import codex as _codex
 
         return _codex.command(args, home, store, record, _Tools())
-    if isinstance(dialect, CursorDialect):  # its hooks.json, Claude's machinery
-        paths, untrusted = _cursor.hooks_files(dialect, args, home)
+    if isinstance(dialect, CursorDialect | WindsurfDialect):  # hooks.json, Claude's machinery
+        files = _windsurf if isinstance(dialect, WindsurfDialect) else _cursor
+        paths, untrusted = files.hooks_files(dialect, args, home)
         if undo:
-            changes = _claude.plan_uninstall(paths, store, record, _cursor.SHAPE)
+            changes = _claude.plan_uninstall(paths, store, record, files.SHAPE)
         else:
             options = ([UNTRUSTED] if untrusted else []) + _run_options(args, home=False)
             changes = _claude.plan_install(
-                paths, launcher(), dialect.agent, options, record, _cursor.SHAPE
+                paths, launcher(), dialect.agent, options, record, files.SHAPE
             )
         return _show_files(changes, args.dry_run, store, record, undo)
     if dialect.agent == "goose":  # each plugin's hooks.json, Claude's machinery (`goose.py`)

@@ -21,12 +21,14 @@ from .._dialects.cursor.config import config_files
 from .._dialects.gemini import settings as _gemini_settings
 from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
+from .._dialects.windsurf import WindsurfDialect
 from .._errors import ConfigError
 from . import claude as _claude
 from . import crush as _crush
 from . import gemini as _gemini
 from . import legacy
 from . import managed as _managed
+from . import windsurf as _windsurf
 from .cline import forwarders_installed, listdir
 from .command import NOT_YET, _python_of, executable
 from .cursor import SHAPE as CURSOR_SHAPE
@@ -57,6 +59,8 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
         return _claude_notes(dialect, roots, home)
     if isinstance(dialect, CursorDialect):
         return _cursor_notes(dialect, roots, home)
+    if isinstance(dialect, WindsurfDialect):  # its hooks.json files, as for Cursor
+        return _file_notes(agent, *_windsurf.note_files(dialect, roots, home), home)
     assert isinstance(dialect, ClineDialect)
     return _cline_notes(dialect, roots, home)
 

@@ -5,7 +5,7 @@ levels, working directories and mounts: `dialect.py`'s docstring)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -15,6 +15,8 @@ from ..claude.handler import Installed, brief, timeout_seconds, unicode_ok
 from ..claude.matchers import MAX_WORKSPACE_PATTERN, _compile
 from ..claude.settings import _installed, _load  # the same checked read of a JSON file
 from .answer import DEFAULT_LOOP_LIMIT, FOLLOWUP_EVENTS, MATCH_FIELDS
+
+EntryReader = Callable[[Any, str, HookSpec, "Installed | None"], "HookSpec | str"]
 
 
 class CursorLike(Protocol):
@@ -89,7 +91,7 @@ def discover(
             env={dialect.project_dir_var: roots[0], "CLAUDE_PROJECT_DIR": roots[0]},
         )  # fmt: skip
         installed = _installed(home, path, "project" if source == "project" else "user")
-        for item in _entries(dialect, data, hook_name, template, installed):
+        for item in _entries(dialect.hook_names, data, hook_name, template, installed):
             if isinstance(item, str):
                 skipped.append(Skipped(shown, source, item))
             elif item.kind != "command":
@@ -101,9 +103,12 @@ def discover(
 
 
 def _entries(
-    dialect: CursorLike, data: Mapping[str, Any], wanted: str | None, template: HookSpec,
-    installed: Installed | None = None,
+    names: Sequence[str], data: Mapping[str, Any], wanted: str | None, template: HookSpec,
+    installed: Installed | None = None, read: EntryReader | None = None, agent: str = "Cursor",
 ) -> list[HookSpec | str]:  # fmt: skip
+    """Each entry of `hooks: {event: [entry...]}` read by `read` (Cursor's `_entry`;
+    Windsurf's shares the walk), or why it is not used, named by its JSON path."""
+    read = read or _entry
     table = data.get("hooks")
     if table is None:
         return []
@@ -112,10 +117,10 @@ def _entries(
     out: list[HookSpec | str] = []
     for event, entries in table.items():
         where = f"hooks.{event}" if str(event).isidentifier() else f"hooks[{event!r}]"
-        if event not in dialect.hook_names:
-            near = next((n for n in dialect.hook_names if n.lower() == event.lower()), None)
+        if event not in names:
+            near = next((n for n in names if _folded(n) == _folded(event)), None)
             hint = f" (did you mean {near}?)" if near else ""
-            out.append(f"{where}: unknown event name{hint}: Cursor ignores it")
+            out.append(f"{where}: unknown event name{hint}: {agent} ignores it")
             continue
         if wanted is not None and event != wanted:
             continue
@@ -123,9 +128,14 @@ def _entries(
             out.append(f"{where}: must be a list of hook entries")
             continue
         for i, entry in enumerate(entries):
-            spec = _entry(entry, event, template, installed)
+            spec = read(entry, event, template, installed)
             out.append(f"{where}[{i}]: {spec}" if isinstance(spec, str) else spec)
     return out
+
+
+def _folded(name: str) -> str:
+    """An event name without case, `_` or `-` (`before_shell_execution`, `PreRunCommand`)."""
+    return name.lower().replace("_", "").replace("-", "")
 
 
 def _under(path: str, root: str) -> bool:
