@@ -202,7 +202,7 @@ def hook_mount(path: str, home: str | None = None) -> str:
 HOME_FOLDERS = (
     ".claude", ".qoder", ".qoder-cn", ".cline", "Documents/Cline", "Documents/.agents",
     ".codex", ".copilot", ".cursor", ".gemini", ".factory", ".qwen", ".codebuddy", ".iflow",
-    ".augment", ".cache", ".config", ".local", ".npm",
+    ".augment", ".kiro", ".cache", ".config", ".local", ".npm",
 )  # fmt: skip
 # The user's own hook places below those: a hook folder, a plugin or a transcript mounted
 # there leaves its agent folder writable (their FIFOs, if any, are the user's own doing).
@@ -214,7 +214,7 @@ HOOK_PLACES = (
     ".cline/hooks", "Documents/Cline/Hooks", "Documents/.agents/hooks",
     ".codex/hooks", ".codex/sessions", ".copilot/hooks", ".copilot/session-state",
     ".cursor/hooks", ".cursor/projects",
-    ".gemini/hooks", ".gemini/extensions", ".gemini/tmp",
+    ".gemini/hooks", ".gemini/extensions", ".gemini/tmp", ".kiro/hooks",
 )  # fmt: skip
 
 

@@ -12,5 +12,5 @@ the process environment or the current directory: it is handed what it needs.
 # name to its dialect; a test checks the two agree).
 AGENTS = (
     "augment", "careti", "claude", "cline", "codebuddy", "codex", "copilot", "cursor",
-    "devin", "factory", "gemini", "iflow", "qoder", "qoder-cn", "qwen",
+    "devin", "factory", "gemini", "iflow", "kiro", "qoder", "qoder-cn", "qwen",
 )  # fmt: skip

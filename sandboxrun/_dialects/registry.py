@@ -12,6 +12,7 @@ from .codex import CODEX
 from .copilot import COPILOT
 from .cursor import CURSOR
 from .gemini.dialect import GEMINI
+from .kiro import KIRO
 
 if TYPE_CHECKING:
     from .._settings import Settings
@@ -32,6 +33,7 @@ DIALECTS: dict[str, Dialect] = {
     "cursor": CURSOR,
     "copilot": COPILOT,
     "gemini": GEMINI,
+    "kiro": KIRO,
 }
 
 
