@@ -104,7 +104,11 @@ class KiroDialect:
     user_dir: str = ".kiro/agents"  # relative to $HOME
     project_dir: str = ".kiro/agents"  # relative to the project root
     project_dir_var: str | None = None  # Kiro sets none
-    default_timeout: float = 30.0  # `timeout_ms` 30000; `exec` caps it at 60 s anyway
+    # `exec`'s deadline for an entry without `timeout_ms` (Kiro's 30 000 ms): below it, as
+    # install's `--timeout` is below a given one (max(t - 2, t / 2)), so that sandboxrun's
+    # answer, a block under fail-closed, is in before Kiro's timeout, which blocks nothing.
+    # (`run` reads every entry's own `timeout_ms`, default 30 s: `config.py`.)
+    default_timeout: float = 28.0
     hook_names: tuple[str, ...] = HOOK_NAMES
 
     def transcript(self, event: Mapping[str, Any], home: str) -> str | None:
