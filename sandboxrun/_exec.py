@@ -44,6 +44,7 @@ from ._dialects.cursor import CursorDialect
 from ._dialects.gemini.dialect import GeminiDialect
 from ._dialects.gemini.settings import expand as gemini_expand
 from ._dialects.goose import GooseDialect
+from ._dialects.kiro import KiroDialect
 from ._dialects.registry import DIALECTS
 from ._dialects.windsurf import WindsurfDialect
 from ._errors import ConfigError, EngineError, RuntimeMissing
@@ -115,7 +116,9 @@ def exec_request(
     # One argument is a shell string, run in the shell the agent itself would use
     # (Codex: a login shell, `sh -lc`; Copilot's `bash` field and Gemini: bash); several are argv.
     shell: tuple[str, ...] = ("/bin/sh", "-c")
-    if isinstance(dialect, ClaudeDialect | CopilotDialect | GeminiDialect | CrushDialect):
+    if isinstance(
+        dialect, ClaudeDialect | CopilotDialect | GeminiDialect | CrushDialect | KiroDialect
+    ):
         shell = dialect.shell
     argv = (*shell, command[0]) if len(command) == 1 else tuple(command)
     if isinstance(dialect, GeminiDialect) and len(command) == 1:
@@ -130,6 +133,8 @@ def exec_request(
         env.update({"PLUGIN_ROOT": goose_root} if goose_root else {})
     if isinstance(dialect, ClaudeDialect | GeminiDialect):  # Qwen, Gemini: GEMINI_/CLAUDE_...
         env = dict.fromkeys(dialect.project_vars, root)
+    if isinstance(dialect, KiroDialect):  # USER_PROMPT, from the event as Kiro derives it
+        env.update(dialect.event_env(event, root, None))
     extra = _files_named(command, root, trusted_places(settings, account_home()))
     # The transcript is the server user's own agent's: never mounted for a tenant (TCP).
     transcript = agent_transcript(dialect, event, account_home()) if transcripts else None
@@ -357,6 +362,8 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
         agent.append(os.path.join(dialect.system_dir, "hooks"))
     elif isinstance(dialect, GeminiDialect):  # the user's hooks, and installed extensions
         agent = [os.path.join(home, dialect.user_dir, d) for d in ("hooks", "extensions")]
+    elif isinstance(dialect, KiroDialect):
+        agent = [dialect.hooks_folder(home)]
     else:
         agent = []
     return [*agent, "/usr/local", *settings.hook_paths]

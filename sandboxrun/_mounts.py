@@ -202,7 +202,7 @@ def hook_mount(path: str, home: str | None = None) -> str:
 HOME_FOLDERS = (
     ".claude", ".qoder", ".qoder-cn", ".cline", "Documents/Cline", "Documents/.agents",
     ".codex", ".copilot", ".cursor", ".gemini", ".factory", ".qwen", ".codebuddy", ".iflow",
-    ".augment", ".cache", ".config", ".local", ".npm", ".agents",
+    ".augment", ".kiro", ".cache", ".config", ".local", ".npm", ".agents",
     ".codeium", ".windsurf",  # windsurf
 )  # fmt: skip
 # The user's own hook places below those: a hook folder, a plugin or a transcript mounted
@@ -215,7 +215,7 @@ HOOK_PLACES = (
     ".cline/hooks", "Documents/Cline/Hooks", "Documents/.agents/hooks",
     ".codex/hooks", ".codex/sessions", ".copilot/hooks", ".copilot/session-state",
     ".cursor/hooks", ".cursor/projects",
-    ".gemini/hooks", ".gemini/extensions", ".gemini/tmp", ".agents/plugins",
+    ".gemini/hooks", ".gemini/extensions", ".gemini/tmp", ".agents/plugins", ".kiro/hooks",
     ".config/crush/hooks",
     ".codeium/windsurf/hooks", ".codeium/hooks", ".windsurf/transcripts",  # windsurf
 )  # fmt: skip

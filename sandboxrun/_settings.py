@@ -41,8 +41,7 @@ from ._userconfig import read_config as _read_config
 Agent = Literal[
     "cline", "careti", "claude", "codex", "copilot", "cursor", "qoder", "qoder-cn",
     "factory", "qwen", "codebuddy", "iflow", "devin", "augment", "gemini", "goose",
-    "crush",
-    "windsurf",
+    "crush", "windsurf", "kiro",
 ]  # fmt: skip
 TIGHTENING_ENV = "SANDBOXRUN_FAIL_CLOSED"
 _DOMAIN = re.compile(r"(\*\.)?([A-Za-z0-9_]([A-Za-z0-9_-]{0,62})\.)*[A-Za-z0-9_-]{1,63}")

@@ -12,6 +12,6 @@ the process environment or the current directory: it is handed what it needs.
 # name to its dialect; a test checks the two agree).
 AGENTS = (
     "augment", "careti", "claude", "cline", "codebuddy", "codex", "copilot", "crush",
-    "cursor", "devin", "factory", "gemini", "goose", "iflow", "qoder", "qoder-cn", "qwen",
-    "windsurf",
+    "cursor", "devin", "factory", "gemini", "goose", "iflow", "kiro", "qoder", "qoder-cn",
+    "qwen", "windsurf",
 )  # fmt: skip

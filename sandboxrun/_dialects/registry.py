@@ -14,6 +14,7 @@ from .crush import CRUSH
 from .cursor import CURSOR
 from .gemini.dialect import GEMINI
 from .goose import GOOSE
+from .kiro import KIRO
 from .windsurf import WINDSURF
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ DIALECTS: dict[str, Dialect] = {
     "goose": GOOSE,
     "crush": CRUSH,
     "windsurf": WINDSURF,
+    "kiro": KIRO,
 }
 
 

@@ -8,10 +8,12 @@ import shutil
 import sys
 from collections.abc import Sequence
 
+from .._dialects.base import Dialect
 from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.cline import ClineDialect
 from .._dialects.cursor import CursorDialect
 from .._dialects.installed import MOVED, moved_folder, read_shim
+from .._dialects.kiro import KiroDialect
 from .._dialects.registry import DIALECTS
 from .._dialects.windsurf import WindsurfDialect
 from .._errors import ConfigError
@@ -68,6 +70,8 @@ def command(args: argparse.Namespace) -> int:
         return _show_files(changes, args.dry_run, store, record, undo)
     if dialect.agent == "crush":  # crush.json, each command a script it writes (`crush.py`)
         return _crush.command(args, home, store, record, launcher, _run_options, _show_files)
+    if dialect.agent == "kiro":  # its agent files, Claude's machinery (`kiro.py`)
+        return _kiro_command(args, dialect, home, store, record, undo)
     if dialect.agent == "gemini":  # its settings files, rewritten in place (`gemini.py`)
         changes = _gemini.plan(args, home, store, record, launcher, _run_options(args, False))
         return _show_files(changes, args.dry_run, store, record, undo)
@@ -115,6 +119,23 @@ def _claudelike_command(
     launch = [] if undo else launcher()
     changes = _claudelike.plan(dialect, scope, workspace, args.managed_file, home, launch,
                                _run_options(args, home=False), undo)  # fmt: skip
+    return _show_files(changes, args.dry_run, store, record, undo)
+
+
+def _kiro_command(
+    args: argparse.Namespace, dialect: Dialect, home: str, store: BackupStore,
+    record: Record, undo: bool,
+) -> int:  # fmt: skip
+    from . import kiro as _kiro
+
+    assert isinstance(dialect, KiroDialect)
+    paths, untrusted = _kiro.agent_files(dialect, args, home)
+    if undo:
+        changes = _claude.plan_uninstall(paths, store, record, _kiro.SHAPE)
+    else:
+        options = ([UNTRUSTED] if untrusted else []) + _run_options(args, home=False)
+        changes = _claude.plan_install(paths, launcher(), dialect.agent, options, record,
+                                       _kiro.SHAPE)  # fmt: skip
     return _show_files(changes, args.dry_run, store, record, undo)
 
 

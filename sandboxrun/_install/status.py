@@ -55,6 +55,8 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
         return _gemini_notes(roots, home)
     if agent == "goose":
         return _goose_notes(roots, home)
+    if agent == "kiro":  # every agent file (`kiro.notes`)
+        return _kiro_notes(roots, home)
     if isinstance(dialect, ClaudeDialect):
         return _claude_notes(dialect, roots, home)
     if isinstance(dialect, CursorDialect):
@@ -63,6 +65,15 @@ def notes(agent: str, roots: Sequence[str], home: str) -> list[str]:
         return _file_notes(agent, *_windsurf.note_files(dialect, roots, home), home)
     assert isinstance(dialect, ClineDialect)
     return _cline_notes(dialect, roots, home)
+
+
+def _kiro_notes(roots: Sequence[str], home: str) -> list[str]:
+    """Kiro's agent files, as `install --agent kiro` rewrites them (`kiro.note_files`)."""
+    from . import kiro
+
+    project, files = kiro.note_files(roots, home)
+    scoped = [(path, scope, kiro.SHAPE, "kiro") for path, scope in files]
+    return _file_notes("kiro", scoped, project, home)
 
 
 def hand_wrapper(agent: str, command: str, untrusted: bool) -> str:
