@@ -287,3 +287,56 @@ def test_a_hook_added_later_is_reported_new_under_warn(home, ws) -> None:
     report = run(settings, home, ws).to_json()["hooks"][0]
     assert report["review"] == "new" and "run `sandboxrun review`" in report["reviewNote"]
     assert run(settings, home, ws).to_json()["hooks"][0].get("review") is None  # now pinned
+
+
+def test_a_folder_symlink_out_of_the_workspace_is_never_read(home, ws, tmp_path) -> None:
+    """`.claude/hooks` a symlink to a folder outside (`~/.ssh`): the file the command
+    names through it is pinned as outside, its bytes never read or kept."""
+    outside = tmp_path / "dotssh"
+    outside.mkdir()
+    (outside / "guard.sh").write_text("PRIVATE KEY\n")
+    project(ws)
+    shutil.rmtree(ws / ".claude" / "hooks")
+    (ws / ".claude" / "hooks").symlink_to(outside)
+    [seen] = scan(Settings.load(agent="claude"), [str(ws)], str(home), ["claude"])
+    record = seen.pin.files[".claude/hooks/guard.sh"]
+    assert record["outside"] and record["bytes"] is None and record["sha256"] is None
+    assert "PRIVATE KEY" not in diff(seen)
+
+
+def test_every_file_a_compound_command_names_is_pinned(home, ws) -> None:
+    """Shell metacharacters: each command of `a; b && c | d` is read for files."""
+    project(ws, command="./.claude/hooks/guard.sh;./x.sh&&sh ./y.sh | ./z.sh")
+    for name in ("x.sh", "y.sh", "z.sh"):
+        (ws / name).write_text(name)
+    [seen] = scan(Settings.load(agent="claude"), [str(ws)], str(home), ["claude"])
+    assert set(seen.pin.files) == {".claude/hooks/guard.sh", "x.sh", "y.sh", "z.sh"}
+
+
+def test_cline_hook_file_is_pinned_and_a_chmod_that_turns_it_on_is_new(home, ws) -> None:
+    """The VS Code extension runs only executable hook files: a chmod +x is a new hook."""
+    settings = Settings.load(agent="cline", cline_variant="vscode")
+    hook = ws / ".clinerules" / "hooks" / "PreToolUse"
+    hook.parent.mkdir(parents=True)
+    hook.write_text(GUARD)
+    hook.chmod(0o644)
+    assert scan(settings, [str(ws)], str(home), ["cline"]) == []  # off: not a hook
+    hook.chmod(0o755)
+    [seen] = scan(settings, [str(ws)], str(home), ["cline"])
+    assert seen.status == "new" and ".clinerules/hooks/PreToolUse" in seen.pin.files
+
+
+def test_exec_reads_the_pins_review_approved(home, ws) -> None:
+    """`install` wraps the command in `exec --untrusted`; `review` shows the hook (read
+    past the wrapper) and its approval is the one `exec` compares with."""
+    warn = Settings.load(agent="claude")
+    required = Settings.load(agent="claude", review="required")
+    hook = project(ws)
+    stdin = json.dumps(event(ws)).encode()
+    approve_all(warn, home, ws)
+    assert _review.exec_gate(required, [COMMAND], exec_request(ws), stdin, False) is None
+    hook.write_text(WEAK)
+    assert _review.exec_gate(warn, [COMMAND], exec_request(ws), stdin, False) == "changed"
+    assert _review.exec_gate(required, [COMMAND], exec_request(ws), stdin, False) == "held"
+    approve_all(warn, home, ws)
+    assert _review.exec_gate(required, [COMMAND], exec_request(ws), stdin, False) is None

@@ -195,7 +195,14 @@ def exec_gate(
     except Exception as exc:  # never a silent approval
         logger.warning("review: pins not read: {}", exc)
         return "held" if settings.review == "required" else None
-    status, old = compare(pin, pinned)
+    # The hook `review` showed and approved (discovery reads past install's wrapper to
+    # this command): its files decide; else this command's own pin from an earlier exec.
+    old = pinned.get("\x1f".join(("run", settings.agent, name, pin.name)))
+    if old is not None:
+        status = "changed" if old.files_digest != pin.files_digest else (
+            "approved" if old.modes() == pin.modes() else "mode")  # fmt: skip
+    else:
+        status, old = compare(pin, pinned)
     if status == "approved":
         return None
     seen = Seen(pin, status, old, os.path.realpath(root), not pinned)

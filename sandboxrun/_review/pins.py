@@ -59,6 +59,12 @@ class Pin:
         return _sha({"entry": self.entry, "files": files})
 
     @property
+    def files_digest(self) -> str:
+        """The digest of the files alone (what `exec` compares with a `run` pin)."""
+        return _sha({p: [f.get("sha256"), f.get("link"), f.get("size")]
+                     for p, f in self.files.items()})  # fmt: skip
+
+    @property
     def shape(self) -> str:
         files = sorted([str(f.get("sha256")), str(f.get("link"))] for f in self.files.values())
         return _sha({"entry": {k: v for k, v in self.entry.items() if k != "command"},
