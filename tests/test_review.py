@@ -340,3 +340,20 @@ def test_exec_reads_the_pins_review_approved(home, ws) -> None:
     assert _review.exec_gate(required, [COMMAND], exec_request(ws), stdin, False) == "held"
     approve_all(warn, home, ws)
     assert _review.exec_gate(required, [COMMAND], exec_request(ws), stdin, False) is None
+
+
+def test_files_that_swap_places_are_no_rename(home, ws) -> None:
+    settings = Settings.load(agent="claude", review="required")
+    project(ws, command="./a.sh ./b.sh")
+    (ws / "a.sh").write_text("A")
+    (ws / "b.sh").write_text("B")
+    approve_all(settings, home, ws)
+    project(ws, command="./c.sh ./d.sh")  # the same bytes, in other places
+    (ws / "c.sh").write_text("B")
+    (ws / "d.sh").write_text("A")
+    [seen] = pending(scan(settings, [str(ws)], str(home), ["claude"]))
+    assert seen.status == "new"
+    (ws / "c.sh").write_text("A")
+    (ws / "d.sh").write_text("B")
+    [seen] = pending(scan(settings, [str(ws)], str(home), ["claude"]))
+    assert seen.status == "renamed"

@@ -109,8 +109,9 @@ def identify(agent: str, spec: HookSpec, root: str, kind: str = "run") -> Pin:
             shape.append(word)
             continue
         rel = os.path.relpath(path, root)
-        files[rel] = file_record(path, root)
-        shape.append("\0file")  # a rename keeps the shape: the path is not in it
+        record = files[rel] = file_record(path, root)
+        # A rename keeps the shape (the path is not in it), a swap of places does not.
+        shape.append(f"\0{record['sha256']}:{record['link']}")
     name = relative(spec.name, root)
     entry = {"kind": kind, "source": spec.source, "matcher": spec.matcher,
              "condition": spec.condition, "command": [relative(a, root) for a in spec.argv],
