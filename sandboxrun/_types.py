@@ -201,7 +201,7 @@ def review_note(status: str) -> str:
     if status == "awaiting review":
         return "awaiting review: run `sandboxrun review`"
     if status == "new":
-        return "new: pinned on first sight; run `sandboxrun review`"
+        return "new since your approvals: pinned on first sight (review = warn)"
     what = "changed" if status == "changed" else f"{status} (content unchanged)"
     return f"{what} since approved: run `sandboxrun review`"
 

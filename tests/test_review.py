@@ -285,7 +285,7 @@ def test_a_hook_added_later_is_reported_new_under_warn(home, ws) -> None:
     run(settings, home, ws)  # pinned on first sight
     project(ws, command=COMMAND + " --strict")  # a later commit adds (replaces) a hook
     report = run(settings, home, ws).to_json()["hooks"][0]
-    assert report["review"] == "new" and "run `sandboxrun review`" in report["reviewNote"]
+    assert report["review"] == "new" and "pinned on first sight" in report["reviewNote"]
     assert run(settings, home, ws).to_json()["hooks"][0].get("review") is None  # now pinned
 
 

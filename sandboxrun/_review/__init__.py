@@ -119,7 +119,8 @@ def gate(
             return list(specs), []
         held = [s for s in specs if s.source in WORKSPACE_SOURCES]
         kept = [s for s in specs if s.source not in WORKSPACE_SOURCES]
-        return kept, [HookOutcome(spec=s, status="error", error=HELD) for s in held]
+        return kept, [HookOutcome(spec=replace(s, review="awaiting review"), status="error",
+                                  error=HELD) for s in held]  # fmt: skip
     found = iter(seen)  # in the order of the repository hooks of `specs`
     run: list[HookSpec] = []
     held_out: list[HookOutcome] = []
