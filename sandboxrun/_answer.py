@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ._errors import ConfigError, SandboxrunError
@@ -158,8 +158,16 @@ def answer_run(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
 def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
     """`sandboxrun exec -- COMMAND`: the hook's stdout, stderr and exit code, unchanged,
     or the sandbox's failure in the agent's terms (`_exec`)."""
+    from . import _review
     from ._dialects.registry import DIALECTS
-    from ._exec import audit_exec, exec_request, failure_dialect, run_exec, sandbox_failure
+    from ._exec import (
+        audit_exec,
+        exec_request,
+        failure_dialect,
+        may_add_lines,
+        run_exec,
+        sandbox_failure,
+    )
 
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
     stdin = caller.read_stdin()
@@ -192,10 +200,22 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
             cwd=caller.cwd,
             transcripts=not caller.tenant and (not args.untrusted or shared),
         )
-        out = run_exec(
-            settings, backend, request, caller.environ, untrusted=args.untrusted,
-            cancel=caller.gone,
-        )  # fmt: skip
+        # A repository's command new or changed since approved: held, or told (`_review`).
+        status = (_review.exec_gate(settings, command, request, stdin, caller.served)
+                  if args.untrusted else None)  # fmt: skip
+        if status == "held":
+            out = sandbox_failure(settings, _review.HELD, stdin=stdin)
+        else:
+            out = run_exec(
+                settings, backend, request, caller.environ, untrusted=args.untrusted,
+                cancel=caller.gone,
+            )  # fmt: skip
+            if status and not out.sandbox_ended:
+                stdout, line = _review.exec_note(settings.agent, out.stdout, out.exit_code,
+                                                 status)  # fmt: skip
+                if line and not may_add_lines(settings.agent, stdout, out.stderr):
+                    line = b""  # Gemini would read it as the answer: the debug log only
+                out = replace(out, stdout=stdout, stderr=out.stderr + line)
     except Exception as exc:  # ours, not the hook's: a clear line, a block if fail-closed
         if not isinstance(exc, SandboxrunError):
             logger.opt(exception=exc).debug("internal error")

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from . import _envfile
+from . import _envfile, _review
 from ._backends.base import Backend
 from ._dialects.base import WORKSPACE_SOURCES, Dialect
 from ._dialects.claude.dialect import ClaudeDialect
@@ -362,13 +362,16 @@ class HookFactory:
         s = self.settings
         discovery = self.discover(hook_name, workspaces)
         hooks = [h for h in discovery.hooks if self.dialect.matches(h, event or {})]
+        # A repository's hook new or changed since approved: marked, or held (`_review`).
+        hooks, held = _review.gate(s, self.dialect.agent, hooks, workspaces,
+                                   self.dialect.project_dir_var, self.entry)  # fmt: skip
         # Handlers of other types (http, prompt...) that apply here: never run, reported.
         never_run = [
             k for k in discovery.skipped
             if k.spec is not None and k.spec.hook_name == hook_name
             and self.dialect.matches(k.spec, event or {})
         ]  # fmt: skip
-        if not hooks:
+        if not hooks and not held:
             return NoOpHookRunner(self.dialect, s.fail_closed, never_run)
         transcript = (
             agent_transcript(self.dialect, event or {}, self.home) if self.transcripts else None
@@ -394,7 +397,7 @@ class HookFactory:
         runners = [
             HookRunner(h, self.backend, self.dialect, s, target) for h in hooks[: s.max_hooks]
         ]
-        not_run = [
+        not_run = held + [
             HookOutcome(
                 spec=h,
                 status="error",

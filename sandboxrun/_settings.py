@@ -142,6 +142,16 @@ class Settings(BaseSettings):
         description="honour a workspace hook's allow and updatedInput (the agent's own"
         " semantics); by default a repository's hooks may block, ask or add context only",
     )
+    review: Literal["off", "warn", "required"] = Field(
+        "warn",
+        description="a repository's hook new or changed since you approved it (`sandboxrun"
+        " review`): off, warn (it runs, its report says so) or required (held until approved)",
+    )
+    review_pins: str | None = Field(
+        None,
+        description="approved pins from this file (`review --approve --pins FILE`) instead"
+        " of your data folder: a CI's gate (`check --require-reviewed`)",
+    )
     network: Literal["none", "bridge", "allowlist"] = Field(
         "none",
         description="bridge gives hooks network: only for hooks you trust; allowlist: only"
@@ -356,7 +366,7 @@ class Settings(BaseSettings):
             return "auto"
         return value
 
-    @field_validator("serve_socket", "serve_token_file", "audit_log")
+    @field_validator("serve_socket", "serve_token_file", "audit_log", "review_pins")
     @classmethod
     def _absolute(cls, value: str | None) -> str | None:
         if value is not None and not os.path.isabs(value):

@@ -128,6 +128,9 @@ class HookSpec:
     # gemini: its entry says `sequential`: the agent runs the event's hooks one after
     # another, each reading the input as the earlier ones' answers changed it
     sequential: bool = False
+    # a repository hook new or changed since the user approved it (`_review`): the
+    # status its report shows (new, changed, renamed, mode, awaiting review)
+    review: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +190,20 @@ class HookOutcome:
             document["sandboxStopped"] = self.sandbox_stopped
         if self.env_file:  # only for hooks that wrote CLAUDE_ENV_FILE
             document["envFile"] = dict(self.env_file)
+        if self.spec.review:  # only for a repository hook not as approved (`_review`)
+            document["review"] = self.spec.review
+            document["reviewNote"] = review_note(self.spec.review)
         return document
+
+
+def review_note(status: str) -> str:
+    """The sentence a report gives beside a hook's `review` status."""
+    if status == "awaiting review":
+        return "awaiting review: run `sandboxrun review`"
+    if status == "new":
+        return "new since your approvals: pinned on first sight (review = warn)"
+    what = "changed" if status == "changed" else f"{status} (content unchanged)"
+    return f"{what} since approved: run `sandboxrun review`"
 
 
 @dataclass(frozen=True, slots=True)

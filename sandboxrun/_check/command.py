@@ -60,6 +60,15 @@ def add_arguments(cmd: argparse.ArgumentParser) -> None:
         help="also show where today's hooks decide otherwise than this audit trail recorded"
         " (joined on the tool-use id); any difference fails the gate",
     )  # fmt: skip
+    cmd.add_argument(
+        "--require-reviewed", action="store_true",
+        help="every replayed repository hook must be as approved in --pins (`sandboxrun"
+        " review --approve --pins FILE`); any other fails the gate",
+    )  # fmt: skip
+    cmd.add_argument(
+        "--pins", metavar="FILE", help="the approved pins (default: review_pins in your"
+        " config); never a file of the workspace under test",
+    )  # fmt: skip
     cmd.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report here")
     cmd.add_argument(
         "--fail-open",
@@ -117,6 +126,8 @@ def run_check(
     if lines is None:
         lines = read(args, settings)
     audit = _recorded(args.diff) if args.diff else None
+    if settings.review_pins and getattr(args, "require_reviewed", False):
+        _pins_outside(settings.review_pins, workspaces)
     # The gate cannot vouch for events it could not run: no engine or image is exit 2
     # at once, not one error per line.
     backend.check()
@@ -132,6 +143,12 @@ def run_check(
         source = args.events or args.transcript
         write_junit(args.junit, results, settings.agent, source, workspaces)
     code = 0 if all(r.passed for r in results) else 1
+    if getattr(args, "require_reviewed", False):
+        unreviewed = sorted({o.spec.name for r in results for o in r.outcomes if o.spec.review})
+        if unreviewed:  # held, or run though renamed or chmodded: not what was approved
+            sys.stdout.write(f"FAILED: {len(unreviewed)} repository hook(s) not as approved in"
+                             f" {settings.review_pins}: {', '.join(unreviewed)}\n")  # fmt: skip
+            code = 1
     if audit is not None:
         from .audit_diff import differences, report
 
@@ -142,3 +159,17 @@ def run_check(
         sys.stderr.flush()
         os._exit(code)
     return code
+
+
+def _pins_outside(pins: str, workspaces: list[str]) -> None:
+    """The pins of `--require-reviewed` must not come with the workspace under test:
+    the change they gate could rewrite them."""
+    from pathlib import Path
+
+    from .._errors import ConfigError
+
+    real = os.path.realpath(pins)
+    for root in workspaces:
+        if Path(real).is_relative_to(os.path.realpath(root)):
+            raise ConfigError(f"--pins {pins}: inside the workspace under test ({root}):"
+                              " a change could rewrite them; keep them elsewhere")  # fmt: skip

@@ -24,6 +24,7 @@ COMMANDS = {
     "run": "run", "exec": "execute", "list": "listing", "images": "images", "state": "state",
     "check": "check", "reap": "reap", "doctor": "doctor", "serve": "serve",
     "install": "install", "uninstall": "install", "audit": "audit",
+    "review": "review",
 }  # fmt: skip
 
 

@@ -198,6 +198,7 @@ def hook_checks(settings: Settings, backend: DockerBackend) -> list[tuple[bool |
     unwrapped: list[tuple[bool | None, str, str]] = [
         (False, "installed hooks", n) for n in notes(settings.agent, roots, home)
     ]
+    unwrapped += _review_line(settings, roots, home)
     if unchecked:
         return [*unwrapped, (None, "hooks here", unchecked)]
     out: list[tuple[bool | None, str, str]] = unwrapped + [
@@ -208,6 +209,19 @@ def hook_checks(settings: Settings, backend: DockerBackend) -> list[tuple[bool |
     if not out:
         out.append((True, "hooks here", f"{len(found)} {settings.agent} hook(s), each can start"))
     return out
+
+
+def _review_line(
+    settings: Settings, roots: list[str], home: str
+) -> list[tuple[bool | None, str, str]]:
+    """One warn line when repository hooks here await review (`_review`)."""
+    from .._review.show import awaiting, scan, summary
+
+    try:
+        line = summary(awaiting(settings, scan(settings, roots, home, [settings.agent])))
+    except Exception as exc:  # the pins unreadable: say so, the other checks stand
+        return [(None, "review", f"not checked: {exc}")]
+    return [(None, "review", line)] if line else []
 
 
 # What a pod's sandbox is not judged on from inside, and why (the Kubernetes backend).

@@ -31,6 +31,10 @@ def command(args: argparse.Namespace) -> int:
     from .._install.status import notes
 
     unwrapped = notes(settings.agent, roots, args.home or account_home())
+    from .._review.show import awaiting, scan, summary
+
+    review = awaiting(settings, scan(settings, roots, args.home or account_home(),
+                                     [settings.agent]))  # fmt: skip
     if args.json:
         hooks = [
             {
@@ -42,7 +46,9 @@ def command(args: argparse.Namespace) -> int:
         ]  # fmt: skip
         skipped = [{"path": s.path, "source": s.source, "reason": s.reason} for s in found.skipped]
         emit({"agent": settings.agent, "hooks": hooks, "skipped": skipped, "check": unchecked,
-               "notWrapped": unwrapped})  # fmt: skip
+               "notWrapped": unwrapped, "awaitingReview": [
+                   {"hook": r.pin.event, "path": r.pin.name, "status": r.status}
+                   for r in review]})  # fmt: skip
         return 0
     print(f"hooks ({settings.agent}):" if found.hooks else f"no hooks found ({settings.agent})")
     for h, why in zip(found.hooks, problems, strict=True):
@@ -61,6 +67,8 @@ def command(args: argparse.Namespace) -> int:
             print(printable(f"  {s.path} ({s.source}): {s.reason}"))
     for note in unwrapped:  # installed, but a pull brought a hook the agent runs itself
         print(printable(note))
+    if summary(review):
+        print(printable(summary(review) or ""))
     return 0
 
 

@@ -120,6 +120,17 @@ def parser() -> argparse.ArgumentParser:
     agent_opts(lst)
     lst.add_argument("--json", action="store_true", help="machine-readable output")
 
+    rev = sub.add_parser(
+        "review", help="repository hooks new or changed since approved, with diffs"
+    )
+    rev.add_argument("--agent", choices=AGENTS, help="only this agent's hooks (default: all)")
+    rev.add_argument("--workspace", action="append", default=[], metavar="DIR",
+                     help="workspace root (default: the cwd)")  # fmt: skip
+    rev.add_argument("--approve", nargs="?", const="", metavar="HOOK",
+                     help="pin the current version: of each hook, or of HOOK (a name)")  # fmt: skip
+    rev.add_argument("--pins", metavar="FILE", help="approved pins from (and to) FILE, for a CI")
+    rev.add_argument("--json", action="store_true", help="machine-readable output")
+
     from .._install.args import add_commands as install_commands
 
     install_commands(sub)

@@ -1,0 +1,247 @@
+"""Review: a repository's hook that is new or changed since the user approved it is
+shown with its diff (`sandboxrun review`) and, under `review = "required"`, held until
+approved (issue 22). `pins` knows a hook's identity and keeps the approved ones; this
+module applies the user's policy where hooks are found for running (`gate`: `run`,
+`check`, `serve`, the Python API through `_runner.HookFactory`; `exec_gate`: `exec
+--untrusted`), and records approvals and holds in the audit trail.
+
+`review` is read from the user's config only (`_settings`): a repository cannot set
+it. The user's own, managed and plugin hooks are never held: only sources of
+`WORKSPACE_SOURCES`.
+
+Under "required", a changed hook whose earlier version was approved is held like a new
+one: running the approved bytes in place of the changed files would need the backend
+to mount other files at the hook's paths, which it cannot yet (docs/review.md).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from .. import _audit
+from .._dialects.base import WORKSPACE_SOURCES
+from .._log import logger
+from .._types import HookOutcome, HookSpec, review_note
+from .pins import Pin, PinStore, compare, identify
+
+if TYPE_CHECKING:
+    from .._settings import Settings
+
+HELD = "not run: awaiting review (run `sandboxrun review`)"
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One repository hook as it is now, against its approved pin."""
+
+    pin: Pin
+    status: str  # approved, new, changed, renamed, mode
+    old: Pin | None
+    workspace: str
+    # Nothing of this workspace was pinned yet: under warn, its hooks are pinned as they
+    # are, quietly (the first run in a checkout); a hook added later is reported new.
+    first: bool = False
+
+
+def _home() -> str:
+    from .. import _settings  # looked up at call time: tests patch the account's home
+
+    return _settings.account_home()
+
+
+def hook_root(spec: HookSpec, workspaces: Sequence[str], project_var: str | None) -> str:
+    """The workspace a repository hook belongs to: the project its agent names (Claude's
+    family: a session in a subfolder has the project's hooks), else the root its file
+    or workdir lies in, else the first."""
+    if project_var and spec.env.get(project_var):
+        return os.path.realpath(spec.env[project_var])
+    reals = [os.path.realpath(w) for w in workspaces]
+    for place in (*spec.argv, spec.name, spec.workdir):
+        if os.path.isabs(place):
+            for root in reals:
+                if os.path.realpath(place).startswith(root + os.sep):
+                    return root
+    return reals[0] if reals else os.path.realpath(spec.workdir or "/")
+
+
+def survey(
+    agent: str, specs: Sequence[HookSpec], workspaces: Sequence[str],
+    project_var: str | None, pins_file: str | None = None,
+) -> list[Seen]:  # fmt: skip
+    """Each repository hook of `specs` against the approved pins of its workspace."""
+    out: list[Seen] = []
+    stores: dict[str, dict[str, Pin]] = {}
+    for spec in specs:
+        if spec.source not in WORKSPACE_SOURCES:
+            continue
+        root = hook_root(spec, workspaces, project_var)
+        if root not in stores:
+            stores[root] = PinStore(_home(), root, pins_file).load()
+        pin = identify(agent, spec, root)
+        status, old = compare(pin, stores[root])
+        out.append(Seen(pin, status, old, root, not stores[root]))
+    return out
+
+
+def approve(seen: Sequence[Seen], pins_file: str | None = None) -> None:
+    """Pin the current version of each hook of `seen` (in its workspace's store)."""
+    by_root: dict[str, list[Seen]] = {}
+    for s in seen:
+        by_root.setdefault(s.workspace, []).append(s)
+    for root, items in by_root.items():
+        with PinStore(_home(), root, pins_file).locked() as pins:
+            for s in items:
+                if s.old is not None and s.status == "renamed":
+                    pins.pop(s.old.key, None)
+                pins[s.pin.key] = s.pin
+
+
+def gate(
+    settings: Settings, agent: str, specs: Sequence[HookSpec], workspaces: Sequence[str],
+    project_var: str | None, entry: str = "run",
+) -> tuple[list[HookSpec], list[HookOutcome]]:  # fmt: skip
+    """The user's `review` policy applied to the hooks about to run: (the hooks to run,
+    each marked with what changed; the outcomes of those held). Never raises: a pins
+    file that cannot be read is a warning, and under "required" holds every
+    repository hook."""
+    policy = settings.review
+    if policy == "off" or not any(s.source in WORKSPACE_SOURCES for s in specs):
+        return list(specs), []
+    try:
+        seen = survey(agent, specs, workspaces, project_var, settings.review_pins)
+    except Exception as exc:  # our reading failed: never a silent approval
+        logger.warning("review: pins not read: {}", exc)
+        if policy != "required":
+            return list(specs), []
+        held = [s for s in specs if s.source in WORKSPACE_SOURCES]
+        kept = [s for s in specs if s.source not in WORKSPACE_SOURCES]
+        return kept, [HookOutcome(spec=replace(s, review="awaiting review"), status="error",
+                                  error=HELD) for s in held]  # fmt: skip
+    found = iter(seen)  # in the order of the repository hooks of `specs`
+    run: list[HookSpec] = []
+    held_out: list[HookOutcome] = []
+    records: list[dict[str, Any]] = []
+    first_seen: list[Seen] = []
+    for spec in specs:
+        s = next(found) if spec.source in WORKSPACE_SOURCES else None
+        if s is None or s.status == "approved":
+            run.append(spec)
+            continue
+        hold = policy == "required" and s.status in ("new", "changed")
+        if hold:
+            why = HELD if s.status == "new" else f"{HELD}; changed since approved"
+            held_out.append(HookOutcome(spec=replace(spec, review="awaiting review"),
+                                        status="error", error=why))  # fmt: skip
+            logger.warning("hook {} {}", spec.name, why)
+        elif s.status == "new" and s.first and settings.review_pins is None:
+            first_seen.append(s)  # warn, a checkout's first run: pinned as it is, quietly
+            run.append(spec)
+            logger.info("hook {}: pinned on first sight", spec.name)
+            continue
+        else:
+            if s.status == "new" and settings.review_pins is None:
+                first_seen.append(s)
+            run.append(replace(spec, review=s.status))
+            logger.warning("hook {}: {}", spec.name, review_note(s.status))
+        records.append(record(settings, s, "held" if hold else "ran", entry))
+    if first_seen:
+        try:
+            approve(first_seen)
+        except OSError as exc:
+            logger.warning("review: could not pin: {}", exc)
+    audit(settings, records)
+    return run, held_out
+
+
+def record(settings: Settings, s: Seen, decision: str, entry: str) -> dict[str, Any]:
+    """One audit line for a review decision (`"entry": "review"`)."""
+    return {
+        "time": datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds"),
+        "entry": "review", "via": entry, "agent": s.pin.agent, "event": s.pin.event,
+        "hook": {"name": s.pin.name, "source": s.pin.entry.get("source")},
+        "workspace": s.workspace, "status": s.status, "decision": decision,
+        "policy": settings.review,
+    }  # fmt: skip
+
+
+def audit(settings: Settings, records: Sequence[Mapping[str, Any]]) -> None:
+    if records and _audit.enabled(settings):
+        _audit.write(settings, records)
+
+
+def exec_gate(
+    settings: Settings, command: Sequence[str], request: Any, stdin: bytes, served: bool
+) -> str | None:
+    """The review status of an `exec --untrusted` command (a repository's hook: its
+    command and the workspace files it names), with the policy applied: `held` when it
+    must not run, another status to tell the user about, None when approved or off."""
+    if settings.review == "off":
+        return None
+    from .._exec import _event
+
+    event = _event(stdin)
+    name = next((event[k] for k in ("hook_event_name", "hookEventName", "hookName")
+                 if isinstance(event.get(k), str)), "")  # fmt: skip
+    root = request.mounts[0] if request.mounts else request.workdir
+    spec = HookSpec(hook_name=name, name=" ".join(command), source="project",
+                    argv=tuple(command), workdir=request.workdir, mounts=(),
+                    env=request.env)  # fmt: skip
+    try:
+        pinned = PinStore(_home(), root, settings.review_pins).load()
+        pin = identify(settings.agent, spec, root, kind="exec")
+    except Exception as exc:  # never a silent approval
+        logger.warning("review: pins not read: {}", exc)
+        return "held" if settings.review == "required" else None
+    # The hook `review` showed and approved (discovery reads past install's wrapper to
+    # this command): its files decide; else this command's own pin from an earlier exec.
+    old = pinned.get("\x1f".join(("run", settings.agent, name, pin.name)))
+    if old is not None:
+        status = "changed" if old.files_digest != pin.files_digest else (
+            "approved" if old.modes() == pin.modes() else "mode")  # fmt: skip
+    else:
+        status, old = compare(pin, pinned)
+    if status == "approved":
+        return None
+    seen = Seen(pin, status, old, os.path.realpath(root), not pinned)
+    held = settings.review == "required" and status in ("new", "changed")
+    if status == "new" and not held and settings.review_pins is None:
+        try:
+            approve([seen])
+        except OSError as exc:
+            logger.warning("review: could not pin: {}", exc)
+        if seen.first:  # a checkout's first run: pinned as it is, quietly (as `gate`)
+            return None
+    audit(settings, [record(settings, seen, "held" if held else "ran",
+                            "exec (served)" if served else "exec")])  # fmt: skip
+    return "held" if held else status
+
+
+def exec_note(agent: str, stdout: bytes, exit_code: int, status: str) -> tuple[bytes, bytes]:
+    """Where `exec` tells the user a repository hook is not as approved, never changing
+    a decision: (stdout, a line for stderr). The Claude family's `systemMessage` (shown
+    to the user) when the hook answered exit 0 with nothing or a JSON object; else a
+    stderr line on exit 0 only (non-blocking in every agent); on any other exit code,
+    only the debug log: stderr there may be what the agent reads as a block's reason."""
+    import json
+
+    from .._dialects.claude.dialect import ClaudeDialect
+    from .._dialects.registry import DIALECTS
+
+    note = f"sandboxrun: {review_note(status)}"
+    if exit_code != 0:
+        logger.debug("{}", note)
+        return stdout, b""
+    if isinstance(DIALECTS.get(agent), ClaudeDialect):
+        try:
+            data = json.loads(stdout) if stdout.strip() else {}
+        except (ValueError, RecursionError):
+            data = None
+        if isinstance(data, dict):
+            old = data.get("systemMessage")
+            data["systemMessage"] = f"{old}\n{note}" if isinstance(old, str) and old else note
+            return json.dumps(data, ensure_ascii=True).encode() + b"\n", b""
+    return stdout, (note + "\n").encode()

@@ -1,0 +1,257 @@
+"""Pins: the identity of a repository's hook, and where the approved ones are kept.
+
+A hook from a workspace source (`_dialects.base.WORKSPACE_SOURCES`) is known by its
+config entry (agent, event, matcher, command, source level) and by every file of the
+workspace its command names (for Cline's family: the hook file itself, which is its
+argv): each file's sha256, size and mode, and for a symlink the path it points to
+(a symlink swapped to point elsewhere is a change). The bytes of each file are kept
+(up to `MAX_KEPT`) so that `sandboxrun review` can show a unified diff.
+
+Pins live in the user's data folder (`~/.local/share/sandboxrun/pins/`, beside
+`_install.files.store_root`), one file per workspace keyed by the workspace's real
+path, which the file also names and which is checked on reading: the pins of one
+workspace never approve another's. Nothing is ever read from or written to the
+workspace. Files a hook sources or imports are not pinned (only the words of its
+command are read).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shlex
+import stat
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._preflight import _expand
+from .._types import HookSpec
+
+MAX_KEPT = 256 << 10  # bytes of one file kept for the diff (larger: hashed, not shown)
+MAX_HASHED = 64 << 20  # bytes of one file read for its hash (then the size says the rest)
+FORMAT = 1  # the pins file's version
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One hook's identity. `key` names the hook across versions (agent, event, entry
+    point, what the report calls it); `digest` changes with its content (entry and
+    files' bytes and symlink targets, never a mode); `shape` is the digest without the
+    files' paths (a rename keeps it)."""
+
+    key: str
+    agent: str
+    event: str
+    name: str
+    entry: Mapping[str, Any]
+    files: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def digest(self) -> str:
+        files = {p: [f.get("sha256"), f.get("link"), f.get("size")] for p, f in self.files.items()}
+        return _sha({"entry": self.entry, "files": files})
+
+    @property
+    def files_digest(self) -> str:
+        """The digest of the files alone (what `exec` compares with a `run` pin)."""
+        return _sha({p: [f.get("sha256"), f.get("link"), f.get("size")]
+                     for p, f in self.files.items()})  # fmt: skip
+
+    @property
+    def shape(self) -> str:
+        files = sorted([str(f.get("sha256")), str(f.get("link"))] for f in self.files.values())
+        return _sha({"entry": {k: v for k, v in self.entry.items() if k != "command"},
+                     "command": self.entry.get("shape"), "files": files})  # fmt: skip
+
+    def modes(self) -> dict[str, str | None]:
+        return {p: f.get("mode") for p, f in self.files.items()}
+
+    def to_json(self) -> dict[str, Any]:
+        files = {p: dict(f) for p, f in self.files.items()}
+        return {"key": self.key, "agent": self.agent, "event": self.event, "name": self.name,
+                "entry": dict(self.entry), "files": files}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Pin:
+        files = {str(p): dict(f) for p, f in data["files"].items()}
+        return cls(str(data["key"]), str(data["agent"]), str(data["event"]), str(data["name"]),
+                   dict(data["entry"]), files)  # fmt: skip
+
+
+def _sha(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+def relative(path: str, root: str) -> str:
+    """`path` as the pins write it: relative to the workspace when inside it."""
+    if os.path.isabs(path) and Path(path).is_relative_to(root):
+        return os.path.relpath(path, root)
+    return path
+
+
+def identify(agent: str, spec: HookSpec, root: str, kind: str = "run") -> Pin:
+    """The identity of a repository hook `spec` of workspace `root` (a real path).
+    `kind`: `run` for a hook discovery found, `exec` for an `exec --untrusted` command."""
+    root = os.path.realpath(root)
+    words = command_words(spec)
+    files: dict[str, dict[str, Any]] = {}
+    shape: list[str] = []
+    for word in words:
+        path = _in_workspace(word, spec.workdir or root, root)
+        if path is None:
+            shape.append(word)
+            continue
+        rel = os.path.relpath(path, root)
+        record = files[rel] = file_record(path, root)
+        # A rename keeps the shape (the path is not in it), a swap of places does not.
+        shape.append(f"\0{record['sha256']}:{record['link']}")
+    name = relative(spec.name, root)
+    entry = {"kind": kind, "source": spec.source, "matcher": spec.matcher,
+             "condition": spec.condition, "command": [relative(a, root) for a in spec.argv],
+             "shape": shape}  # fmt: skip
+    key = "\x1f".join((kind, agent, spec.hook_name, name))
+    return Pin(key, agent, spec.hook_name, name, entry, files)
+
+
+def command_words(spec: HookSpec) -> list[str]:
+    """Every word of the hook's argv, a shell string (`sh -c STRING`) split into its
+    words with the hook's `$NAME`s expanded (`$CLAUDE_PROJECT_DIR/...`)."""
+    words: list[str] = []
+    for arg in spec.argv:
+        text = _expand(arg, spec.env) or arg
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        try:
+            words += list(lexer)
+        except ValueError:  # unbalanced quotes: the words as they stand
+            words += text.split()
+    return words
+
+
+def _in_workspace(word: str, workdir: str, root: str) -> str | None:
+    """The path `word` names inside the workspace (lexically: a symlink in the workspace
+    is pinned as a symlink), or None when it names nothing there."""
+    if not word or "\0" in word or word.startswith("-"):
+        return None
+    path = os.path.normpath(os.path.join(workdir, word))
+    if not Path(path).is_relative_to(root) or path == root:
+        return None
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return None
+    return path if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode) else None
+
+
+def file_record(path: str, root: str) -> dict[str, Any]:
+    """sha256, size, mode, symlink target and (bounded) bytes of one file. Bytes are read
+    only when the file's real path is inside the workspace: a symlink to `~/.ssh/id_rsa`
+    pins where it points, never what is there."""
+    record: dict[str, Any] = {"sha256": None, "size": None, "mode": None, "link": None,
+                              "bytes": None}  # fmt: skip
+    with contextlib.suppress(OSError):
+        if os.path.islink(path):
+            record["link"] = os.readlink(path)
+        real = os.path.realpath(path)
+        if not Path(real).is_relative_to(root):
+            record["outside"] = True
+            return record
+        st = os.stat(real)
+        record["mode"] = f"{stat.S_IMODE(st.st_mode):04o}"
+        if not stat.S_ISREG(st.st_mode):
+            return record
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(real, flags)
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(MAX_HASHED)
+        record["sha256"] = hashlib.sha256(data).hexdigest()
+        record["size"] = st.st_size
+        if len(data) <= MAX_KEPT:
+            record["bytes"] = base64.b64encode(data).decode()
+    return record
+
+
+def pins_root(home: str) -> Path:
+    """Where pins live: the user's data folder (as `_install.files.store_root`)."""
+    return Path(home) / ".local" / "share" / "sandboxrun" / "pins"
+
+
+class PinStore:
+    """The approved pins of one workspace, in the user's data folder, or in a file of
+    the user's choosing (`check --pins FILE`: the export, with no workspace in it)."""
+
+    def __init__(self, home: str, workspace: str, file: str | None = None) -> None:
+        self.workspace = os.path.realpath(workspace)
+        key = hashlib.sha256(self.workspace.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+        self.path = Path(file) if file else pins_root(home) / f"{key}.json"
+        self.exported = file is not None
+
+    def load(self) -> dict[str, Pin]:
+        try:
+            data = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            from .._errors import ConfigError
+
+            raise ConfigError(f"pins file {self.path} unreadable: {exc}") from None
+        # Pins of another workspace (a copied file, a hash collision) approve nothing here.
+        if not self.exported and data.get("workspace") != self.workspace:
+            return {}
+        return {p["key"]: Pin.from_json(p) for p in data.get("hooks", [])}
+
+    def save(self, pins: Mapping[str, Pin], export: bool = False) -> None:
+        document: dict[str, Any] = {"format": FORMAT}
+        if not export:
+            document["workspace"] = self.workspace
+        document["hooks"] = [pins[k].to_json() for k in sorted(pins)]
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".pins-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(document, f, indent=1, sort_keys=True)
+        os.replace(tmp, self.path)
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[dict[str, Pin]]:
+        """The pins, to change in the block: saved at its end, one writer at a time
+        (several agents' hooks run at once)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(self.path.with_suffix(".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            pins = self.load()
+            before = dict(pins)
+            yield pins
+            if pins != before:
+                self.save(pins, export=self.exported)
+
+
+def file_bytes(record: Mapping[str, Any]) -> bytes | None:
+    raw = record.get("bytes")
+    return base64.b64decode(raw) if isinstance(raw, str) else None
+
+
+def compare(pin: Pin, pinned: Mapping[str, Pin]) -> tuple[str, Pin | None]:
+    """(status, the pin it is compared with): `approved` (same content and modes),
+    `mode` (only a mode differs), `changed` (content or entry), `renamed` (the same
+    content under another name), `new` (nothing like it approved)."""
+    old = pinned.get(pin.key)
+    if old is not None:
+        if old.digest != pin.digest:
+            return "changed", old
+        return ("approved" if old.modes() == pin.modes() else "mode"), old
+    for other in pinned.values():
+        same = (other.agent, other.event, other.entry.get("kind"), other.shape)
+        if same == (pin.agent, pin.event, pin.entry.get("kind"), pin.shape):
+            return "renamed", other
+    return "new", None
+
+
+def pairs(pins: Sequence[Pin]) -> dict[str, Pin]:
+    return {p.key: p for p in pins}
