@@ -364,7 +364,8 @@ class HookFactory:
         hooks = [h for h in discovery.hooks if self.dialect.matches(h, event or {})]
         # A repository's hook new or changed since approved: marked, or held (`_review`).
         hooks, held = _review.gate(s, self.dialect.agent, hooks, workspaces,
-                                   self.dialect.project_dir_var, self.entry)  # fmt: skip
+                                   self.dialect.project_dir_var, self.entry,
+                                   lambda: self.discover(None, workspaces).hooks)  # fmt: skip
         # Handlers of other types (http, prompt...) that apply here: never run, reported.
         never_run = [
             k for k in discovery.skipped

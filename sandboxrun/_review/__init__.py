@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -100,17 +100,42 @@ def approve(seen: Sequence[Seen], pins_file: str | None = None) -> None:
                 pins[s.pin.key] = s.pin
 
 
+def first_sight(
+    settings: Settings, agent: str, specs: Sequence[HookSpec], workspaces: Sequence[str],
+    project_var: str | None, everything: Callable[[], Sequence[HookSpec]],
+) -> None:  # fmt: skip
+    """Under warn, a checkout seen for the first time (nothing of it pinned): every
+    repository hook it has, for every event (`everything`: discovery without an event),
+    pinned as it is, quietly. Else the hooks of each later event would read "new" on
+    their first run, though they were there from the start; a hook a pull adds later is
+    reported new. Under required nothing is pinned without `review --approve`."""
+    if settings.review != "warn" or settings.review_pins is not None:
+        return
+    roots = {hook_root(s, workspaces, project_var) for s in specs
+             if s.source in WORKSPACE_SOURCES}  # fmt: skip
+    if not any(not PinStore(_home(), root, None).load() for root in roots):
+        return
+    try:
+        seen = survey(agent, everything(), workspaces, project_var)
+        approve([s for s in seen if s.first and s.status == "new"])
+    except Exception as exc:  # never an error of the answer; `gate` says what it finds
+        logger.warning("review: could not pin the checkout: {}", exc)
+
+
 def gate(
     settings: Settings, agent: str, specs: Sequence[HookSpec], workspaces: Sequence[str],
     project_var: str | None, entry: str = "run",
+    everything: Callable[[], Sequence[HookSpec]] | None = None,
 ) -> tuple[list[HookSpec], list[HookOutcome]]:  # fmt: skip
     """The user's `review` policy applied to the hooks about to run: (the hooks to run,
     each marked with what changed; the outcomes of those held). Never raises: a pins
     file that cannot be read is a warning, and under "required" holds every
-    repository hook."""
+    repository hook. `everything`: all the checkout's hooks, for its first sight."""
     policy = settings.review
     if policy == "off" or not any(s.source in WORKSPACE_SOURCES for s in specs):
         return list(specs), []
+    if everything is not None:
+        first_sight(settings, agent, specs, workspaces, project_var, everything)
     try:
         seen = survey(agent, specs, workspaces, project_var, settings.review_pins)
     except Exception as exc:  # our reading failed: never a silent approval
@@ -192,6 +217,12 @@ def exec_gate(
                     env=request.env)  # fmt: skip
     try:
         pinned = PinStore(_home(), root, settings.review_pins).load()
+        if not pinned and settings.review == "warn" and settings.review_pins is None:
+            from .._dialects.registry import dialect_of
+
+            every = dialect_of(settings).discover(None, [root], _home()).hooks
+            first_sight(settings, settings.agent, every, [root], None, lambda: every)
+            pinned = PinStore(_home(), root, settings.review_pins).load()
         pin = identify(settings.agent, spec, root, kind="exec")
     except Exception as exc:  # never a silent approval
         logger.warning("review: pins not read: {}", exc)

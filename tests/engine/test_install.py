@@ -22,7 +22,7 @@ import pytest
 from sandboxrun import DockerBackend
 from sandboxrun._dialects.cline import parse_output
 
-from .conftest import cli
+from .conftest import _CONFIG_DIR, _test_config, cli
 
 CLINE_GUARD = """#!/bin/bash
 # The team's guard: bash + jq, Cline's contract.
@@ -59,7 +59,14 @@ def snapshot(root: Path) -> dict[str, tuple[int, bytes | None]]:
 
 
 def sandboxrun(*args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(cli(*args), capture_output=True, text=True, timeout=120)
+    """The command line with the run's config, review off: these tests install with a
+    `--home` of their own, while the installed `exec`s pin in the account's home, where
+    no record of this install is (a user's install and exec share one home). The review
+    of changed hooks is tested in tests/engine/test_review.py."""
+    config = _CONFIG_DIR / "install.toml"
+    config.write_text(_test_config() + 'review = "off"\n')
+    done = subprocess.run(cli(*args, config=config), capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return done
 

@@ -38,13 +38,22 @@ def run_claude(project: Path, home: Path, *flags: str) -> dict[str, Any]:
     return result
 
 
+def only_report(result: dict[str, object]) -> dict[str, object]:
+    [report] = result["hooks"]  # type: ignore[misc]
+    return report  # type: ignore[no-any-return]
+
+
 def test_cline_hook_with_missing_interpreter(hook: HookWriter, run_hooks: Runner) -> None:
     """`#!/usr/bin/env nosuchlang`: an error naming it, not a failed run; fail-closed cancels."""
     path = hook("echo '{\"cancel\": true}'", shebang="#!/usr/bin/env nosuchlang")
     result = run_hooks()
     [report] = result["hooks"]
     assert report["status"] == "error"
-    assert report["error"] == (
+    # Cline's SDK rules (the default) start the shebang's program themselves; the VS Code
+    # extension's name the file whose interpreter it is.
+    assert report["error"] == f"not run: `nosuchlang` is not in image {IMAGE}"
+    vscode = only_report(run_hooks(cline_variant="vscode"))
+    assert vscode["error"] == (
         f"not run: `nosuchlang` (the interpreter of {path}) is not in image {IMAGE}"
     )
     assert run_hooks(fail_closed=True)["cancel"] is True
@@ -118,7 +127,7 @@ def test_list_shows_why_a_hook_will_not_run(hook: HookWriter, workspace: Path) -
     home = workspace.parent / "home"
     text = subprocess.run(cli(*args, home=home), capture_output=True, text=True, timeout=120)
     assert text.returncode == 0, text.stderr
-    assert f"will not run: `nosuchlang` (the interpreter of {path})" in text.stdout
+    assert f"{path}\n    will not run: `nosuchlang` is not in image" in text.stdout
     assert text.stdout.count("will not run") == 1
     doc = json.loads(
         subprocess.run(
