@@ -195,3 +195,27 @@ def test_reap_removes_stale_containers_with_their_volumes_and_all_only_when_aske
     swept = Engine(live, overdue)
     assert reap(swept) == ["c1"] and swept.removed == [("c1", {"force": True, "v": True})]
     assert reap(Engine(live, overdue), everything=True) == ["c0", "c1"]
+
+
+def test_a_zombie_owner_is_gone() -> None:
+    """A killed owner whose parent never reaps it (an init that does not reap orphans)
+    stays a zombie holding its pid and start time: it runs nothing, so its containers
+    are stale, not kept forever."""
+    from pathlib import Path
+
+    from sandboxrun._backends.labels import DEADLINE, PID, STARTED
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    labels = {**owner_labels(), PID: str(child.pid), STARTED: started(child.pid) or "",
+              DEADLINE: str(int(time.time()) + 3600)}  # fmt: skip
+    stat = Path(f"/proc/{child.pid}/stat")
+    try:
+        deadline = time.monotonic() + 30
+        while not stat.read_bytes().rsplit(b")", 1)[-1].strip().startswith(b"Z"):
+            assert time.monotonic() < deadline, "the child did not end"
+            time.sleep(0.05)
+        assert is_stale(labels, time.time())
+    finally:
+        child.wait()
+    assert not is_stale({**labels, PID: str(os.getpid()),
+                         STARTED: started(os.getpid()) or ""}, time.time())  # fmt: skip

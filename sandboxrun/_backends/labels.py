@@ -102,7 +102,18 @@ def owner_gone(labels: Mapping[str, str]) -> bool:
     now = started(pid)
     if now is None:  # no such process, or hidden from us (/proc mounted with hidepid)
         return not _exists(pid)
-    return now != labels[STARTED]
+    # A zombie runs nothing: a killed owner whose reaper never came (an init that does not
+    # reap orphans, e.g. a container's or a sandbox's own PID 1) still holds its pid.
+    return now != labels[STARTED] or _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].startswith(b"Z")
 
 
 def _exists(pid: int) -> bool:
