@@ -593,8 +593,10 @@ def test_client_imports_stay_light(served: Served, ws: Path) -> None:
 def test_serve_start_starts_a_server_for_the_next_commands(
     home: Path, short_dir: Path, tmp_path: Path
 ) -> None:
-    """`serve = "start"`: the first command runs cold and starts a server in the
-    background; the next one is answered by it. (No hooks: no engine needed.)"""
+    """`serve = "start"` (now `"auto"`): the first command runs cold and starts a server
+    in the background; the next one is answered by it. (No hooks: no engine needed.)
+    Outside CI: under `CI=true` no server is ever started (tests/test_autoserve.py)."""
+    import os
     import signal
     import time
 
@@ -605,7 +607,8 @@ def test_serve_start_starts_a_server_for_the_next_commands(
     empty.mkdir()
     argv = [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--config", str(config),
             "--home", str(home), "--workspace", str(empty)]  # fmt: skip
-    first = subprocess.run(argv, input=b"{}", capture_output=True, timeout=60)
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    first = subprocess.run(argv, input=b"{}", capture_output=True, timeout=60, env=env)
     assert first.returncode == 0, first.stderr
     deadline = time.monotonic() + 60
     while (sock := client.connect(path)) is None:
@@ -614,7 +617,7 @@ def test_serve_start_starts_a_server_for_the_next_commands(
     health = client.exchange(sock, "GET", "/healthz")[1]
     sock.close()
     try:
-        second = subprocess.run(argv, input=b"{}", capture_output=True, timeout=60)
+        second = subprocess.run(argv, input=b"{}", capture_output=True, timeout=60, env=env)
         assert (second.returncode, second.stdout) == (0, first.stdout)
         assert request(path, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")[1]["answered"] == 1
     finally:

@@ -19,6 +19,7 @@ from typing import Any
 from .. import _client, _log, _userconfig
 from .._backends.base import Backend
 from .._errors import ConfigError
+from .._log import logger
 from .._settings import Settings
 from .app import App
 from .front import Slots
@@ -147,9 +148,11 @@ def serve(
         threading.Thread(target=server.serve_forever, name="serve", daemon=True).start()
     where = " and ".join(_where(server) for server in servers)
     _say(f"serving on {where} (pid {os.getpid()})")
-    # Check the backend now, off the first request's path: the engine connection, the
-    # image, and the sweep of what a killed predecessor left (its pooled containers).
-    threading.Thread(target=app.ready, name="serve-ready", daemon=True).start()
+    # Check the engine now, off the first request's path: the connection, the image, and
+    # the sweep of what a killed predecessor left (its pooled containers). On a backend
+    # of its own, closed after: a kept one would take a place of the requests' backends.
+    threading.Thread(target=_sweep, args=(make_backend, settings), name="serve-sweep",
+                     daemon=True).start()  # fmt: skip
     while not stop.wait(0.5):
         if idle and app.inflight == 0 and time.monotonic() - app.last_request > idle:
             _say(f"no request for {idle:g}s: stopping")
@@ -158,6 +161,19 @@ def serve(
     os.close(lock)  # after the socket went and the pools were removed: the next may start
     _say("stopped")
     return 0
+
+
+def _sweep(make_backend: Callable[[Settings], Backend], settings: Settings | None) -> None:
+    """`check` once on a one-off backend without a pool (its first success sweeps what
+    killed runs left), then close it; a failure is the first request's to report."""
+    try:
+        backend = make_backend((settings or Settings.load()).model_copy(update={"pool_size": 0}))
+        try:
+            backend.check()
+        finally:
+            backend.close()
+    except Exception as exc:
+        logger.debug("start-up check: {}", exc)
 
 
 def open_servers(
