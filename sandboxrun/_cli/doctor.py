@@ -180,35 +180,55 @@ def confinement_checks(
     return out
 
 
-def hook_checks(settings: Settings, backend: DockerBackend) -> list[tuple[bool | None, str, str]]:
-    """Whether each hook of the current directory can start in the image (`_preflight`)."""
+def hook_checks(
+    settings: Settings, backend: DockerBackend, agents: list[str] | None = None
+) -> list[tuple[bool | None, str, str]]:
+    """Per agent (`agents`, else every agent with hooks or notes here): the hooks that run
+    unsandboxed although sandboxrun was installed, and whether each hook of the current
+    directory can start in the image (`_preflight`)."""
+    from .._dialects.registry import DIALECTS
+
+    out: list[tuple[bool | None, str, str]] = []
+    counts: list[str] = []
+    for agent in agents or list(DIALECTS):
+        lines, found = _agent_checks(settings.model_copy(update={"agent": agent}), backend)
+        if agents or lines or found:  # an agent with nothing here says nothing
+            out += lines
+            counts += [f"{found} {agent} hook(s)"] if found else []
+    if not any(ok is False or ok is None for ok, _, _ in out):
+        out.append((True, "hooks here", f"{', '.join(counts) or 'no hooks'}, each can start"))
+    return out
+
+
+def _agent_checks(
+    settings: Settings, backend: DockerBackend
+) -> tuple[list[tuple[bool | None, str, str]], int]:
+    """One agent's lines (what is wrong) and how many of its hooks were found here."""
     from .._dialects.registry import dialect_of
+    from .._install.status import notes  # installed here, but a pull brought a hook: unsandboxed
     from .._runner import resolve_workspaces  # the runner is above the doctor
 
+    agent = settings.agent
     dialect = dialect_of(settings)
     try:
         roots = resolve_workspaces({}, (), dialect, settings, cwd=os.getcwd())
+        home = _settings.account_home()
+        found = dialect.discover(None, roots, home).hooks
     except SandboxrunError as exc:
-        return [(None, "hooks here", f"not checked: {exc}")]
-    home = _settings.account_home()
-    found = dialect.discover(None, roots, home).hooks
+        return [(None, f"{agent} hooks here", f"not checked: {exc}")], 0
     problems, unchecked = check_discovered(found, backend)
-    from .._install.status import notes  # installed here, but a pull brought a hook: unsandboxed
-
-    unwrapped: list[tuple[bool | None, str, str]] = [
-        (False, "installed hooks", n) for n in notes(settings.agent, roots, home)
+    out: list[tuple[bool | None, str, str]] = [
+        (False, f"installed {agent} hooks", n) for n in notes(agent, roots, home)
     ]
-    unwrapped += _review_line(settings, roots, home)
+    out += _review_line(settings, roots, home)
     if unchecked:
-        return [*unwrapped, (None, "hooks here", unchecked)]
-    out: list[tuple[bool | None, str, str]] = unwrapped + [
-        (False, f"hook {h.hook_name} {h.name}", f"will not run: {why}")
+        return [*out, (None, f"{agent} hooks here", unchecked)], len(found)
+    out += [
+        (False, f"{agent} hook {h.hook_name} {h.name}", f"will not run: {why}")
         for h, why in zip(found, problems, strict=True)
         if why
     ]
-    if not out:
-        out.append((True, "hooks here", f"{len(found)} {settings.agent} hook(s), each can start"))
-    return out
+    return out, len(found)
 
 
 def _review_line(
@@ -261,8 +281,9 @@ def kubernetes_checks(settings: Settings) -> list[tuple[bool | None, str, str]]:
     return lines
 
 
-def doctor(settings: Settings) -> int:
-    """Print one pass/FAIL line per check; 0 if all pass, 1 otherwise."""
+def doctor(settings: Settings, agents: list[str] | None = None) -> int:
+    """Print one pass/FAIL line per check; 0 if all pass, 1 otherwise. The hook checks
+    cover `agents`, else every agent with hooks here."""
     lines: list[tuple[bool | None, str, str]] = []
     if settings.backend == "kubernetes":
         try:
@@ -287,7 +308,7 @@ def doctor(settings: Settings) -> int:
         backend.check()
         lines.append((True, "image", f"{settings.image} present"))
         lines += confinement_checks(settings, probe(backend), backend.helper())
-        lines += hook_checks(settings, backend)
+        lines += hook_checks(settings, backend, agents)
     except SandboxrunError as exc:
         lines.append((False, "sandbox", str(exc)))
     return _report(settings, lines)
@@ -305,4 +326,4 @@ def _report(settings: Settings, lines: list[tuple[bool | None, str, str]]) -> in
 def command(args: argparse.Namespace) -> int:
     from .common import load
 
-    return doctor(load(args))
+    return doctor(load(args), [args.agent] if args.agent else None)

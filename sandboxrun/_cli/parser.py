@@ -173,7 +173,14 @@ def parser() -> argparse.ArgumentParser:
     reap_p = sub.add_parser("reap", help="remove containers left behind by killed runs")
     reap_p.add_argument("--all", action="store_true", help="remove every sandboxrun container")
 
-    sub.add_parser("doctor", help="check the engine, image, runtime and the confinement itself")
+    doc = sub.add_parser(
+        "doctor", help="check the engine, image, runtime and the confinement itself"
+    )
+    doc.add_argument(
+        "--agent",
+        choices=AGENTS,
+        help="only this agent's hooks (default: every agent with hooks here)",
+    )
 
     aud = sub.add_parser("audit", help="what the hooks decided, per hook, from the audit trail")
     aud.add_argument("--since", metavar="SPAN", help="only the last SPAN: 30m, 12h, 1d, 2w")

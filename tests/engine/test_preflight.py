@@ -182,6 +182,33 @@ def test_doctor_names_a_hook_that_will_not_run(hook: HookWriter, workspace: Path
     assert "hook PreToolUse" in line and "`nosuchlang`" in line
 
 
+def test_doctor_checks_every_agent_with_hooks_here(tmp_path: Path) -> None:
+    """Without --agent, `doctor` names a Cursor hook that cannot start (the configured
+    agent is Cline's); `--agent gemini` checks only Gemini's hooks, and passes."""
+    project = tmp_path / "project"
+    (project / ".cursor").mkdir(parents=True)
+    (project / ".cursor" / "hooks.json").write_text(
+        json.dumps({"version": 1, "hooks": {"beforeShellExecution": [{"command": ".cursor/g.sh"}]}})
+    )
+    guard = project / ".cursor" / "g.sh"
+    guard.write_text("#!/usr/bin/env nosuchlang\n")
+    guard.chmod(0o755)
+    for folder in (tmp_path, project, project / ".cursor"):
+        folder.chmod(0o755)
+
+    def doctor(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            cli("doctor", *args), capture_output=True, text=True, cwd=project, timeout=120
+        )  # fmt: skip
+
+    done = doctor()
+    assert done.returncode == 1, done.stdout + done.stderr
+    [line] = [ln for ln in done.stdout.splitlines() if ln.startswith("FAIL")]
+    assert "cursor hook beforeShellExecution" in line and "`nosuchlang`" in line
+    only = doctor("--agent", "gemini")
+    assert "cursor" not in only.stdout and "no hooks, each can start" in only.stdout
+
+
 def test_a_workspace_the_hooks_user_cannot_read(tmp_path: Path) -> None:
     """Run as root, hooks run as nobody: a root-only (0700) workspace, as `mktemp -d` makes,
     would fail every guard with "Permission denied". Through `run` and `exec` alike the
