@@ -6,6 +6,7 @@ JSON `decision` (exit 0) while a review session is marked in the workspace."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from sandboxrun import DockerBackend, ExecResult
 from sandboxrun._dialects.claude.agents import QWEN
 from sandboxrun._types import HookSpec
 
-from .claudelike_hooks import bare, boxed, checkout, event_for
+from .claudelike_hooks import bare, boxed, checkout, event_for, run_event
 
 VAR = "QWEN_PROJECT_DIR"
 GUARD = "bash guard.sh"  # the skill's entry runs it with bash from the skill's folder
@@ -66,3 +67,20 @@ def test_review_guard_decides_the_same_sandboxed(
             assert (done.stdout, sandboxed.stdout) == ('{"decision":"allow"}\n', "{}\n")
             assert "its allow ignored (untrusted" in sandboxed.stderr
         assert decision(sandboxed) == decision(done) == ("completed", denied)
+
+
+def test_review_guard_blocks_through_run(engine: DockerBackend, tmp_path: Path) -> None:
+    """The same guard found by `run --agent qwen` in a project's `.qwen/settings.json` (the
+    entry is this test's: Qwen registers the guard from its skill's frontmatter, which
+    sandboxrun does not read): its deny, without a hookEventName, blocks as in Qwen."""
+    ws = checkout("qwen", "QwenLM__qwen-code", tmp_path / "ws")
+    (ws / ".qwen" / "tmp").mkdir(parents=True)
+    (ws / ".qwen" / "tmp" / "qwen-review-pr-7-fetch.json").write_text("{}")
+    entry = {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": GUARD}]}
+    (ws / ".qwen" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [entry]}}))
+    home = tmp_path / "home"
+    home.mkdir()
+    args = {"tool_name": "run_shell_command", "tool_input": {"command": "git checkout main"}}
+    answer = run_event(home, "qwen", "PreToolUse", event_for(ws, "PreToolUse", **args))
+    assert (answer["blocked"], answer["permissionDecision"]) == (True, "deny")
+    assert answer["reason"].startswith("Blocked during /review")
