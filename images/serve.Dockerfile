@@ -38,6 +38,6 @@ ENV PATH=/opt/sandboxrun/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
     LANG=C.UTF-8 \
     PYTHONDONTWRITEBYTECODE=1
 # Root in the container, because it speaks to the engine's socket, which is root on the
-# host anyway (see the README: whoever controls this service controls the engine). Hooks
+# host anyway (see docs/compose.md: whoever controls this service controls the engine). Hooks
 # never run as root: as root, sandboxrun runs them as nobody unless `user` says otherwise.
 ENTRYPOINT ["python3", "/usr/local/bin/sandboxrun-serve-entrypoint"]

@@ -30,10 +30,13 @@ def event_for(ws: Path, hook_event: str, **fields: Any) -> str:
                        **fields})  # fmt: skip
 
 
-def bare(ws: Path, command: str, event: str, project_var: str) -> subprocess.CompletedProcess[str]:
+def bare(
+    ws: Path, command: str, event: str, project_var: str | None, **extra: str
+) -> subprocess.CompletedProcess[str]:
     """The hook as the agent runs it on the host: `sh -c COMMAND` in the project, the
-    event on stdin, the project variable set, with the user's full rights."""
-    env = {**os.environ, project_var: str(ws)}
+    event on stdin, the project variable set (None: the agent sets none, as iFlow and
+    Augment), with the user's full rights; `extra` adds to the environment (a HOME)."""
+    env = {**os.environ, **({project_var: str(ws)} if project_var else {}), **extra}
     return subprocess.run(["sh", "-c", command], input=event, capture_output=True, text=True,
                           cwd=ws, env=env, timeout=120)  # fmt: skip
 

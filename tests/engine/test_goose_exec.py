@@ -2,8 +2,8 @@
 plugin's `${PLUGIN_ROOT}` replaced in the command text (install's wrapper leaves none
 for Goose to replace), `PLUGIN_ROOT` in the environment, `sh -c`. The same guard run on
 the host and sandboxed is read the same by Goose's rules (`classify`,
-block/goose `crates/goose/src/hooks/mod.rs@0825b570`). No public Goose plugin with hooks
-was found to copy (tests/real_hooks has none for Goose): the guard is this file's."""
+block/goose `crates/goose/src/hooks/mod.rs@0825b570`). The guard is this file's: the
+public Goose hooks found (Goose's own documentation) are in test_real_hooks_goose.py."""
 
 from __future__ import annotations
 

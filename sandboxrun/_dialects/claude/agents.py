@@ -25,8 +25,10 @@ and 12-14; "unconfirmed" where only a doc or a public repository says so):
   GEMINI_PROJECT_DIR, CLAUDE_PROJECT_DIR, QWEN_PROJECT_DIR = the input's cwd; runs in
   the input's cwd), types.ts@01ed106 (the
   events; `enabled`/`disabled`/`notifications` are settings in the hooks table;
-  `decision` takes ask/block/deny/approve/allow), hookRegistry.ts@24b30f6 (project
-  hooks only in a trusted folder), packages/cli settings.ts (/etc/qwen-code/).
+  `decision` takes ask/block/deny/approve/allow; hookSpecificOutput is a plain record,
+  no hookEventName needed, as Qwen's own /review guard.sh relies on),
+  hookRegistry.ts@24b30f6 (project hooks only in a trusted folder), packages/cli
+  settings.ts (/etc/qwen-code/).
   Not modelled: `hooks.disabled` (names of hooks turned off), per-hook `failMode`.
 - codebuddy: codebuddy.ai/docs/cli/hooks (Claude-compatible, the three settings
   files; CODEBUDDY_PROJECT_DIR and CLAUDE_PROJECT_DIR). Events beyond the 7 documented
@@ -92,6 +94,7 @@ QWEN = ClaudeDialect(
     table_keys=frozenset({"enabled", "disabled", "notifications"}),
     decisions=(("approve", "allow"), ("allow", "allow"), ("ask", "ask"), ("block", "deny"),
                ("deny", "deny")),
+    named_output=False,
 )  # fmt: skip
 
 CODEBUDDY = ClaudeDialect(

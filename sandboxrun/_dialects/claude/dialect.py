@@ -165,6 +165,9 @@ class ClaudeDialect:
     decisions: tuple[tuple[str, str], ...] = LEGACY_DECISIONS  # `decision` word -> meaning
     session_field: str = "session_id"  # the input's session id
     roots_field: str = "cwd"  # "cwd", or "workspace_roots" (a list: Augment)
+    # Claude Code rejects a hookSpecificOutput without its event's hookEventName; Qwen
+    # Code reads it as a plain record (types.ts@01ed106), and its own guard omits it.
+    named_output: bool = True
 
     @property
     def project_vars(self) -> tuple[str, ...]:
@@ -267,7 +270,8 @@ class ClaudeDialect:
         if ignored is not None:  # the agent ignores the whole answer: the hook failed
             return HookOutcome(status="failed", error=f"{event} hook answer {ignored}", **common)
         trusted = trust_workspace or spec.source not in WORKSPACE_SOURCES
-        parsed, message = parse_answer(event, stdout, spec.name, trusted, dict(self.decisions))
+        parsed, message = parse_answer(event, stdout, spec.name, trusted, dict(self.decisions),
+                                       self.named_output)  # fmt: skip
         if parsed is None:
             return HookOutcome(status="failed", error=message, **common)
         return HookOutcome(status="completed", error=message, answer=parsed, **common)
@@ -459,7 +463,7 @@ class _Rejected(ValueError):
 
 def parse_answer(
     event: str, stdout: str, name: str, trusted: bool = True,
-    decisions: Mapping[str, str] | None = None,
+    decisions: Mapping[str, str] | None = None, named: bool = True,
 ) -> tuple[dict[str, Any] | None, str | None]:  # fmt: skip
     """Exit-0 stdout -> (answer, warning or None), or (None, why it was rejected). Not
     `trusted`: what the hook may not decide is dropped first (`workspace_json`)."""
@@ -477,7 +481,7 @@ def parse_answer(
                 data, dropped = workspace_json(data, decisions)
             note = dropped_note(dropped) if dropped else None
             try:
-                answer, warning = _structured(event, data, name, decisions)
+                answer, warning = _structured(event, data, name, decisions, named)
             except _Rejected as exc:
                 return None, f"{event} hook answer rejected: {exc}"
             return answer, "; ".join(m for m in (warning, note) if m) or None
@@ -498,9 +502,11 @@ def _get(obj: Mapping[str, Any], key: str, kind: type, default: Any, where: str 
 
 
 def _structured(
-    event: str, data: Mapping[str, Any], name: str, decisions: Mapping[str, str] | None = None
-) -> tuple[dict[str, Any], str | None]:
-    """A JSON answer, validated the way the agent validates it (else `_Rejected`)."""
+    event: str, data: Mapping[str, Any], name: str,
+    decisions: Mapping[str, str] | None = None, named: bool = True,
+) -> tuple[dict[str, Any], str | None]:  # fmt: skip
+    """A JSON answer, validated the way the agent validates it (else `_Rejected`);
+    `named`: hookSpecificOutput must carry its event's hookEventName."""
     answer = _answer(
         **{"continue": _get(data, "continue", bool, True)},
         stopReason=_get(data, "stopReason", str, ""),
@@ -521,9 +527,9 @@ def _structured(
         if not isinstance(specific, dict):
             raise _Rejected("hookSpecificOutput must be an object")
         got = specific.get("hookEventName")
-        if got is None:
+        if named and got is None:
             raise _Rejected(f"hookSpecificOutput.hookEventName is missing (must be {event!r})")
-        if got != event:
+        if named and got != event:
             raise _Rejected(f"hookSpecificOutput.hookEventName is {got!r}, not {event!r}")
         answer["additionalContext"] = _get(
             specific, "additionalContext", str, "", "hookSpecificOutput."
