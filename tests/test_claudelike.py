@@ -237,16 +237,19 @@ def test_qwen_decision_words() -> None:
 def test_qwen_reads_hook_specific_output_without_its_event_name() -> None:
     """Qwen Code reads hookSpecificOutput as a plain record (types.ts@01ed106): its own
     /review guard denies without a hookEventName, and Qwen blocks on it, from a
-    repository's file too. Claude Code (and the other Claude-shaped agents) reject it."""
+    repository's file too. Claude Code rejects it; the closed-source Claude-shaped agents
+    are read as Qwen is (unconfirmed: the strict reading would lose a deny they may honour)."""
     answer = {"decision": "deny", "reason": "r",
               "hookSpecificOutput": {"permissionDecision": "deny"}}  # fmt: skip
     for source in ("user", "project"):
         denied = _outcome(QWEN, answer, source=source)
         assert (denied.status, denied.answer["blocked"]) == ("completed", True)
-    for dialect in (CLAUDE, CODEBUDDY):
-        rejected = _outcome(dialect, {"hookSpecificOutput": {"permissionDecision": "deny"}})
-        assert rejected.status == "failed"
-        assert "hookEventName is missing" in (rejected.error or "")
+    rejected = _outcome(CLAUDE, {"hookSpecificOutput": {"permissionDecision": "deny"}})
+    assert rejected.status == "failed"
+    assert "hookEventName is missing" in (rejected.error or "")
+    for dialect in (CODEBUDDY, IFLOW, AUGMENT, FACTORY, DEVIN):
+        denied = _outcome(dialect, {"hookSpecificOutput": {"permissionDecision": "deny"}})
+        assert (denied.status, denied.answer["blocked"]) == ("completed", True), dialect.agent
 
 
 def test_qwen_project_hook_may_not_allow_by_its_own_words() -> None:

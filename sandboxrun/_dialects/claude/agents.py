@@ -55,6 +55,13 @@ from .dialect import ClaudeDialect
 from .handler import Timeouts
 from .settings import ConfigFile
 
+# CodeBuddy, iFlow, Augment, Droid and Devin are closed source: whether they reject a
+# hookSpecificOutput without its hookEventName, as Claude Code does, is unconfirmed. Read
+# leniently (`named_output=False`): the strict reading would turn a guard's deny that such
+# an agent may honour into a failed hook, so a sandboxed guard would block less than on
+# the host (the one error we must not make); the lenient one at worst blocks more.
+UNCONFIRMED_NAMING = False
+
 FACTORY = ClaudeDialect(
     "factory", ".factory", ".factory", "FACTORY_PROJECT_DIR",
     hook_names=(
@@ -71,6 +78,7 @@ FACTORY = ClaudeDialect(
                    unless=(".factory/hooks.json", ".factory/hooks/hooks.json")),
         ConfigFile(".factory/settings.local.json", "local"),
     ),
+    named_output=UNCONFIRMED_NAMING,
 )  # fmt: skip
 
 QWEN = ClaudeDialect(
@@ -100,6 +108,7 @@ QWEN = ClaudeDialect(
 CODEBUDDY = ClaudeDialect(
     "codebuddy", ".codebuddy", ".codebuddy", "CODEBUDDY_PROJECT_DIR",
     extra_vars=("CLAUDE_PROJECT_DIR",),
+    named_output=UNCONFIRMED_NAMING,
 )  # fmt: skip
 
 IFLOW = ClaudeDialect(
@@ -112,6 +121,7 @@ IFLOW = ClaudeDialect(
         ConfigFile("~/.iflow/settings.json", "user"),
         ConfigFile(".iflow/settings.json", "project"),
     ),
+    named_output=UNCONFIRMED_NAMING,
 )  # fmt: skip
 
 DEVIN = ClaudeDialect(
@@ -129,6 +139,7 @@ DEVIN = ClaudeDialect(
         ConfigFile(".claude/settings.json", "project"),
         ConfigFile(".claude/settings.local.json", "local"),
     ),
+    named_output=UNCONFIRMED_NAMING,
 )  # fmt: skip
 
 AUGMENT = ClaudeDialect(
@@ -143,6 +154,7 @@ AUGMENT = ClaudeDialect(
     timeouts=Timeouts(unit=0.001),
     session_field="conversation_id",
     roots_field="workspace_roots",
+    named_output=UNCONFIRMED_NAMING,
 )  # fmt: skip
 
 CLAUDE_LIKE = (FACTORY, QWEN, CODEBUDDY, IFLOW, DEVIN, AUGMENT)
