@@ -13,7 +13,7 @@ from pathlib import Path
 from sandboxrun import DockerBackend
 from sandboxrun._backends.labels import MANAGED, PID
 
-from .conftest import cli, engine_image, engine_runtime
+from .conftest import WarmOnly, cli, engine_image, engine_runtime, engine_settings
 
 GUARD = '#!/bin/sh\ncase "$(cat)" in *"rm -rf"*) echo "no rm -rf" >&2; exit 2;; esac\n'
 WEAK = "#!/bin/sh\nexit 0\n"
@@ -118,3 +118,27 @@ def test_exec_untrusted_runs_the_approved_version(engine: DockerBackend, tmp_pat
     argv = cli("exec", "--agent", "claude", "--untrusted", "--", "sh ./other.sh", config=required)
     done = subprocess.run(argv, input=event, capture_output=True, timeout=180, cwd=ws)
     assert done.returncode == 2 and b"awaiting review" in done.stderr
+
+
+def test_a_warm_backend_runs_the_approved_version_cold(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """`serve` and the Python API keep pools: a pooled container's mounts were fixed when
+    it started, so the approved version runs in a cold one, on the same backend. (`engine`:
+    skipped without one, a failure in CI.)"""
+    from sandboxrun import HookFactory
+    from sandboxrun._review import approve
+    from sandboxrun._review.show import scan
+
+    ws, hook = project(tmp_path)
+    pins = str(tmp_path / "pins.json")
+    settings = engine_settings(agent="claude", review="required", review_pins=pins,
+                               fail_closed=True, pool_size=1)  # fmt: skip
+    approve(scan(settings, [str(ws)], str(tmp_path / "home"), ["claude"]), pins)
+    hook.write_text(WEAK)
+    with WarmOnly(settings) as backend:
+        factory = HookFactory(settings, backend, home=str(tmp_path / "home"))
+        result = factory.run("PreToolUse", {**EVENT, "cwd": str(ws)})
+    [outcome] = result.outcomes
+    assert outcome.exit_code == 2 and not outcome.warm and outcome.spec.approved
+    assert result.answer.get("permissionDecision") == "deny"
