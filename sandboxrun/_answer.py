@@ -200,15 +200,17 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
             cwd=caller.cwd,
             transcripts=not caller.tenant and (not args.untrusted or shared),
         )
-        # A repository's command new or changed since approved: held, or told (`_review`).
-        status = (_review.exec_gate(settings, command, request, stdin, caller.served)
-                  if args.untrusted else None)  # fmt: skip
+        # A repository's command new or changed since approved: held, told, or its
+        # approved version run in its place (`_review`).
+        review = (_review.exec_gate(settings, command, request, stdin, caller.served)
+                  if args.untrusted else _review.ExecReview(None))  # fmt: skip
+        status = review.status
         if status == "held":
             out = sandbox_failure(settings, _review.HELD, stdin=stdin)
         else:
             out = run_exec(
                 settings, backend, request, caller.environ, untrusted=args.untrusted,
-                cancel=caller.gone,
+                cancel=caller.gone, approved=review.approved,
             )  # fmt: skip
             if status and not out.sandbox_ended:
                 stdout, line = _review.exec_note(settings.agent, out.stdout, out.exit_code,

@@ -60,10 +60,11 @@ from ._mounts import (
     workspace_root,
 )
 from ._preflight import image_tools_of, missing, unreadable
+from ._review.approved import NotFaithful, bound, cannot_run
 from ._settings import Settings, account_home
 from ._state import hook_ids, plugin_data
 from ._state import prepare as prepare_state
-from ._types import Cancel, ExecRequest, ExecResult, HookOutcome, HookSpec
+from ._types import ApprovedFile, Cancel, ExecRequest, ExecResult, HookOutcome, HookSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,6 +378,7 @@ def run_exec(
     *,
     untrusted: bool = False,
     cancel: Cancel | None = None,
+    approved: Sequence[ApprovedFile] = (),
 ) -> ExecOutput:
     """Run once; pass the hook's bytes through, or say why the sandbox ended it. A
     missing runtime always blocks; other engine failures block under fail-closed.
@@ -385,9 +387,15 @@ def run_exec(
     the agent, and for the Claude family what a repository's hook may not decide is
     dropped from its stdout unless `trust_workspace_decisions` (`Dialect.untrusted_stdout`).
     `cancel`: set when the caller has gone (`serve`: its client hung up): then nothing
-    reaches the agent's env file."""
+    reaches the agent's env file. `approved`: a changed command's approved files, run in
+    place of the changed ones (`_review.exec_gate`); held when they cannot be."""
     try:
-        out = _run_exec(settings, backend, request)
+        with bound(approved, request.mounts) as overlays:
+            out = _run_exec(settings, backend, replace(request, overlays=overlays))
+    except NotFaithful as exc:
+        why = cannot_run(exc)
+        logger.warning("{}", why)
+        out = sandbox_failure(settings, why, stdin=request.stdin)
     finally:
         parsed = (
             _envfile.collect(request.env_file, settings.env_file_allow, _envfile.places(request))
@@ -466,6 +474,8 @@ def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exe
         backend.check()
         tools = image_tools_of(backend)
         r = request
+        # Not for an approved version bound over changed files: it reads the files there now.
+        tools = None if r.overlays else tools
         why = missing(r.argv, r.workdir, r.mounts, r.env, tools) if tools else None
         if why is None and tools is not None:  # a hook that could not read its own files
             why = unreadable(r.mounts, r.argv, hook_ids(settings.user), settings.groups)

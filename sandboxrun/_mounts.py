@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import _userconfig
 from ._errors import ConfigError
 from ._log import logger
 from ._settings import Settings, account_home
@@ -102,7 +103,7 @@ def own_files(settings: Settings) -> tuple[str, ...]:
         path
         for path in (
             str(state_root(settings)),
-            os.path.join(home, ".local", "share", "sandboxrun"),
+            _userconfig.data_dir(home),
             os.path.join(home, ".cache", "sandboxrun"),
             os.path.join(home, ".config", "sandboxrun"),
             os.path.dirname(default_socket()),

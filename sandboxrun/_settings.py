@@ -145,7 +145,8 @@ class Settings(BaseSettings):
     review: Literal["off", "warn", "required"] = Field(
         "warn",
         description="a repository's hook new or changed since you approved it (`sandboxrun"
-        " review`): off, warn (it runs, its report says so) or required (held until approved)",
+        " review`): off, warn (it runs, its report says so) or required (a new one is held"
+        " until approved; a changed one runs its approved version, where it can)",
     )
     review_pins: str | None = Field(
         None,

@@ -31,6 +31,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import _userconfig
 from ._errors import ConfigError, SandboxrunError
 from ._settings import Settings, account_home, parse_size
 
@@ -58,7 +59,7 @@ def state_root(settings: Settings) -> Path:
     """The folder that holds every hook state (it need not exist yet)."""
     if settings.state_dir:
         return Path(settings.state_dir)
-    return Path(account_home()) / ".local" / "share" / "sandboxrun" / "state"
+    return Path(_userconfig.data_dir(account_home())) / "state"
 
 
 def wanted(settings: Settings, name: str) -> bool:

@@ -31,6 +31,9 @@ class ExecRequest:
     # Private writable folders at these paths (CLAUDE_PLUGIN_DATA): (path inside, host
     # folder of ours bound there, or None for an empty tmpfs).
     private_dirs: tuple[tuple[str, str | None], ...] = ()
+    # Files of ours bound read-only over a mounted file: (path inside, host file). The
+    # approved version of a changed repository hook run in its place (`_review.approved`).
+    overlays: tuple[tuple[str, str], ...] = ()
     # Set when whoever asked for this run has gone (`serve`: its client hung up): the
     # backend removes the run's sandbox at once (`on_cancel`). Not part of what is run.
     cancel: Cancel | None = field(default=None, compare=False, repr=False)
@@ -131,6 +134,19 @@ class HookSpec:
     # a repository hook new or changed since the user approved it (`_review`): the
     # status its report shows (new, changed, renamed, mode, awaiting review)
     review: str | None = None
+    # Under review = "required", a changed hook with an approved earlier version: the
+    # approved bytes of its changed files, run in their place (`_review.approved`).
+    approved: tuple[ApprovedFile, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovedFile:
+    """The approved bytes of one file a hook names, for a run in place of its changed
+    version: `path` is the file's real path on the host (inside the workspace)."""
+
+    path: str
+    data: bytes = field(repr=False)
+    mode: int = 0o644
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,12 +208,19 @@ class HookOutcome:
             document["envFile"] = dict(self.env_file)
         if self.spec.review:  # only for a repository hook not as approved (`_review`)
             document["review"] = self.spec.review
-            document["reviewNote"] = review_note(self.spec.review)
+            document["reviewNote"] = review_note(self.spec.review, bool(self.spec.approved))
+            if self.spec.approved:  # the changed hook did not run: its approved version did
+                document["ranApproved"] = True
         return document
 
 
-def review_note(status: str) -> str:
+def review_note(status: str, ran_approved: bool = False) -> str:
     """The sentence a report gives beside a hook's `review` status."""
+    if ran_approved:
+        return (
+            "changed since approved, awaiting review: its approved version ran in its"
+            " place (run `sandboxrun review`)"
+        )
     if status == "awaiting review":
         return "awaiting review: run `sandboxrun review`"
     if status == "new":

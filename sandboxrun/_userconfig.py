@@ -46,6 +46,13 @@ def account_home() -> str:
         return "/nonexistent"
 
 
+def data_dir(home: str | None = None) -> str:
+    """sandboxrun's data folder in `home` (default the account's): review pins, hook
+    states (unless `state_dir`), install's backups. The one place its path is made:
+    the tests move the account's own (tests/conftest.py)."""
+    return os.path.join(home or account_home(), ".local", "share", "sandboxrun")
+
+
 def config_path(home: str | None = None) -> str:
     """Where the user's own config file lives by default (it need not exist)."""
     return os.path.join(home or account_home(), ".config", "sandboxrun", "config.toml")

@@ -45,6 +45,39 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return fake_home
 
 
+# The account's own data folder (pins, hook states, install's backups), as sandboxrun
+# finds it: from the password database's home, never from the environment (XDG_DATA_HOME
+# is not read, by design: a repository can set a hook's environment). So the tests move
+# it: in this process by patching the one function that makes its path
+# (`_userconfig.data_dir`), in the Python processes they start through
+# tests/site/sitecustomize.py (first on PYTHONPATH), to the same folder of this session.
+ACCOUNT_DATA = os.path.realpath(_userconfig.data_dir(_userconfig.account_home()))
+TEST_DATA = tempfile.mkdtemp(prefix="sandboxrun-test-data-")
+os.environ["SANDBOX_TEST_DATA"] = TEST_DATA
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(Path(__file__).parent / "site"), *filter(None, [os.environ.get("PYTHONPATH")])]
+)
+_account_data_dir = _userconfig.data_dir
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    shutil.rmtree(TEST_DATA, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _no_account_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test writes pins, hook states or install backups into the account's own data
+    folder (`~/.local/share/sandboxrun`): it is a folder of the test session's. A fake
+    home (`home`) keeps its own; the config file, the cache (the image's listing) and
+    the server's socket stay where they are."""
+
+    def data_dir(home: str | None = None) -> str:
+        folder = _account_data_dir(home)
+        return TEST_DATA if os.path.realpath(folder) == ACCOUNT_DATA else folder
+
+    monkeypatch.setattr(_userconfig, "data_dir", data_dir)
+
+
 # The real `_client.start_server`: the tests of the start on first use call it on sockets
 # of their own (`tests/test_autoserve.py`), with a short `serve_idle`.
 START_SERVER = _client.start_server

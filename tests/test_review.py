@@ -85,6 +85,9 @@ def test_weakened_guard_is_reported_with_its_diff(home, ws) -> None:
 
 
 def test_required_holds_a_changed_hook_and_blocks_under_fail_closed(home, ws) -> None:
+    """A changed hook whose approved version cannot run in its place (here: its matcher
+    changed too) is held, a block under fail-closed (tests/test_review_approved.py: the
+    approved version runs where it can)."""
     settings = Settings.load(agent="claude", review="required", fail_closed=True)
     hook = project(ws)
     approve_all(settings, home, ws)
@@ -92,22 +95,26 @@ def test_required_holds_a_changed_hook_and_blocks_under_fail_closed(home, ws) ->
     run(settings, home, ws, fake)
     assert len(fake.requests) == 1  # approved: runs
     hook.write_text(WEAK)
+    settings_file = ws / ".claude" / "settings.json"
+    settings_file.write_text(settings_file.read_text().replace('"Bash"', '"Bash|Read"'))
     fake = allow()
     res = run(settings, home, ws, fake)
     assert fake.requests == []  # held: never started
     [outcome] = res.outcomes
     assert outcome.status == "error" and "not run: awaiting review" in (outcome.error or "")
+    assert "its approved version cannot run: its matcher changed" in (outcome.error or "")
     assert res.to_json()["hooks"][0]["review"] == "awaiting review"
     assert res.answer.get("permissionDecision") == "deny"  # fail-closed: a block
 
 
 def test_required_has_no_trust_on_first_use(home, ws) -> None:
     """A hook seen for the first time under required is held, and not pinned."""
-    settings = Settings.load(agent="claude", review="required")
+    settings = Settings.load(agent="claude", review="required", fail_closed=True)
     project(ws)
     fake = allow()
     res = run(settings, home, ws, fake)
     assert fake.requests == [] and "awaiting review" in (res.outcomes[0].error or "")
+    assert res.answer.get("permissionDecision") == "deny"  # fail-closed: a block
     assert pending(scan(settings, [str(ws)], str(home), ["claude"]))[0].status == "new"
     res = run(settings, home, ws, allow())  # still held: seeing it was no approval
     assert res.outcomes[0].status == "error"
@@ -236,7 +243,8 @@ def test_the_export_is_the_ci_gate(home, ws, tmp_path) -> None:
     (clone / ".claude/hooks/guard.sh").write_text(WEAK)
     fake = allow()
     run(gate, home, clone, fake)
-    assert fake.requests == []
+    [request] = fake.requests  # the approved version, from the export, in its place
+    assert [t for t, _ in request.overlays] == [str(clone / ".claude/hooks/guard.sh")]
 
 
 def exec_request(ws: Path) -> ExecRequest:
@@ -248,13 +256,17 @@ def test_exec_untrusted_is_held_under_required(home, ws) -> None:
     settings = Settings.load(agent="claude", review="required")
     project(ws)
     stdin = json.dumps(event(ws)).encode()
-    assert _review.exec_gate(settings, [COMMAND], exec_request(ws), stdin, False) == "held"
+    assert _review.exec_gate(settings, [COMMAND], exec_request(ws), stdin, False).status == "held"
     warn = Settings.load(agent="claude")
-    assert _review.exec_gate(warn, [COMMAND], exec_request(ws), stdin, False) is None  # pinned
-    assert _review.exec_gate(settings, [COMMAND], exec_request(ws), stdin, False) is None
+    assert (
+        _review.exec_gate(warn, [COMMAND], exec_request(ws), stdin, False).status is None
+    )  # pinned
+    assert _review.exec_gate(settings, [COMMAND], exec_request(ws), stdin, False).status is None
     (ws / ".claude/hooks/guard.sh").write_text(WEAK)
-    assert _review.exec_gate(settings, [COMMAND], exec_request(ws), stdin, False) == "held"
-    assert _review.exec_gate(warn, [COMMAND], exec_request(ws), stdin, False) == "changed"
+    changed = _review.exec_gate(settings, [COMMAND], exec_request(ws), stdin, False)
+    assert changed.status == "awaiting review"  # its approved version runs instead
+    assert [f.data for f in changed.approved] == [GUARD.encode()]
+    assert _review.exec_gate(warn, [COMMAND], exec_request(ws), stdin, False).status == "changed"
 
 
 def test_exec_warning_goes_where_the_user_sees_it_never_on_a_block() -> None:
@@ -334,12 +346,13 @@ def test_exec_reads_the_pins_review_approved(home, ws) -> None:
     hook = project(ws)
     stdin = json.dumps(event(ws)).encode()
     approve_all(warn, home, ws)
-    assert _review.exec_gate(required, [COMMAND], exec_request(ws), stdin, False) is None
+    assert _review.exec_gate(required, [COMMAND], exec_request(ws), stdin, False).status is None
     hook.write_text(WEAK)
-    assert _review.exec_gate(warn, [COMMAND], exec_request(ws), stdin, False) == "changed"
-    assert _review.exec_gate(required, [COMMAND], exec_request(ws), stdin, False) == "held"
+    assert _review.exec_gate(warn, [COMMAND], exec_request(ws), stdin, False).status == "changed"
+    review = _review.exec_gate(required, [COMMAND], exec_request(ws), stdin, False)
+    assert review.status == "awaiting review" and review.approved[0].data == GUARD.encode()
     approve_all(warn, home, ws)
-    assert _review.exec_gate(required, [COMMAND], exec_request(ws), stdin, False) is None
+    assert _review.exec_gate(required, [COMMAND], exec_request(ws), stdin, False).status is None
 
 
 def test_files_that_swap_places_are_no_rename(home, ws) -> None:

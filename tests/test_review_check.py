@@ -34,7 +34,8 @@ def test_the_gate_fails_on_a_hook_changed_since_the_export(
     assert cli.main(gate) == 1
     out = capsys.readouterr().out
     assert "not as approved in" in out and "PreToolUse" in out
-    assert len(requests) == 1  # held: the changed hook never ran
+    assert len(requests) == 2  # the changed hook never ran: its approved version did
+    assert [t for t, _ in requests[1].overlays] == [str(hook)]
     # --fail-open does not open this gate
     assert cli.main([*gate, "--fail-open"]) == 1
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import _userconfig
 from .._errors import ConfigError
 
 
@@ -128,7 +129,7 @@ class Backup:
 
 def store_root(home: str) -> Path:
     """The user's data folder for install's backups and record (`record.Record`)."""
-    return Path(home) / ".local" / "share" / "sandboxrun" / "install"
+    return Path(_userconfig.data_dir(home)) / "install"
 
 
 class BackupStore:

@@ -9,9 +9,9 @@ module applies the user's policy where hooks are found for running (`gate`: `run
 it. The user's own, managed and plugin hooks are never held: only sources of
 `WORKSPACE_SOURCES`.
 
-Under "required", a changed hook whose earlier version was approved is held like a new
-one: running the approved bytes in place of the changed files would need the backend
-to mount other files at the hook's paths, which it cannot yet (docs/review.md).
+Under "required", a changed hook whose earlier version was approved runs that version
+instead (`approved`: its pinned bytes bound over the changed files), reported as
+`awaiting review`; where that cannot be done faithfully it is held like a new one.
 """
 
 from __future__ import annotations
@@ -20,18 +20,22 @@ import datetime
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import _audit
 from .._dialects.base import WORKSPACE_SOURCES
 from .._log import logger
-from .._types import HookOutcome, HookSpec, review_note
+from .._types import ApprovedFile, HookOutcome, HookSpec, review_note
+from .approved import HELD, NotFaithful, approved_files, bound, cannot_run
 from .pins import Pin, PinStore, compare, identify
+
+__all__ = [
+    "HELD", "ExecReview", "NotFaithful", "approve", "bound", "cannot_run", "exec_gate",
+    "exec_note", "gate",
+]  # fmt: skip
 
 if TYPE_CHECKING:
     from .._settings import Settings
-
-HELD = "not run: awaiting review (run `sandboxrun review`)"
 
 
 @dataclass(frozen=True)
@@ -157,8 +161,14 @@ def gate(
             run.append(spec)
             continue
         hold = policy == "required" and s.status in ("new", "changed")
+        files = in_place(s) if hold else None
+        if isinstance(files, tuple):  # its approved version runs instead, marked
+            run.append(replace(spec, review="awaiting review", approved=files))
+            logger.warning("hook {} changed since approved: its approved version runs", spec.name)
+            records.append(record(settings, s, "ran approved", entry))
+            continue
         if hold:
-            why = HELD if s.status == "new" else f"{HELD}; changed since approved"
+            why = HELD if files is None else cannot_run(files)
             held_out.append(HookOutcome(spec=replace(spec, review="awaiting review"),
                                         status="error", error=why))  # fmt: skip
             logger.warning("hook {} {}", spec.name, why)
@@ -182,6 +192,15 @@ def gate(
     return run, held_out
 
 
+def in_place(s: Seen, entry: bool = True) -> tuple[ApprovedFile, ...] | str | None:
+    """For a changed hook with an approved earlier version: the approved bytes to run in
+    place of its changed files, or why they cannot be run so (the hook is then held);
+    None for any other hook (a new one: nothing approved to run)."""
+    if s.status != "changed" or s.old is None:
+        return None
+    return approved_files(s.old, s.pin, s.workspace, entry)
+
+
 def record(settings: Settings, s: Seen, decision: str, entry: str) -> dict[str, Any]:
     """One audit line for a review decision (`"entry": "review"`)."""
     return {
@@ -198,14 +217,22 @@ def audit(settings: Settings, records: Sequence[Mapping[str, Any]]) -> None:
         _audit.write(settings, records)
 
 
+class ExecReview(NamedTuple):
+    """What `exec_gate` decided: `status` is `held` when the command must not run,
+    another status to tell the user about (`awaiting review` with `approved`: its
+    approved version runs instead), None when approved or off."""
+
+    status: str | None
+    approved: tuple[ApprovedFile, ...] = ()
+
+
 def exec_gate(
     settings: Settings, command: Sequence[str], request: Any, stdin: bytes, served: bool
-) -> str | None:
-    """The review status of an `exec --untrusted` command (a repository's hook: its
-    command and the workspace files it names), with the policy applied: `held` when it
-    must not run, another status to tell the user about, None when approved or off."""
+) -> ExecReview:
+    """The review of an `exec --untrusted` command (a repository's hook: its command and
+    the workspace files it names), with the policy applied (`ExecReview`)."""
     if settings.review == "off":
-        return None
+        return ExecReview(None)
     from .._exec import _event
 
     event = _event(stdin)
@@ -226,7 +253,7 @@ def exec_gate(
         pin = identify(settings.agent, spec, root, kind="exec")
     except Exception as exc:  # never a silent approval
         logger.warning("review: pins not read: {}", exc)
-        return "held" if settings.review == "required" else None
+        return ExecReview("held" if settings.review == "required" else None)
     # The hook `review` showed and approved (discovery reads past install's wrapper to
     # this command): its files decide; else this command's own pin from an earlier exec.
     old = pinned.get("\x1f".join(("run", settings.agent, name, pin.name)))
@@ -236,19 +263,25 @@ def exec_gate(
     else:
         status, old = compare(pin, pinned)
     if status == "approved":
-        return None
+        return ExecReview(None)
     seen = Seen(pin, status, old, os.path.realpath(root), not pinned)
     held = settings.review == "required" and status in ("new", "changed")
+    via = "exec (served)" if served else "exec"
+    files = in_place(seen, entry=False) if held else None
+    if isinstance(files, tuple):  # its approved version runs instead
+        audit(settings, [record(settings, seen, "ran approved", via)])
+        return ExecReview("awaiting review", files)
+    if held and files:
+        logger.warning("hook {}: {}", seen.pin.name, cannot_run(files))
     if status == "new" and not held and settings.review_pins is None:
         try:
             approve([seen])
         except OSError as exc:
             logger.warning("review: could not pin: {}", exc)
         if seen.first:  # a checkout's first run: pinned as it is, quietly (as `gate`)
-            return None
-    audit(settings, [record(settings, seen, "held" if held else "ran",
-                            "exec (served)" if served else "exec")])  # fmt: skip
-    return "held" if held else status
+            return ExecReview(None)
+    audit(settings, [record(settings, seen, "held" if held else "ran", via)])
+    return ExecReview("held" if held else status)
 
 
 def exec_note(agent: str, stdout: bytes, exit_code: int, status: str) -> tuple[bytes, bytes]:
@@ -262,7 +295,7 @@ def exec_note(agent: str, stdout: bytes, exit_code: int, status: str) -> tuple[b
     from .._dialects.claude.dialect import ClaudeDialect
     from .._dialects.registry import DIALECTS
 
-    note = f"sandboxrun: {review_note(status)}"
+    note = f"sandboxrun: {review_note(status, status == 'awaiting review')}"
     if exit_code != 0:
         logger.debug("{}", note)
         return stdout, b""

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import _userconfig
 from .._preflight import _expand
 from .._types import HookSpec
 
@@ -180,7 +181,7 @@ def file_record(path: str, root: str) -> dict[str, Any]:
 
 def pins_root(home: str) -> Path:
     """Where pins live: the user's data folder (as `_install.files.store_root`)."""
-    return Path(home) / ".local" / "share" / "sandboxrun" / "pins"
+    return Path(_userconfig.data_dir(home)) / "pins"
 
 
 class PinStore:

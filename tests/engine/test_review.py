@@ -1,16 +1,19 @@
 """Review of repository hooks (issue 22) on the real engine, through the command line:
-a guard a later commit weakens still blocks under `review = "required"` (held, a block
-under fail-closed), and under `warn` runs weakened with its report saying so."""
+a guard a later commit weakens still blocks under `review = "required"` (its approved
+version runs in its place), a new hook is held (a block under fail-closed), and under
+`warn` the weakened guard runs with its report saying so."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
 from sandboxrun import DockerBackend
+from sandboxrun._backends.labels import MANAGED, PID
 
-from .conftest import cli, engine_image, engine_runtime
+from .conftest import WarmOnly, cli, engine_image, engine_runtime, engine_settings
 
 GUARD = '#!/bin/sh\ncase "$(cat)" in *"rm -rf"*) echo "no rm -rf" >&2; exit 2;; esac\n'
 WEAK = "#!/bin/sh\nexit 0\n"
@@ -19,22 +22,38 @@ EVENT = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash"
 
 
 def config(tmp_path: Path, review: str) -> Path:
+    """The test's config: its pins in a file of its own (`review_pins`), never in the
+    account's data folder, which commands in a subprocess would write."""
     lines = [f'{k} = "{v}"' for k, v in (("runtime", engine_runtime()),
                                           ("image", engine_image())) if v]  # fmt: skip
     path = tmp_path / f"{review}.toml"
+    pins = tmp_path / "pins.json"
     path.write_text("\n".join([*lines, 'serve = "off"', f'review = "{review}"',
-                               "fail_closed = true"]) + "\n")  # fmt: skip
+                               f'review_pins = "{pins}"', "fail_closed = true"]) + "\n")  # fmt: skip
     return path
 
 
-def run(ws: Path, cfg: Path) -> dict:
+def run(ws: Path, cfg: Path, engine: DockerBackend | None = None) -> dict:
+    """`run` through the command line, its temporary files in a folder of the test's
+    own (TMPDIR): empty again afterwards, and no container of it left."""
     argv = cli("run", "PreToolUse", "--agent", "claude", "--workspace", str(ws), config=cfg)
     event = json.dumps({**EVENT, "cwd": str(ws)}).encode()
-    done = subprocess.run(argv, input=event, capture_output=True, timeout=180, check=True)
-    return json.loads(done.stdout)
+    tmp = ws.parent / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env)  # fmt: skip
+    out, err = child.communicate(event, timeout=180)
+    assert child.returncode == 0, err.decode()
+    assert list(tmp.iterdir()) == [], "temporary files left behind"
+    if engine is not None:
+        mine = {"label": [f"{MANAGED}=1", f"{PID}={child.pid}"]}
+        assert engine.api.containers(all=True, filters=mine) == [], "a container left behind"
+    return json.loads(out)
 
 
-def test_a_weakened_guard_is_held_under_required(engine: DockerBackend, tmp_path: Path):
+def project(tmp_path: Path) -> tuple[Path, Path]:
+    """A workspace whose guard blocks `rm -rf`, and the guard."""
     ws = tmp_path / "ws"
     hook = ws / ".claude" / "hooks" / "guard.sh"
     hook.parent.mkdir(parents=True)
@@ -43,17 +62,83 @@ def test_a_weakened_guard_is_held_under_required(engine: DockerBackend, tmp_path
     entry = {"matcher": "Bash", "hooks": [{"type": "command",
              "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh'}]}  # fmt: skip
     (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [entry]}}))
+    return ws, hook
+
+
+def test_a_weakened_guard_runs_its_approved_version_under_required(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    ws, hook = project(tmp_path)
     required, warn = config(tmp_path, "required"), config(tmp_path, "warn")
     review = cli("review", "--agent", "claude", "--workspace", str(ws), "--approve",
-                 config=required)  # fmt: skip
+                 "--pins", str(tmp_path / "pins.json"), config=required)  # fmt: skip
     subprocess.run(review, capture_output=True, timeout=120, check=True)
     first = run(ws, required)
     assert first["permissionDecision"] == "deny" and first["hooks"][0]["exitCode"] == 2
     hook.write_text(WEAK)  # a later commit takes the check out
-    held = run(ws, required)
-    assert held["permissionDecision"] == "deny"  # fail-closed: the hold blocks
-    assert held["hooks"][0]["review"] == "awaiting review"
-    assert held["hooks"][0]["exitCode"] is None  # never started
+    again = run(ws, required, engine)
+    [report] = again["hooks"]
+    assert again["permissionDecision"] == "deny"  # the approved guard ran and blocked
+    assert report["exitCode"] == 2 and "no rm -rf" in report["stderr"]
+    assert report["review"] == "awaiting review" and report["ranApproved"] is True
+    assert report["warm"] is False
+    assert hook.read_text() == WEAK  # the workspace is as the commit left it
     warned = run(ws, warn)
     assert warned["permissionDecision"] != "deny" and warned["hooks"][0]["exitCode"] == 0
     assert warned["hooks"][0]["review"] == "changed"
+
+
+def test_a_new_hook_is_held_under_required(engine: DockerBackend, tmp_path: Path) -> None:
+    ws, _ = project(tmp_path)
+    held = run(ws, config(tmp_path, "required"), engine)
+    assert held["permissionDecision"] == "deny"  # fail-closed: the hold blocks
+    assert held["hooks"][0]["review"] == "awaiting review"
+    assert held["hooks"][0]["exitCode"] is None  # never started
+    assert "ranApproved" not in held["hooks"][0]
+
+
+def test_exec_untrusted_runs_the_approved_version(engine: DockerBackend, tmp_path: Path) -> None:
+    """What `install` writes: `exec --untrusted` of the repository's command."""
+    ws, hook = project(tmp_path)
+    required = config(tmp_path, "required")
+    review = cli("review", "--agent", "claude", "--workspace", str(ws), "--approve",
+                 "--pins", str(tmp_path / "pins.json"), config=required)  # fmt: skip
+    subprocess.run(review, capture_output=True, timeout=120, check=True)
+    hook.write_text(WEAK)
+    argv = cli("exec", "--agent", "claude", "--untrusted", "--",
+               '"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh', config=required)  # fmt: skip
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    event = json.dumps({**EVENT, "cwd": str(ws)}).encode()
+    done = subprocess.run(argv, input=event, capture_output=True, timeout=180, cwd=ws,
+                          env={**os.environ, "TMPDIR": str(tmp)})  # fmt: skip
+    assert done.returncode == 2 and b"no rm -rf" in done.stderr  # the approved guard's block
+    assert list(tmp.iterdir()) == []
+    (ws / "other.sh").write_text(WEAK)  # a new command: held, a block under fail-closed
+    argv = cli("exec", "--agent", "claude", "--untrusted", "--", "sh ./other.sh", config=required)
+    done = subprocess.run(argv, input=event, capture_output=True, timeout=180, cwd=ws)
+    assert done.returncode == 2 and b"awaiting review" in done.stderr
+
+
+def test_a_warm_backend_runs_the_approved_version_cold(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """`serve` and the Python API keep pools: a pooled container's mounts were fixed when
+    it started, so the approved version runs in a cold one, on the same backend. (`engine`:
+    skipped without one, a failure in CI.)"""
+    from sandboxrun import HookFactory
+    from sandboxrun._review import approve
+    from sandboxrun._review.show import scan
+
+    ws, hook = project(tmp_path)
+    pins = str(tmp_path / "pins.json")
+    settings = engine_settings(agent="claude", review="required", review_pins=pins,
+                               fail_closed=True, pool_size=1)  # fmt: skip
+    approve(scan(settings, [str(ws)], str(tmp_path / "home"), ["claude"]), pins)
+    hook.write_text(WEAK)
+    with WarmOnly(settings) as backend:
+        factory = HookFactory(settings, backend, home=str(tmp_path / "home"))
+        result = factory.run("PreToolUse", {**EVENT, "cwd": str(ws)})
+    [outcome] = result.outcomes
+    assert outcome.exit_code == 2 and not outcome.warm and outcome.spec.approved
+    assert result.answer.get("permissionDecision") == "deny"

@@ -319,13 +319,13 @@ class DockerBackend:
         here on first use, and again after `close()`); None when it goes cold: not warm,
         an image whose helper has no gate (the hook would start before its event), a
         host folder or file of its own mounted read-write (a hook state, plugin data,
-        a CLAUDE_ENV_FILE made for this one run), or a network allowlist (a network
-        made per run)."""
+        a CLAUDE_ENV_FILE made for this one run, a changed hook's approved files), or a
+        network allowlist (a network made per run)."""
         helper = self._seccomp_helper()
         if (
             not self.warm or helper is None or not helper.gate or request.state
             or request.env_file or any(source for _, source in request.private_dirs)
-            or self.settings.network == "allowlist"
+            or request.overlays or self.settings.network == "allowlist"
         ):  # fmt: skip
             return None
         base = dataclasses.replace(request, stdin=b"", cancel=None)  # the pool keeps no event
@@ -484,6 +484,8 @@ class DockerBackend:
             Ulimit(name="nofile", soft=s.nofile, hard=s.nofile),
             Ulimit(name="core", soft=0, hard=0),
         ]
+        for target, source in request.overlays:  # a changed hook's approved files (`_review`)
+            mounts.append(Mount(target=target, source=source, type="bind", read_only=True))
         if request.env_file:  # CLAUDE_ENV_FILE: a host file of ours, read back afterwards
             mounts.append(Mount(target=ENV_FILE_TARGET, source=request.env_file, type="bind"))
             private.append(ENV_FILE_TARGET)

@@ -316,7 +316,7 @@ class KubernetesBackend:
         goes cold (not warm; what pod.py refuses anyway)."""
         if (
             not self.warm or request.state or request.env_file
-            or any(source for _, source in request.private_dirs)
+            or any(source for _, source in request.private_dirs) or request.overlays
         ):  # fmt: skip
             return None
         base = dataclasses.replace(request, stdin=b"", cancel=None)  # the pool keeps no event

@@ -181,6 +181,11 @@ def _refuse_unsupported(request: ExecRequest, volumes: Sequence[WorkspaceVolume]
             "a hook's persistent state, CLAUDE_ENV_FILE and plugin data folders are not"
             f" supported on the Kubernetes backend yet ({what})"
         )
+    if request.overlays:  # the pod cannot be given files of ours over the workspace's
+        raise ConfigError(
+            "not run: awaiting review (changed since approved; the Kubernetes backend cannot"
+            f" run a hook's approved version in place of its changed files: {request.label})"
+        )
     roots = tuple(ws.path for ws in volumes)
     for path in request.mounts:
         if not under(path, roots):
