@@ -249,6 +249,15 @@ def disable() -> None:
     _cache = None
 
 
+def stats() -> dict[str, int] | None:
+    """The cache's counts (`/healthz` on the unix socket); None when it is off."""
+    cache = _cache
+    if cache is None:
+        return None
+    return {"entries": len(cache), "hits": cache.hits, "misses": cache.misses,
+            "unkept": cache.unkept}  # fmt: skip
+
+
 def cached(kind: str, key: Any, compute: Callable[[], T]) -> T:
     """`compute()`, from the cache when it is on and nothing it read has changed."""
     cache = _cache
