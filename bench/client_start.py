@@ -1,7 +1,7 @@
 """The light client's start (issue 19, target 3: at most 15 ms): from the process's
 start to the request's first byte on the server's socket, over N runs, p50 and p90.
 
-    .venv/bin/python bench/client_start.py [--runs 50]
+    .venv/bin/python bench/client_start.py [--runs 50] [--against OTHER/.venv/bin]
 
 No engine needed: this process plays the server (its own socket, in a temporary folder
 of mode 0700, named by a config file given with `--config`), times the first byte of
@@ -98,6 +98,9 @@ def import_ms(runs: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--against", metavar="BIN", type=Path,
+                        help="also time the console script in this bin folder (another"
+                        " install, e.g. the main branch's .venv/bin), interleaved")  # fmt: skip
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="sr-") as tmp:
         folder = Path(tmp) / "run"
@@ -111,6 +114,9 @@ def main() -> None:
             "sandboxrun (console script), to first byte": [CLI, *request],
             "python -m sandboxrun, to first byte": [sys.executable, "-m", "sandboxrun", *request],
         }
+        if args.against:
+            other = str(args.against / "sandboxrun")
+            rows[f"{other}, to first byte"] = [other, *request]
         bare = {
             "python -c pass, to exit": [sys.executable, "-c", "pass"],
             "python -I -S -c pass, to exit": [sys.executable, "-I", "-S", "-c", "pass"],
