@@ -14,11 +14,13 @@ difference (an edit, even of the same size with its mtime put back: the ctime mo
 file created or removed; a symlink swapped; a folder's entries changed) recomputes.
 
 When in doubt, miss: a result is not kept when its computation did anything the record
-cannot follow (a relative path, a file descriptor, a write, a subprocess, a network
-connection, a changed folder), logged a line (a hit would not log it again), or read a
-file changed in the last `RECENT_NS` (a change in the same clock tick as the read
-would leave the same fingerprint: git's "racy clean" rule). A stale answer could
-weaken a guard; a miss only costs the time the cache saves.
+cannot follow (a relative path, a file descriptor, a write, a change of folder, a
+subprocess, a network connection, a thread started: its reads are on another thread;
+work handed to a thread that already runs is not seen, and nothing computed here does
+so), logged a line (a hit would not log it again), or read a file changed in the last
+`RECENT_NS` (a change in the same clock tick as the read would leave the same
+fingerprint: git's "racy clean" rule). A stale answer could weaken a guard; a miss
+only costs the time the cache saves.
 
 Off until `enable()` (the server calls it): the CLI's one-shot process never caches.
 Bounded: `MAX_ENTRIES` results (least recently used first out), `MAX_DEPS` paths each.
@@ -144,7 +146,27 @@ def _wrap(name: str) -> None:
     wrapper.__wrapped__ = real  # type: ignore[attr-defined]
     wrapper.__name__ = wrapper.__qualname__ = name
     wrapper.__doc__ = real.__doc__
+    # What the original supports, the wrapper does: `shutil.rmtree` keeps its
+    # descriptor-based walk (safe against symlink races) only if `os.stat` is listed.
+    for supports in (os.supports_dir_fd, os.supports_fd, os.supports_follow_symlinks,
+                     os.supports_effective_ids):  # fmt: skip
+        if real in supports:
+            supports.add(wrapper)
     setattr(os, name, wrapper)
+
+
+def _wrap_thread_start() -> None:
+    """A thread started by a computation reads on its own thread, which the record does
+    not see: its result is not kept. (`threading.Thread.start` calls this name.)"""
+    real = threading._start_new_thread  # type: ignore[attr-defined]
+
+    def start(*args: Any, **kwargs: Any) -> Any:
+        recording: _Recording | None = getattr(_local, "recording", None)
+        if recording is not None:
+            recording.doubt = "it started a thread"
+        return real(*args, **kwargs)
+
+    threading._start_new_thread = start  # type: ignore[attr-defined]
 
 
 class Cache:
@@ -239,6 +261,7 @@ def enable(max_entries: int = MAX_ENTRIES) -> Cache:
         sys.addaudithook(_audit)
         for name in _WRAPPED:
             _wrap(name)
+        _wrap_thread_start()
         _installed = True
     _cache = Cache(max_entries)
     return _cache

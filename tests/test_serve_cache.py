@@ -8,6 +8,8 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -94,6 +96,7 @@ def test_a_folder_listed_is_a_dependency(kept: cache.Cache, tmp_path: Path) -> N
         lambda p: os.stat(os.open(p, os.O_RDONLY)),  # a descriptor: not a path
         lambda p: logger.warning("a line a hit would not log again"),
         lambda p: (p.parent / "written").write_text("x"),
+        lambda p: threading.Thread(target=p.read_text).start(),  # reads on another thread
     ],
 )
 def test_what_the_record_cannot_follow_is_never_kept(
@@ -231,3 +234,16 @@ def test_served_preflight_sees_a_shebang_edited_in_place(ws: Workspace) -> None:
     assert len(ws.run()) == 1  # from the cache: the same file
     _same_size_edit(script, "#!/bin/zz\nexit 0\n")
     assert ws.run() == []  # not run: /bin/zz is not in the image
+
+
+def test_the_wrapped_functions_keep_what_the_originals_support(kept: cache.Cache) -> None:
+    """`shutil.rmtree` keeps its descriptor-based walk (safe against symlink races) only
+    when `os.stat`, `os.open`... are listed as supporting `dir_fd`."""
+    sets = (os.supports_dir_fd, os.supports_fd, os.supports_follow_symlinks,
+            os.supports_effective_ids)  # fmt: skip
+    for name in ("stat", "lstat", "access", "readlink"):
+        wrapper = getattr(os, name)
+        assert wrapper.__wrapped__ is not wrapper
+        assert [wrapper in s for s in sets] == [wrapper.__wrapped__ in s for s in sets]
+    assert {os.open, os.stat, os.unlink, os.rmdir} <= os.supports_dir_fd
+    assert shutil.rmtree.avoids_symlink_attacks
