@@ -227,8 +227,17 @@ def main() -> None:
     parser.add_argument("--image", help="the hook image (default: the settings')")
     parser.add_argument("--check-runs", type=int, default=3, help="runs per check row")
     parser.add_argument("--json", type=Path, help="also write the results here")
-    args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="sandboxrun-bench-"))
+    in_tmp(bench, parser.parse_args(), "sandboxrun-bench-")
+
+
+def in_tmp(
+    bench: Callable[[argparse.Namespace, Path], dict[str, Any]],
+    args: argparse.Namespace,
+    prefix: str,
+) -> None:
+    """Run `bench` in a temporary folder (readable by the hooks' user), removed after;
+    its report also goes to `args.json` when given."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
     tmp.chmod(0o755)
     try:
         report = bench(args, tmp)

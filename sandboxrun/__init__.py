@@ -9,7 +9,7 @@ The public surface is what `__all__` lists; everything else is private. Build
     print(result.to_json())
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
 from ._errors import (
     ConfigError,
@@ -21,7 +21,12 @@ from ._errors import (
 )
 from ._log import quiet_library
 
+# Not `typing`'s TYPE_CHECKING: `sandboxrun` is imported by the light client too, whose
+# start is measured in milliseconds (`bench/client_start.py`), and typing costs several.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ._backends.base import Backend, FakeBackend
     from ._backends.choose import make_backend
     from ._backends.docker.backend import DockerBackend

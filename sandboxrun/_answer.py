@@ -237,10 +237,16 @@ def error_reply(exc: Exception) -> Reply:
 
 
 def load(args: argparse.Namespace, caller: Caller | None = None, **overrides: Any) -> Settings:
+    """The command's settings; under `serve`, kept while the config file stands
+    (`_cache`: keyed on the file, the caller's variables and the command line)."""
+    from ._cache import cached
     from ._settings import Settings
 
     environ = caller.environ if caller else None
-    return Settings.load(config=args.config, environ=environ, **overrides)
+    if environ is None:  # this process's own environment: not a key
+        return Settings.load(config=args.config, **overrides)
+    key = (args.config, environ, overrides)
+    return cached("settings", key, lambda: Settings.load(args.config, environ, **overrides))
 
 
 def read_event(raw: bytes) -> dict[str, Any]:

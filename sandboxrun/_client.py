@@ -24,18 +24,22 @@ sends nothing until it knows the server is the user's own:
 - the process at the other end runs as the user (SO_PEERCRED).
 
 Light on purpose: the standard library's cheapest modules only, no docker, pydantic,
-loguru, pathlib or http.client (its import costs tens of ms, as much as the rest of
-the client; `bench/serve.py` measures it), so the request is a hand-written HTTP/1.1
-POST. The server side is the standard library's http.server.
+loguru, pathlib, typing, tomllib (a simple config file is read without it:
+`_userconfig.simple_toml`), socket.py (the C `_socket` does) or http.client (its import
+costs tens of ms, as much as the rest of the client; `bench/serve.py` measures it), so
+the request is a hand-written HTTP/1.1 POST; `bench/client_start.py` measures the start.
+The server side is the standard library's http.server.
 """
 
 from __future__ import annotations
 
+# The C module, not `socket.py`: that one imports selectors, enum and more (2 ms of
+# the client's start) for what this client never uses.
+import _socket as socket
 import binascii
 import io
 import json
 import os
-import socket
 import stat
 import struct
 import sys

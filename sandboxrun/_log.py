@@ -14,15 +14,17 @@ use. Two rules of the eager version hold unchanged:
 
 from __future__ import annotations
 
-import contextlib
+import _thread  # not `threading`: the light client (`_client`) imports this module
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, cast
 
+# Not `typing`'s, nor contextlib or collections.abc: `sandboxrun` imports this module,
+# and the light client's start is measured in milliseconds (`bench/client_start.py`).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from importlib.machinery import ModuleSpec
+    from types import ModuleType
+    from typing import Any
 
     from loguru import Logger
 
@@ -31,7 +33,7 @@ _pending: Callable[[Any], None] | None = None  # the CLI's setup, until loguru i
 _threshold = 0  # lines below this level are dropped while loguru is not imported
 _quieted = False  # "sandboxrun" disabled in loguru (once: the application decides after)
 serialized = False  # `json_lines` was called: the log is JSON lines
-_lock = threading.RLock()
+_lock = _thread.RLock()
 
 
 def _ready() -> Any:
@@ -98,11 +100,23 @@ def _drop(*args: Any, **kwargs: Any) -> None:
     return None
 
 
+_lines = _thread._local()  # `.count`: lines this thread asked to log (`_cache`)
+_LINE_METHODS = frozenset((*LEVELS, "log", "exception", "critical"))
+
+
+def count_lines() -> int:
+    """How many lines this thread has asked to log so far (whatever their level):
+    `_cache` keeps no result whose computation logged, as a hit would not log again."""
+    return getattr(_lines, "count", 0)
+
+
 class _Lazy:
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         self._options = options
 
     def __getattr__(self, name: str) -> Any:
+        if name in _LINE_METHODS:
+            _lines.count = getattr(_lines, "count", 0) + 1
         if "loguru" not in sys.modules and LEVELS.get(name, 99) < _threshold:
             return _drop
         if name == "opt" and self._options is None:
@@ -113,7 +127,7 @@ class _Lazy:
         return getattr(real.opt(**self._options) if self._options is not None else real, name)
 
 
-logger = cast("Logger", _Lazy())
+logger: Logger = _Lazy()  # type: ignore[assignment]
 
 
 class _DisableOnImport:
@@ -161,15 +175,17 @@ def to_stderr(message: Any) -> None:
         sys.stderr.write(str(message))
 
 
-@contextlib.contextmanager
-def hold() -> Iterator[list[str]]:
+class hold:  # used as the function it was: `with _log.hold() as held`
     """Keep the CLI's log lines back instead of writing them (`exec`: the agent may read
     our stderr as the hook's answer, so where they go is the dialect's choice). Costs
     nothing when nothing is logged: loguru is still imported only for a real line."""
-    global _held
-    held: list[str] = []
-    _held = held
-    try:
-        yield held
-    finally:
+
+    def __enter__(self) -> list[str]:
+        global _held
+        held: list[str] = []
+        _held = held
+        return held
+
+    def __exit__(self, *exc: object) -> None:
+        global _held
         _held = None

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from ._backends.base import Backend
 from ._backends.image_tools import ImageTools
+from ._cache import cached
 from ._errors import SandboxrunError
 from ._mounts import under
 from ._types import HookSpec
@@ -75,10 +76,16 @@ def check_hook(
     tools = image_tools_of(backend)
     if tools is None:
         return None
-    why = missing(spec.argv, spec.workdir, spec.mounts, spec.env, tools)
-    if why is None and ids is not None:
-        why = unreadable(spec.mounts, spec.argv, ids, groups)
-    return why
+
+    def check() -> str | None:
+        why = missing(spec.argv, spec.workdir, spec.mounts, spec.env, tools)
+        if why is None and ids is not None:
+            why = unreadable(spec.mounts, spec.argv, ids, groups)
+        return why
+
+    # Under `serve`, kept while the hook's files and mounts stand (`_cache`); the image
+    # is in the key (`ImageTools` names it by id, and its listing is its content).
+    return cached("preflight", (spec, tools, ids, tuple(groups)), check)
 
 
 def unreadable(

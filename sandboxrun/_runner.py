@@ -18,6 +18,7 @@ from typing import Any
 
 from . import _envfile, _review
 from ._backends.base import Backend
+from ._cache import cached
 from ._dialects.base import WORKSPACE_SOURCES, Dialect
 from ._dialects.claude.dialect import ClaudeDialect
 from ._dialects.claude.plugins import DATA_VAR
@@ -359,7 +360,11 @@ class HookFactory:
         self.home = os.path.join(self.cwd, home) if home is not None else account_home()
 
     def discover(self, hook_name: str | None, workspaces: Sequence[str]) -> Discovery:
-        return self.dialect.discover(hook_name, workspaces, self.home, self.hooks_dirs)
+        """The hooks of `hook_name` (None: of every event); under `serve`, kept while
+        every file discovery read (or found absent) stands (`_cache`)."""
+        key = (self.settings, hook_name, tuple(workspaces), self.home, self.hooks_dirs)
+        return cached("discover", key, lambda: self.dialect.discover(
+            hook_name, workspaces, self.home, self.hooks_dirs))  # fmt: skip
 
     def create(
         self, hook_name: str, workspaces: Sequence[str], event: Mapping[str, Any] | None = None

@@ -60,8 +60,6 @@ def config_path(home: str | None = None) -> str:
 
 def read_config(path: str | os.PathLike[str], required: bool) -> dict[str, Any]:
     """The config file's table: only a regular file, at most CONFIG_MAX_BYTES."""
-    import tomllib  # not at the top: most users have no config file, and it costs ms
-
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -78,10 +76,71 @@ def read_config(path: str | os.PathLike[str], required: bool) -> dict[str, Any]:
     if len(raw) > CONFIG_MAX_BYTES:
         raise ConfigError(f"config file {path} is larger than {CONFIG_MAX_BYTES} bytes")
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"config file {path}: invalid TOML: {exc}") from None
-    return data
+    simple = simple_toml(text)
+    if simple is not None:
+        return simple
+    import tomllib  # not at the top: it costs the light client 10 ms and more
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path}: invalid TOML: {exc}") from None
+
+
+_BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_TOML_SPACE = " \t"
+
+
+def simple_toml(text: str) -> dict[str, Any] | None:
+    """The table of a config file made only of the simplest lines, read without tomllib
+    (whose import costs the light client 10 ms and more: typing, datetime, re): blank
+    lines, comments, and `key = value` with a bare key, each once, and a value that is
+    a string without escapes, `true`, `false` or a decimal integer, then an optional
+    comment. None for any other file, which tomllib reads (and judges): the same table
+    either way (`tests/test_userconfig.py` compares them)."""
+    table: dict[str, Any] = {}
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if i < len(lines) - 1 and line.endswith("\r"):  # CRLF; a lone CR is refused
+            line = line[:-1]
+        if any((c < " " and c != "\t") or c == "\x7f" for c in line):
+            return None  # control characters: tomllib refuses them
+        body = line.strip(_TOML_SPACE)
+        if not body or body[0] == "#":
+            continue
+        key, eq, rest = body.partition("=")
+        key, rest = key.rstrip(_TOML_SPACE), rest.lstrip(_TOML_SPACE)
+        if not eq or not key or not _BARE_KEY.issuperset(key) or key in table:
+            return None
+        value: Any
+        if rest[:1] == '"':
+            end = rest.find('"', 1)
+            value, tail = rest[1:end], rest[end + 1 :]
+            if end < 0 or "\\" in value:
+                return None
+        else:
+            token = rest.split("#", 1)[0].rstrip(_TOML_SPACE)
+            tail = rest[len(token) :]
+            value = _scalar(token)
+            if value is None:
+                return None
+        tail = tail.lstrip(_TOML_SPACE)
+        if tail and tail[0] != "#":
+            return None
+        table[key] = value
+    return table
+
+
+def _scalar(token: str) -> bool | int | None:
+    if token in ("true", "false"):
+        return token == "true"
+    digits = token[1:] if token[:1] in ("+", "-") else token
+    if digits.isascii() and digits.isdigit() and (digits == "0" or digits[0] != "0"):
+        return int(token)
+    return None  # a float, date, array, table, literal string...: tomllib's
 
 
 def default_socket() -> str:

@@ -111,3 +111,20 @@ def test_the_cli_still_logs_through_the_lazy_logger(tmp_path: Path) -> None:
             capture_output=True, text=True, timeout=120, cwd=tmp_path / "ws", check=True,
         )  # fmt: skip
         assert done.stderr.startswith("sandboxrun: warning: ignored from the environment")
+
+
+def test_the_light_client_imports_only_what_its_request_needs(tmp_path: Path) -> None:
+    """Through a server (`_client`), the command reads a simple config file, checks the
+    socket and sends its request with neither typing, tomllib, socket.py nor pathlib:
+    the client's start is measured in milliseconds (`bench/client_start.py`)."""
+    config = tmp_path / "config.toml"
+    config.write_text(f'serve = "use"\nserve_socket = "{tmp_path}/run/serve.sock"\n')
+    code = (
+        "import sys; from sandboxrun._client import via_server;"
+        f" assert via_server(['run', 'PreToolUse', '--config', {str(config)!r}]) is None;"
+        " print(sorted(m for m in ('typing', 'tomllib', 'socket', 'pathlib', *sys.argv[1:])"
+        " if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, *HEAVY], capture_output=True, text=True,
+                         check=True, timeout=60, stdin=subprocess.DEVNULL).stdout  # fmt: skip
+    assert out.strip() == "[]"

@@ -25,7 +25,7 @@ from .._backends.base import Backend, refuse_cancelled
 from .._backends.image_tools import ImageTools
 from .._errors import Cancelled, ConfigError
 from .._exec import may_add_lines
-from .._log import logger
+from .._log import LEVELS, logger
 from .._settings import TIGHTENING_ENV, Settings
 from .._types import Cancel, ExecRequest, ExecResult
 from .._userconfig import config_path, read_config
@@ -334,16 +334,22 @@ def _parse(command: str, request: dict[str, Any], tcp: bool = False) -> argparse
     help) is left to the cold path, which prints what the parser says. `tcp`: any
     option but `TCP_OPTIONS[command]` is `Refused`, read from what the parser made of
     the line (so `--net=bridge`, an abbreviation, is the `--network` it means)."""
-    from .._cli.parser import parser as _parser
-
+    global _PARSER
     argv = ["-v"] * request["verbose"] + [command, *request["args"]]
     sink = io.StringIO()
-    parser = _parser()
     try:
         with _ARGPARSE_LOCK, contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
+            if _PARSER is None:
+                from .._cli.parser import parser as _parser
+
+                _PARSER = _parser()
+            parser = _PARSER
             args = parser.parse_args(argv)
     except SystemExit:
         raise Decline("arguments for the cold path to judge") from None
+    for name, value in vars(args).items():  # a default list is the parser's own object
+        if isinstance(value, list):
+            setattr(args, name, list(value))
     if tcp:
         actions = _subcommand(parser, command)._actions
         allowed = TCP_OPTIONS[command]
@@ -392,6 +398,9 @@ def _only_shorter(command: str, args: argparse.Namespace) -> None:
 
 
 _ARGPARSE_LOCK = threading.Lock()  # argparse prints to sys.stderr, which we swap meanwhile
+# The CLI's parser, built once (building it costs more than answering from the pool)
+# and used under the lock: parsing reads it, never changes it.
+_PARSER: argparse.ArgumentParser | None = None
 
 
 def _serve_setting(config: str | None) -> Any:
@@ -406,22 +415,67 @@ def _serve_setting(config: str | None) -> Any:
 @contextlib.contextmanager
 def _captured_logs(verbose: int) -> Iterator[io.StringIO]:
     """What the CLI would have logged on the caller's stderr while answering: this
-    request's records, on its own thread (the hooks' report carries the rest)."""
-    from .._cli import _log_format, log_level
+    request's records, on its own thread (the hooks' report carries the rest), routed
+    to its buffer by the tag it binds (`_Routes`)."""
+    from .._cli import log_level
 
     tag = uuid.uuid4().hex
     buffer = io.StringIO()
-    sink = logger.add(
-        buffer,
-        level=log_level(verbose),
-        format=_log_format,
-        filter=lambda record: record["extra"].get("serve_request") == tag,
-    )
+    _ROUTES.open(tag, buffer, LEVELS[log_level(verbose).lower()])
     try:
         with logger.contextualize(serve_request=tag):
             yield buffer
     finally:
-        logger.remove(sink)
+        _ROUTES.close(tag)
+
+
+class _Routes:
+    """One loguru sink for every request's lines, each routed to its request's buffer.
+    A sink per request cost loguru ~5 ms to add (its exception formatter reads every
+    sysconfig path), more than a warm answer's own work. Added again when something
+    removed it (a program that reconfigures loguru); where loguru's handler table
+    cannot be read, one sink per request as before."""
+
+    def __init__(self) -> None:
+        self._targets: dict[str, tuple[io.StringIO, int]] = {}
+        self._lock = threading.Lock()
+        self._sink: int | None = None
+        self._own: dict[str, int] = {}  # tag: a request's own sink (the fallback)
+
+    def open(self, tag: str, buffer: io.StringIO, level: int) -> None:
+        from .._cli import _log_format
+
+        with self._lock:
+            handlers = getattr(getattr(logger, "_core", None), "handlers", None)
+            if not isinstance(handlers, dict):
+                self._own[tag] = logger.add(
+                    buffer, level=level, format=_log_format,
+                    filter=lambda record: record["extra"].get("serve_request") == tag,
+                )  # fmt: skip
+                return
+            self._targets[tag] = (buffer, level)
+            if self._sink not in handlers:
+                self._sink = logger.add(self._write, level=0, format=_log_format,
+                                        filter=self._wanted)  # fmt: skip
+
+    def close(self, tag: str) -> None:
+        with self._lock:
+            self._targets.pop(tag, None)
+            own = self._own.pop(tag, None)
+        if own is not None:
+            logger.remove(own)
+
+    def _wanted(self, record: Any) -> bool:
+        target = self._targets.get(record["extra"].get("serve_request"))
+        return target is not None and record["level"].no >= target[1]
+
+    def _write(self, message: Any) -> None:
+        target = self._targets.get(message.record["extra"].get("serve_request"))
+        if target is not None:
+            target[0].write(str(message))
+
+
+_ROUTES = _Routes()
 
 
 def _callers_folder(cwd: Any) -> str:

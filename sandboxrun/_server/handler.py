@@ -16,6 +16,7 @@ import struct
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from .. import _cache
 from .._log import logger
 from .._types import Cancel
 from .app import App, Decline
@@ -52,7 +53,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(200, {
                 "ok": True, "pid": os.getpid(), "uid": os.getuid(),
                 "backends": app.backends, "inflight": app.inflight, "answered": app.answered,
-                "started": app.started, "idleExit": app.idle_exit,
+                "started": app.started, "idleExit": app.idle_exit, "cache": _cache.stats(),
             })  # fmt: skip
         if self.path == "/readyz":  # readiness: hooks can run now
             why = app.ready()

@@ -138,6 +138,9 @@ def serve(
         from .._cli import log_level
 
         _log.json_lines(log_level(args.verbose))
+    from .. import _cache
+
+    _cache.enable()  # settings, discovery and preflight, kept while their files stand
     app = App(make_backend, settings, config=config)
     app.started, app.idle_exit = ("auto" if auto else "hand"), idle
     servers = open_servers(app, path, listen, token)
