@@ -305,4 +305,5 @@ def _report(settings: Settings, lines: list[tuple[bool | None, str, str]]) -> in
 def command(args: argparse.Namespace) -> int:
     from .common import load
 
-    return doctor(load(args))
+    agent = getattr(args, "agent", None)  # the hooks of that agent (default: the config's)
+    return doctor(load(args, agent=agent) if agent else load(args))

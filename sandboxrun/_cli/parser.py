@@ -173,7 +173,18 @@ def parser() -> argparse.ArgumentParser:
     reap_p = sub.add_parser("reap", help="remove containers left behind by killed runs")
     reap_p.add_argument("--all", action="store_true", help="remove every sandboxrun container")
 
-    sub.add_parser("doctor", help="check the engine, image, runtime and the confinement itself")
+    doc = sub.add_parser(
+        "doctor", help="check the engine, image, runtime and the confinement itself"
+    )
+    doc.add_argument(
+        "--session-start",
+        action="store_true",
+        help="only name the hooks here that run unsandboxed, as the agent's session-start"
+        " hook (its message to the user; `install` adds this hook)",
+    )
+    doc.add_argument("--agent", choices=AGENTS, help="with --session-start: whose hook")
+    doc.add_argument("--home", metavar="DIR", help="with --session-start: where install's"
+                     " record is (default: your account's home)")  # fmt: skip
 
     aud = sub.add_parser("audit", help="what the hooks decided, per hook, from the audit trail")
     aud.add_argument("--since", metavar="SPAN", help="only the last SPAN: 30m, 12h, 1d, 2w")
