@@ -29,7 +29,7 @@ from .._errors import ConfigError
 from . import jsonspan, legacy
 from .files import Backup, BackupStore, atomic_write, file_mode, read_bytes, sha256
 from .record import Record, names_sandboxrun, value_key
-from .session import check_in, is_check
+from .sessionrecord import check_in, is_check
 from .shape import CLAUDE, Shape
 from .targets import targets
 

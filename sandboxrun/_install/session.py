@@ -35,15 +35,14 @@ import os
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._errors import ConfigError
 from . import jsonspan
-from .files import atomic_write, file_mode, read_bytes, sha256, store_root
-
-if TYPE_CHECKING:  # discovery imports this module: nothing of install's machinery here
-    from .shape import Shape
+from .claude import parse
+from .files import atomic_write, file_mode, read_bytes, sha256
+from .sessionrecord import SessionRecord
+from .shape import CLAUDE, Shape
 
 EVENT = "SessionStart"
 # agent -> its user settings file (relative to the home) holding hooks as Claude's do.
@@ -60,8 +59,6 @@ def shape_of(agent: str) -> Shape:
         from .gemini import GEMINI
 
         return GEMINI
-    from .shape import CLAUDE
-
     return CLAUDE
 
 
@@ -72,54 +69,6 @@ def user_file(agent: str, home: str) -> str:
 
 def check_command(launcher: Sequence[str], agent: str, options: Sequence[str] = ()) -> str:
     return shlex.join([*launcher, "doctor", "--session-start", "--agent", agent, *options])
-
-
-class SessionRecord:
-    """What install wrote for the session-start check, per file (see the module)."""
-
-    def __init__(self, home: str, root: Path | None = None) -> None:
-        self.file = (root or store_root(home)) / "session-start.json"
-
-    def load(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.file.read_text())
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"install's record {self.file} is unreadable: {exc}") from None
-        return data if isinstance(data, dict) else {}
-
-    def get(self, path: str) -> dict[str, Any] | None:
-        entry = self.load().get(os.path.realpath(path))
-        return entry if isinstance(entry, dict) else None
-
-    def put(self, path: str, entry: dict[str, Any] | None) -> None:
-        data = self.load()
-        if entry is None:
-            data.pop(os.path.realpath(path), None)
-        else:
-            data[os.path.realpath(path)] = entry
-        if not data:  # nothing installed: no file left behind
-            self.file.unlink(missing_ok=True)
-            return
-        self.file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        atomic_write(str(self.file), json.dumps(data).encode(), 0o600)
-
-
-def check_in(home: str, path: str, root: Path | None = None) -> str | None:
-    """The command of the session-start check install wrote in `path`, if any (only
-    that string, without `args`, is the check; an unreadable record: none is)."""
-    try:
-        entry = SessionRecord(home, root).get(path)
-    except ConfigError:
-        return None
-    command = entry.get("command") if entry else None
-    return command if isinstance(command, str) else None
-
-
-def is_check(check: str | None, hook: dict[str, Any]) -> bool:
-    """Whether `hook` is the check `check_in` names (byte for byte, no `args`)."""
-    return check is not None and hook.get("args") is None and hook.get("command") == check
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +98,12 @@ def plan(
         return _plan_off(path, old, entry, workspace, shape) if entry else None
     if old is None and not os.path.isdir(os.path.dirname(path)):
         return None  # the agent never ran as this user: its folder is not ours to make
+    if old is None and agent == "codex" and _toml_hooks(os.path.dirname(path)):
+        note = (
+            "no session-start check: your hooks are in ~/.codex/config.toml [hooks], and Codex"
+            " warns at every start when a layer's hooks.json holds hooks too"
+        )
+        return SessionChange(path, old, old, None, note)
     command = check_command(launcher, agent, options)
     places = _places(path, old, shape, entry.get("command") if entry else None)
     if places and entry and entry.get("command") == command:
@@ -208,9 +163,20 @@ def apply(change: SessionChange, home: str) -> None:
         record.put(change.path, None)
 
 
-def _text(path: str, raw: bytes | None, shape: Shape) -> str:
-    from .claude import parse
+def _toml_hooks(folder: str) -> bool:
+    """Whether the config.toml of a Codex layer holds hooks (discovery.rs warns
+    "loading hooks from both ..." when its hooks.json does too)."""
+    import tomllib
 
+    raw = read_bytes(os.path.join(folder, "config.toml"))
+    try:
+        hooks = tomllib.loads(raw.decode("utf-8")).get("hooks") if raw else None
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(hooks, dict) and any(k != "state" and v for k, v in hooks.items())
+
+
+def _text(path: str, raw: bytes | None, shape: Shape) -> str:
     return parse(path, raw, shape)[0] if raw is not None else ""
 
 
@@ -219,8 +185,6 @@ def _places(path: str, raw: bytes | None, shape: Shape, command: str | None) -> 
     (one handler, `command`), as install adds it."""
     if raw is None or command is None:
         return []
-    from .claude import parse
-
     data = parse(path, raw, shape)[1]
     groups = (data.get("hooks") or {}).get(EVENT) if isinstance(data.get("hooks"), dict) else None
     if not isinstance(groups, list):
@@ -238,8 +202,6 @@ def _group(command: str) -> dict[str, Any]:
 def _insert(path: str, raw: bytes | None, shape: Shape, command: str) -> bytes:
     """`raw` with the check's group appended to `hooks.SessionStart` (made when absent),
     every other byte unchanged."""
-    from .claude import parse
-
     text, data = parse(path, raw, shape) if raw is not None else ("", {})
     group = _group(command)
     if not text.strip():

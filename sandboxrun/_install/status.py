@@ -34,7 +34,7 @@ from .command import NOT_YET, _python_of, executable
 from .cursor import SHAPE as CURSOR_SHAPE
 from .files import BackupStore, read_bytes
 from .record import Record, names_sandboxrun
-from .session import check_in, is_check
+from .sessionrecord import check_in, is_check
 from .shape import Shape
 from .targets import others, shape_of
 

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from ..._errors import ConfigError
 from ..._install.record import Record
-from ..._install.session import check_in, is_check
+from ..._install.sessionrecord import check_in, is_check
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, source_of, unique_mounts
 from .handler import MAX_TIMEOUT as MAX_TIMEOUT  # re-exported for tests

@@ -49,7 +49,7 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..._install.record import Record
-from ..._install.session import check_in, is_check
+from ..._install.sessionrecord import check_in, is_check
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import WORKSPACE_SOURCES, escape_name, source_of, unique_mounts
 from ..claude.handler import CHECK_SKIPPED, MAX_TIMEOUT, SESSION_CHECK, brief, unicode_ok
