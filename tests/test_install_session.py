@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import io
 import json
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -271,6 +273,24 @@ def test_its_own_failure_never_fails_the_session(
     assert out == ""
     assert closed == ([] if said else [2])
     assert "session-start check not done: RuntimeError: record unreadable??[31m" in err
+    assert signal.alarm(0) == 0  # no deadline of its own left to go off later
+    assert signal.getsignal(signal.SIGALRM) is not None
+
+
+def test_a_slow_check_ends_at_its_deadline(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def slow(*a: Any) -> list[str]:
+        time.sleep(5)
+        return ["not wrapped: never said"]
+
+    monkeypatch.setattr("sandboxrun._install.status.notes", slow)
+    monkeypatch.setattr(sessionstart, "DEADLINE", 1)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"{}")))
+    capsys.readouterr()
+    assert sandboxrun("doctor", "--session-start", "--agent", "claude") == 0
+    out, err = capsys.readouterr()
+    assert out == "" and "took more than 1 s" in err
 
 
 def test_codex_hooks_in_config_toml_get_no_hooks_json_beside_them(
@@ -286,3 +306,19 @@ def test_codex_hooks_in_config_toml_get_no_hooks_json_beside_them(
     assert (
         "no session-start check: your hooks are in ~/.codex/config.toml" in capsys.readouterr().out
     )
+
+
+def test_an_edit_between_two_installs_is_never_undone(tmp_path: Path, home: Path) -> None:
+    """The user edits the file after the first workspace's install; the second's install
+    and both uninstalls keep the edit (what goes back is the file without the check)."""
+    proj, mine = setup(tmp_path, home, "claude")
+    other = tmp_path / "other"
+    (other / ".claude").mkdir(parents=True)
+    (other / ".claude" / "settings.json").write_text(json.dumps(GUARD))
+    assert sandboxrun("install", *args("claude", proj, home)) == 0
+    mine.write_text(mine.read_text().replace('"model": "x"', '"model": "edited"'))
+    assert sandboxrun("install", *args("claude", other, home)) == 0
+    assert sandboxrun("uninstall", *args("claude", proj, home)) == 0
+    assert sandboxrun("uninstall", *args("claude", other, home)) == 0
+    data = json.loads(mine.read_text())
+    assert data["model"] == "edited" and not data["hooks"]["SessionStart"]

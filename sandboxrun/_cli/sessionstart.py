@@ -23,6 +23,7 @@ import os
 import signal
 import string
 import sys
+import threading
 
 DEADLINE = 5  # seconds: a session start must not wait on us
 SHOWN = 3  # notes quoted in full; the rest are counted
@@ -89,18 +90,22 @@ def command(args: argparse.Namespace) -> int:
     def late(signum: int, frame: object) -> None:
         raise _Late(f"took more than {DEADLINE} s")
 
+    # (signals reach the main thread only; elsewhere, no deadline of ours)
+    alarm = hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGALRM, late) if alarm else None
     try:
-        if hasattr(signal, "SIGALRM"):
-            signal.signal(signal.SIGALRM, late)
+        if alarm:
             signal.alarm(DEADLINE)
         stdin = sys.stdin.buffer.read(1 << 20) if not sys.stdin.isatty() else b""
         text = check(agent, stdin, args.home)
-        if hasattr(signal, "SIGALRM"):
-            signal.alarm(0)
     except Exception as exc:  # never fail the session: say it (where harmless), go on
         why = clean(f"{type(exc).__name__}: {exc}", 300)
         sys.stderr.write(f"sandboxrun: session-start check not done: {why}\n")
         return 0
+    finally:
+        if alarm:  # whatever happened: no alarm left to go off later
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, before)
     if text:
         sys.stdout.write(json.dumps({"systemMessage": text}, ensure_ascii=True) + "\n")
         sys.stdout.flush()

@@ -114,7 +114,12 @@ def plan(
         new = _encode(old, jsonspan.replace_values(text, where, shape.layout(text)))
     else:
         new = _insert(path, old, shape, command)
-    kept = entry or {"before": _b64(old), "mode": file_mode(path)}
+    kept = entry or {}
+    if not entry or (old is not None and sha256(old) != entry.get("installed")):
+        # First install, or the file changed since (an edit, install --user): what
+        # uninstall gives back is the file now, without the check.
+        before = _without(path, old, shape, entry.get("command")) if entry else old
+        kept = {"before": _b64(before), "mode": file_mode(path)}
     workspaces = sorted({*(entry or {}).get("workspaces", []), workspace})
     after = {**kept, "agent": agent, "command": command, "workspaces": workspaces,
              "installed": sha256(new or b"")}  # fmt: skip
@@ -139,12 +144,18 @@ def _plan_off(
         return SessionChange(
             path, None, None, None, "session-start check: file gone; nothing to do"
         )
-    text = _text(path, old, shape)
-    places = _places(path, old, shape, entry.get("command"))
-    for where in reversed(places):  # the handler, and its group when it held only it
-        text = jsonspan.remove_item(text, where[:2], int(where[2]), shape.layout(text))
     note = "session-start check taken off in place (the file changed since install)"
-    return SessionChange(path, old, _encode(old, text), None, note)
+    return SessionChange(path, old, _without(path, old, shape, entry.get("command")), None, note)
+
+
+def _without(path: str, raw: bytes | None, shape: Shape, command: Any) -> bytes | None:
+    """`raw` without each group install added for the check (`command`), in place."""
+    if raw is None or not isinstance(command, str):
+        return raw
+    text = _text(path, raw, shape)
+    for where in reversed(_places(path, raw, shape, command)):
+        text = jsonspan.remove_item(text, where[:2], int(where[2]), shape.layout(text))
+    return _encode(raw, text)
 
 
 def apply(change: SessionChange, home: str) -> None:
