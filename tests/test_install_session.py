@@ -322,3 +322,14 @@ def test_an_edit_between_two_installs_is_never_undone(tmp_path: Path, home: Path
     assert sandboxrun("uninstall", *args("claude", other, home)) == 0
     data = json.loads(mine.read_text())
     assert data["model"] == "edited" and not data["hooks"]["SessionStart"]
+
+
+@pytest.mark.parametrize("agent", sorted(session.AGENTS))
+def test_run_and_list_do_not_run_the_check(tmp_path: Path, home: Path, agent: str) -> None:
+    """There is no sandboxrun in the sandbox: discovery lists the check as skipped,
+    with why, for every agent that gets one (and `run SessionStart` runs none of it)."""
+    proj, _ = setup(tmp_path, home, agent)
+    assert sandboxrun("install", *args(agent, proj, home)) == 0
+    found = DIALECTS[agent].discover("SessionStart", [str(proj)], str(home))
+    assert found.hooks == ()
+    assert [s.source for s in found.skipped if "session-start check" in s.reason] == ["user"]
