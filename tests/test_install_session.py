@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -333,3 +334,33 @@ def test_run_and_list_do_not_run_the_check(tmp_path: Path, home: Path, agent: st
     found = DIALECTS[agent].discover("SessionStart", [str(proj)], str(home))
     assert found.hooks == ()
     assert [s.source for s in found.skipped if "session-start check" in s.reason] == ["user"]
+
+
+@pytest.mark.parametrize("agent", sorted(session.AGENTS))
+def test_the_installed_command_as_the_agent_runs_it(tmp_path: Path, home: Path, agent: str) -> None:
+    """The string install wrote, run by a shell with the event on stdin (as each agent
+    starts a hook): this sandboxrun, started isolated, answers one JSON object."""
+    proj, mine = setup(tmp_path, home, agent)
+    assert sandboxrun("install", *args(agent, proj, home)) == 0
+    layout = session.shape_of(agent).layout(mine.read_text())
+    command = json.loads(layout)["hooks"]["SessionStart"][-1]["hooks"][0]["command"]
+    config = proj / PROJECT_FILES[agent]
+    data = json.loads(config.read_text())
+    data["hooks"]["Stop"] = [{"hooks": [{"type": "command", "command": "./pulled.sh"}]}]
+    config.write_text(json.dumps(data))
+    event = json.dumps({"hook_event_name": "SessionStart", "cwd": str(proj)})
+    done = subprocess.run(["bash", "-c", command], input=event.encode(), capture_output=True,
+                          cwd=proj, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "./pulled.sh" in json.loads(done.stdout)["systemMessage"]
+
+
+def test_a_check_whose_sandboxrun_is_gone_is_a_warning(tmp_path: Path) -> None:
+    """Moved or uninstalled: exit 1 and one line (a warning to each agent), never bash's
+    127, which Gemini reads as a deny."""
+    gone = [str(tmp_path / "python3"), "-I", str(tmp_path / "sandboxrun")]
+    for agent in sorted(session.AGENTS):
+        command = session.check_command(gone, agent)
+        done = subprocess.run(["bash", "-c", command], input=b"{}", capture_output=True)
+        assert (done.returncode, done.stdout) == (1, b""), agent
+        assert b"is missing" in done.stderr

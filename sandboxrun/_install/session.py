@@ -68,7 +68,14 @@ def user_file(agent: str, home: str) -> str:
 
 
 def check_command(launcher: Sequence[str], agent: str, options: Sequence[str] = ()) -> str:
-    return shlex.join([*launcher, "doctor", "--session-start", "--agent", agent, *options])
+    """The check's command: sandboxrun gone (moved, uninstalled) is exit 1 with one line
+    (`warning_guard`: a warning to each of these agents, never bash's 127, which Gemini
+    would read as a deny), written as the agent's file must hold it."""
+    from .gemini import keep_dollars, warning_guard
+
+    run = shlex.join([*launcher, "doctor", "--session-start", "--agent", agent, *options])
+    command = warning_guard(launcher) + run
+    return keep_dollars(command) if agent == "gemini" else command
 
 
 @dataclass(frozen=True, slots=True)
