@@ -364,3 +364,14 @@ def test_a_check_whose_sandboxrun_is_gone_is_a_warning(tmp_path: Path) -> None:
         done = subprocess.run(["bash", "-c", command], input=b"{}", capture_output=True)
         assert (done.returncode, done.stdout) == (1, b""), agent
         assert b"is missing" in done.stderr
+
+
+def test_an_unreadable_user_file_costs_the_check_only(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The workspace is installed all the same; the user's file is not touched."""
+    proj, mine = setup(tmp_path, home, "claude", b'{"hooks": [1, 2]}\n')
+    assert sandboxrun("install", *args("claude", proj, home)) == 0
+    assert "no session-start check:" in capsys.readouterr().out
+    assert mine.read_bytes() == b'{"hooks": [1, 2]}\n'
+    assert "exec --agent claude" in (proj / ".claude" / "settings.json").read_text()

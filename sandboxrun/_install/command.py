@@ -171,7 +171,11 @@ def session_check(
         return
     project = os.path.realpath(project_root(workspace, home, f".{agent}"))
     options = ["--home", home] if args.home else []  # where the record is, as for `run`
-    change = session.plan(agent, home, project, [] if undo else launcher(), undo, options)
+    try:
+        change = session.plan(agent, home, project, [] if undo else launcher(), undo, options)
+    except ConfigError as exc:  # the workspace's own change stands: say what is missing
+        print(printable(f"no session-start check: {exc}"))
+        return
     if change is None:
         return
     if args.dry_run:
