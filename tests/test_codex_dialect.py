@@ -428,3 +428,61 @@ def test_a_matcher_that_does_not_compile_skips_its_group_at_every_level(
     reasons = [s.reason for s in found.skipped]
     assert any("invalid regular expression 'Bash('" in r and "Codex skips" in r for r in reasons)
     assert any("hooks.PreToolUse[1].hooks[0]: disabled" in r for r in reasons)
+
+
+# -- run --answer agent --agent codex (the managed forwarders) ---------------------------
+
+
+def forwarded(event: str, **answer: Any):  # type: ignore[no-untyped-def]
+    """What a forwarder (`run EVENT --agent codex --answer agent`) hands Codex for a
+    combined answer (the fields `combine` gives, `answer` over them)."""
+    from sandboxrun._install.answer import agent_answer
+    from sandboxrun._types import CombinedResult
+
+    combined = {"blocked": False, "permissionDecision": None, "reason": "",
+                "additionalContext": "", "systemMessage": "", "continue": True,
+                "stopReason": "", "updatedInput": None, **answer}  # fmt: skip
+    return agent_answer(CODEX, event, CombinedResult(combined, ()))
+
+
+@pytest.mark.parametrize("event", ["PreToolUse", "PermissionRequest"])
+@pytest.mark.parametrize(
+    "answer",
+    [{"permissionDecision": "allow", "reason": "fine"},
+     {"permissionDecision": "ask", "reason": "sure?"},
+     {"permissionDecision": "allow", "updatedInput": {"command": "ls -la"}},
+     {"permissionDecision": "allow", "systemMessage": "m", "additionalContext": "c"},
+     {"continue": False, "stopReason": "halt"},
+     {"blocked": True, "permissionDecision": "deny", "reason": "no"}],
+)  # fmt: skip
+def test_a_forwarders_answer_is_always_one_codex_reads(event: str, answer: dict[str, Any]) -> None:
+    """Whatever the hooks combined to, the forwarder's stdout is valid for Codex's serde
+    and output parser (Codex ignores an invalid answer: the hook 'failed'), and a deny or
+    a stop is a block (exit 2 with a reason), never an allow."""
+    out = forwarded(event, **answer)
+    assert CODEX.strict is not None
+    assert CODEX.strict.ignored(event, out.stdout.decode()) is None, out
+    if answer.get("blocked") or answer.get("continue") is False:
+        assert (out.exit_code, out.stdout) == (2, b"") and out.stderr.strip()
+        assert read(b"", 2, out.stderr, event).answer["blocked"] is True
+    else:
+        assert out.exit_code == 0
+
+
+def test_a_forwarder_drops_what_codex_rejects_and_keeps_the_rest() -> None:
+    """PreToolUse: an allow without updatedInput or an ask goes (Codex's own approval
+    flow decides, as it would after ignoring the answer), the messages stay; an allow
+    with updatedInput stays. PermissionRequest: an allow of a rewritten request goes
+    whole (allowing the original is not what the hook allowed)."""
+    out = forwarded("PreToolUse", permissionDecision="ask", reason="sure?", systemMessage="m")
+    assert json.loads(out.stdout) == {"systemMessage": "m"}
+    assert b"dropped permissionDecision ask" in out.stderr
+    out = forwarded("PreToolUse", permissionDecision="allow", updatedInput={"command": "ls"})
+    specific = json.loads(out.stdout)["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "allow" and specific["updatedInput"] == {
+        "command": "ls"
+    }
+    out = forwarded("PermissionRequest", permissionDecision="allow", updatedInput={"a": 1})
+    assert out.stdout == b"" and b"rewritten request" in out.stderr
+    out = forwarded("PermissionRequest", permissionDecision="allow")
+    assert json.loads(out.stdout)["hookSpecificOutput"]["decision"] == {"behavior": "allow"}

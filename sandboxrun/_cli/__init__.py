@@ -60,7 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command != "serve":
         _userconfig.distrust_environment()
     try:
-        module = importlib.import_module(f"{__name__}.{COMMANDS[args.command]}")
+        name = COMMANDS[args.command]
+        if getattr(args, "session_start", False):  # light: no engine, started per session
+            name = "sessionstart"
+        module = importlib.import_module(f"{__name__}.{name}")
         code: int = module.command(args)
         return code
     except KeyboardInterrupt:

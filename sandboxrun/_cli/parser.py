@@ -179,8 +179,17 @@ def parser() -> argparse.ArgumentParser:
     doc.add_argument(
         "--agent",
         choices=AGENTS,
-        help="only this agent's hooks (default: every agent with hooks here)",
+        help="only this agent's hooks (default: every agent with hooks here);"
+        " with --session-start: whose hook",
     )
+    doc.add_argument(
+        "--session-start",
+        action="store_true",
+        help="only name the hooks here that run unsandboxed, as the agent's session-start"
+        " hook (its message to the user; `install` adds this hook)",
+    )
+    doc.add_argument("--home", metavar="DIR", help="with --session-start: where install's"
+                     " record is (default: your account's home)")  # fmt: skip
 
     aud = sub.add_parser("audit", help="what the hooks decided, per hook, from the audit trail")
     aud.add_argument("--since", metavar="SPAN", help="only the last SPAN: 30m, 12h, 1d, 2w")

@@ -15,6 +15,13 @@ managed forwarding hooks).
   Copilot denies on any non-zero preToolUse exit).
 - Windsurf: exit codes only: a block is exit 2 with the reason on stderr, else exit 0
   and nothing on stdout (Windsurf never reads it).
+- Codex: the Claude family's answer, made valid for Codex's stricter parser
+  (`_for_codex`): a PreToolUse `allow` without `updatedInput` and an `ask` are dropped
+  (Codex would ignore the whole answer: its own approval flow decides, as it does then),
+  so is a PermissionRequest verdict with `updatedInput` (an allow of a rewritten call is
+  no allow of the original one); `continue: false` on PreToolUse or PermissionRequest,
+  which Codex rejects, is a block (exit 2). Anything still invalid is dropped whole.
+  Never a deny made an allow: a block is exit 2 before any of this.
 - Gemini CLI: its own output fields, combined (`decision`, `reason`, `continue`...), as
   JSON on stdout with exit 0; a block is `decision: "deny"` there.
 - An error of ours (no engine, a bad config file) without fail-closed: exit 1 and one
@@ -88,6 +95,9 @@ def agent_answer(dialect: Dialect, event: str, result: CombinedResult) -> AgentA
         fields = ("cancel", "contextModification", "errorMessage")
         document = {k: answer[k] for k in fields if k in answer}
         return AgentAnswer(_json(document), _lines(notes), 0)
+    if answer.get("continue") is False and dialect.agent == "codex" and event in _CODEX_NO_STOP:
+        why = answer.get("stopReason") or "stopped by a hook run in sandboxrun's sandbox"
+        return AgentAnswer(b"", _lines([why, *notes]), 2)  # Codex rejects the stop there
     if answer.get("continue") is False:
         document = {"continue": False, "stopReason": answer.get("stopReason", "")}
         if answer.get("systemMessage"):
@@ -99,6 +109,44 @@ def agent_answer(dialect: Dialect, event: str, result: CombinedResult) -> AgentA
     document, dropped = _claude_document(event, answer)
     if dropped:
         notes.append(f"sandboxrun: {event} takes no additionalContext; dropped: {dropped[:200]}")
+    if dialect.agent == "codex":
+        return _for_codex(event, document, notes)
+    return AgentAnswer(_json(document) if document else b"", _lines(notes), 0)
+
+
+# Events whose `continue: false` Codex rejects (output_parser.rs): a block there instead.
+_CODEX_NO_STOP = frozenset({"PreToolUse", "PermissionRequest"})
+
+
+def _for_codex(event: str, document: dict[str, Any], notes: list[str]) -> AgentAnswer:
+    """The Claude family's exit-0 answer as Codex's parser takes it (module docstring):
+    what it rejects is dropped, or (a stop) made a block; never an allow made of a deny."""
+    from .._dialects.codex.schema import schema_problem, semantic_problem
+
+    document = json.loads(json.dumps(document))  # a copy to change
+    specific = document.get("hookSpecificOutput") or {}
+    dropped = []
+    decision = specific.get("permissionDecision")
+    if (
+        event == "PreToolUse"
+        and decision in ("allow", "ask")
+        and specific.get("updatedInput") is None
+    ):
+        specific.pop("permissionDecision")
+        specific.pop("permissionDecisionReason", None)
+        dropped.append(f"permissionDecision {decision} (Codex takes an allow only with"
+                       " updatedInput, and no ask)")  # fmt: skip
+    verdict = specific.get("decision")
+    if event == "PermissionRequest" and isinstance(verdict, dict) and "updatedInput" in verdict:
+        specific.pop("decision")
+        dropped.append("the allow of a rewritten request (Codex takes no updatedInput there)")
+    if specific and len(specific) == 1:
+        document.pop("hookSpecificOutput")
+    problem = schema_problem(event, document) or semantic_problem(event, document)
+    if problem:  # nothing of ours should get here: what Codex would ignore, it never sees
+        dropped.append(f"the whole answer ({problem})")
+        document = {}
+    notes += [f"sandboxrun: {event}: dropped {d}" for d in dropped]
     return AgentAnswer(_json(document) if document else b"", _lines(notes), 0)
 
 

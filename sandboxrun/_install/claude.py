@@ -29,6 +29,7 @@ from .._errors import ConfigError
 from . import jsonspan, legacy
 from .files import Backup, BackupStore, atomic_write, file_mode, read_bytes, sha256
 from .record import Record, names_sandboxrun, value_key
+from .sessionrecord import check_in, is_check
 from .shape import CLAUDE, Shape
 from .targets import targets
 
@@ -174,7 +175,7 @@ def recorded_in(record: Record, path: str) -> Ours:
 
 def wrapper_of(
     launcher: Sequence[str], agent: str, options: Sequence[str], ours: Ours,
-    wrote: dict[str, Any], shape: Shape = CLAUDE,
+    wrote: dict[str, Any], shape: Shape = CLAUDE, check: str | None = None,
 ) -> Rewrite:  # fmt: skip
     """The rewrite that wraps every handler (PowerShell ones stay: there is no
     PowerShell in the sandbox, and `list` names them). A wrapper of ours is made again
@@ -183,8 +184,8 @@ def wrapper_of(
 
     def each(hook: dict[str, Any]) -> New | None:
         args = _args(hook)
-        if args is False or shape.skip(hook):
-            return None
+        if args is False or shape.skip(hook) or is_check(check, hook):
+            return None  # (`check`: the session-start check, `session.py`)
         found = ours(hook)
         command, argv = (found["command"], found.get("args")) if found else (hook["command"], args)
         extra = list(options)
@@ -266,9 +267,14 @@ def _taken_off(handlers: Iterator[tuple[jsonspan.Path, dict[str, Any]]], ours: O
     return [bool(e.get("earlier")) for e in found if e is not None and "was" not in e]
 
 
-def _alike(handlers: Iterator[tuple[jsonspan.Path, dict[str, Any]]], ours: Ours) -> int:
-    """How many commands name sandboxrun without being a wrapper install recorded."""
-    return sum(1 for _, h in handlers if names_sandboxrun(h) and ours(h) is None)
+def _alike(
+    handlers: Iterator[tuple[jsonspan.Path, dict[str, Any]]], ours: Ours, check: str | None
+) -> int:
+    """How many commands name sandboxrun without being a wrapper install recorded (or
+    the session-start check, `check`)."""
+    return sum(
+        1 for _, h in handlers if names_sandboxrun(h) and ours(h) is None and not is_check(check, h)
+    )  # fmt: skip
 
 
 def plan_install(
@@ -283,7 +289,9 @@ def plan_install(
         if old is None:
             continue
         ours, wrote = ours_in(record, path), dict[str, Any]()
-        new = rewrite(path, old, wrapper_of(launcher, agent, options, ours, wrote, shape), shape)
+        check = check_in("", path, record.root)  # the session-start check stays as it is
+        new = rewrite(path, old, wrapper_of(launcher, agent, options, ours, wrote, shape, check),
+                      shape)  # fmt: skip
         count = sum(
             1 for _, h in command_handlers(parse(path, new, shape)[1], shape)
             if value_key(h["command"], h.get("args"), h.get("shell")) in wrote
@@ -299,7 +307,7 @@ def plan_install(
                 " one command it ran, now in a new wrapper): "
                 + ", ".join(repr(c[:80]) for c in earlier)
             )
-        alike = _alike(command_handlers(parse(path, old, shape)[1], shape), ours)
+        alike = _alike(command_handlers(parse(path, old, shape)[1], shape), ours, check)
         if alike:
             note += (
                 f"; {alike} of them named sandboxrun but are no wrapper install wrote here:"
@@ -359,8 +367,9 @@ def plan_uninstall(
         why = f"changed since install: {taken}" if backup else taken
         note = why if new != old else "no wrapper install wrote; no change"
         alike = _alike(
-            command_handlers(parse(path, new, shape)[1], shape), recorded_in(record, path)
-        )
+            command_handlers(parse(path, new, shape)[1], shape), recorded_in(record, path),
+            check_in("", path, record.root),
+        )  # fmt: skip
         if alike:
             note += f"; {alike} command(s) naming sandboxrun kept: install did not write them"
         out.append(Change(path, old, new, note))

@@ -30,9 +30,10 @@ Confirmed in openai/codex (codex-rs, commits as in `_dialects/codex`):
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import tomlkit
@@ -139,10 +140,14 @@ class Tools(Protocol):
     """What `command.py` lends (it imports this module: no import back)."""
 
     def launcher(self) -> list[str]: ...
+    def session(
+        self, args: argparse.Namespace, agent: str, home: str, workspace: str, undo: bool,
+        found: bool,
+    ) -> None: ...  # fmt: skip
     def run_options(self, args: argparse.Namespace, home: bool = True) -> list[str]: ...
     def show(
         self, changes: Sequence[Change], dry_run: bool, store: BackupStore, record: Record,
-        undo: bool, managed: bool = False,
+        undo: bool, managed: bool = False, then: Callable[[], None] | None = None,
     ) -> int: ...  # fmt: skip
 
 
@@ -166,7 +171,11 @@ def command(
             continue
         options = ([UNTRUSTED] if workspace else []) + tools.run_options(args, home=False)
         changes += _claude.plan_install(paths, tools.launcher(), "codex", options, record, shape)
-    code = tools.show(changes, args.dry_run, store, record, undo)
+    then = None
+    if workspace is not None:  # the session-start check in ~/.codex/hooks.json
+        found = any(c.old is not None for c in changes)
+        then = functools.partial(tools.session, args, "codex", home, workspace, undo, found)
+    code = tools.show(changes, args.dry_run, store, record, undo, then=then)
     if not undo and any(c.new != c.old for c in changes):
         for line in _notes(changes, explicit, managed_file):
             print(line)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .._dialects.base import Dialect
 from .._dialects.claude.dialect import ClaudeDialect
@@ -74,7 +75,12 @@ def command(args: argparse.Namespace) -> int:
         return _kiro_command(args, dialect, home, store, record, undo)
     if dialect.agent == "gemini":  # its settings files, rewritten in place (`gemini.py`)
         changes = _gemini.plan(args, home, store, record, launcher, _run_options(args, False))
-        return _show_files(changes, args.dry_run, store, record, undo)
+        then = None
+        if not (args.user or args.managed or args.managed_file):
+            folder = os.path.abspath(args.workspace or os.getcwd())
+            then = functools.partial(session_check, args, "gemini", home, folder, undo,
+                                     bool(changes))  # fmt: skip
+        return _show_files(changes, args.dry_run, store, record, undo, then=then)
     if dialect.agent == "copilot":
         options = _run_options(args, home=False)
         changes, lines = _copilot.plan(
@@ -101,7 +107,11 @@ def command(args: argparse.Namespace) -> int:
             options = [UNTRUSTED] if workspace else []
             options += _run_options(args, home=False)
             changes = _claude.plan_install(paths, launcher(), dialect.agent, options, record)
-        return _show_files(changes, args.dry_run, store, record, undo)
+        then = None
+        if workspace is not None:
+            then = functools.partial(session_check, args, dialect.agent, home, workspace, undo,
+                                     bool(changes))  # fmt: skip
+        return _show_files(changes, args.dry_run, store, record, undo, then=then)
     assert isinstance(dialect, ClineDialect)
     if args.managed or args.managed_file:
         raise ConfigError("--managed is for Claude Code; the Cline family has --global")
@@ -145,6 +155,34 @@ class _Tools:
     launcher = staticmethod(lambda: launcher())
     run_options = staticmethod(lambda args, home=True: _run_options(args, home))
     show = staticmethod(lambda *a, **k: _show_files(*a, **k))
+    session = staticmethod(lambda *a: session_check(*a))
+
+
+def session_check(
+    args: argparse.Namespace, agent: str, home: str, workspace: str, undo: bool, found: bool
+) -> None:
+    """With a workspace's install (that found files: `found`), the session-start check
+    in the user's own settings; with its uninstall, off again when no other workspace
+    of the agent is installed (`session.py`). Printed, or shown as a diff (`--dry-run`)."""
+    from .._dialects.claude.settings import project_root
+    from . import session
+
+    if agent not in session.AGENTS or not (found or undo):
+        return
+    project = os.path.realpath(project_root(workspace, home, f".{agent}"))
+    options = ["--home", home] if args.home else []  # where the record is, as for `run`
+    try:
+        change = session.plan(agent, home, project, [] if undo else launcher(), undo, options)
+    except ConfigError as exc:  # the workspace's own change stands: say what is missing
+        print(printable(f"no session-start check: {exc}"))
+        return
+    if change is None:
+        return
+    if args.dry_run:
+        sys.stdout.write(diff(change.path, change.old, change.new))
+    else:
+        session.apply(change, home)
+    print(printable(f"{change.path}: {change.note}"))
 
 
 def _managed(
@@ -164,8 +202,10 @@ def _managed(
 
 def _show_files(
     changes: Sequence[_claude.Change], dry_run: bool, store: BackupStore, record: Record,
-    undo: bool, managed: bool = False,
+    undo: bool, managed: bool = False, then: Callable[[], None] | None = None,
 ) -> int:  # fmt: skip
+    """Apply (or, `dry_run`, show) each change, saying what it did; `then`: more to do
+    (the session-start check) before the dry run's last line."""
     if not changes:
         print("nothing to do: no settings file found")
     for change in changes:
@@ -178,6 +218,8 @@ def _show_files(
         else:
             _claude.apply_install(change, store, record)
         print(printable(f"{change.path}: {change.note}"))
+    if then is not None:
+        then()
     if dry_run:
         print("(dry run: nothing changed)")
     return 0

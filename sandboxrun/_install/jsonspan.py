@@ -146,22 +146,68 @@ def _members(text: str, obj: Path) -> list[tuple[str, int, int]]:
     return out
 
 
-def insert_member(text: str, obj: Path, key: str, value: object) -> str:
+def insert_member(text: str, obj: Path, key: str, value: object, layout: str | None = None) -> str:
     """`text` with `"key": value` added as the last member of the object at `obj` (which
     lacks `key`), laid out as its last member is (the same line break and indentation
-    before it, the same `: `); every other byte unchanged."""
-    members = _members(text, obj)
+    before it, the same `: `); every other byte unchanged. `layout`: as for
+    `replace_values` (the text with its comments blanked, to walk)."""
+    walk = text if layout is None else layout
+    members = _members(walk, obj)
     new = json.dumps(key, ensure_ascii=text.isascii())
     if not members:  # `{}`: the member alone inside the braces
-        start, _ = spans(text)[obj]
+        start, _ = spans(walk)[obj]
         return text[: start + 1] + f"{new}: {json.dumps(value)}" + text[start + 1 :]
     _, key_start, end = members[-1]
-    before = text[:key_start]
+    before = walk[:key_start]
     gap = before[len(before.rstrip(" \t\r\n")) :]  # what separates it from the one before
     if len(members) == 1:
         gap = gap or " "
-    colon = text[scanstring(text, key_start + 1)[1] : _after_key(text, key_start)]
+    colon = walk[scanstring(walk, key_start + 1)[1] : _after_key(walk, key_start)]
     return text[:end] + f",{gap}{new}{colon}{json.dumps(value)}" + text[end:]
+
+
+def _items(text: str, array: Path) -> list[tuple[int, int]]:
+    """(start, end) of each item of the array at `array`, in order."""
+    where = spans(text)
+    out: list[tuple[int, int]] = []
+    while (*array, len(out)) in where:
+        out.append(where[(*array, len(out))])
+    return out
+
+
+def append_item(text: str, array: Path, value: object, layout: str | None = None) -> str:
+    """`text` with `value` added as the last item of the array at `array`, after the
+    same separator as the item before it; every other byte unchanged."""
+    walk = text if layout is None else layout
+    items = _items(walk, array)
+    encoded = json.dumps(value, ensure_ascii=text.isascii())
+    if not items:  # `[]`: the item alone inside the brackets
+        start, _ = spans(walk)[array]
+        return text[: start + 1] + encoded + text[start + 1 :]
+    end = items[-1][1]
+    if len(items) > 1:
+        between = walk[items[-2][1] : items[-1][0]]  # `,` and the whitespace around it
+        gap = between.split(",", 1)[1] if "," in between else " "
+        gap = gap if not gap.strip() else " "  # a comment there: one space
+    else:
+        start, _ = spans(walk)[array]
+        inside = walk[start + 1 : items[0][0]]
+        gap = inside if inside and not inside.strip() else " "
+    return text[:end] + f",{gap}{encoded}" + text[end:]
+
+
+def remove_item(text: str, array: Path, index: int, layout: str | None = None) -> str:
+    """`text` without the item `index` of the array at `array` (from the end of the item
+    before it, or for the first up to the next one), so that `append_item` followed by
+    this gives the text back."""
+    walk = text if layout is None else layout
+    items = _items(walk, array)
+    start, end = items[index]
+    if index > 0:
+        return text[: items[index - 1][1]] + text[end:]
+    if len(items) > 1:
+        return text[:start] + text[items[1][0] :]
+    return text[:start] + text[end:]
 
 
 def remove_member(text: str, obj: Path, key: str) -> str:

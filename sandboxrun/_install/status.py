@@ -34,6 +34,7 @@ from .command import NOT_YET, _python_of, executable
 from .cursor import SHAPE as CURSOR_SHAPE
 from .files import BackupStore, read_bytes
 from .record import Record, names_sandboxrun
+from .sessionrecord import check_in, is_check
 from .shape import Shape
 from .targets import others, shape_of
 
@@ -195,7 +196,8 @@ def _file_notes(
         # Trusted only as install wrote it: a project's wrapper carries --untrusted.
         untrusted = scope == "project"
         ours = functools.partial(record.original, path, untrusted=untrusted, entries=entries)
-        handlers = list(_claude.command_handlers(data, shape))
+        check = check_in(home, path) if scope == "user" else None  # `session.py`
+        handlers = [w for w in _claude.command_handlers(data, shape) if not is_check(check, w[1])]
         files.append((path, scope, handlers, ours, bool(entries), owner))
     # A scope was installed if one of its files was: a pull may bring a new local file.
     installed = {
@@ -260,7 +262,10 @@ def _gemini_notes(roots: Sequence[str], home: str) -> list[str]:
         installed = installed or here
         again = {"system": "--managed", "user": "--user"}.get(scope, f"--workspace {project}")
         original = _gemini_settings.installed(home, path, scope)
+        check = check_in(home, path) if scope == "user" else None  # `session.py`
         for where, hook in _gemini.GEMINI.handlers(data):
+            if is_check(check, hook):
+                continue
             if not (here or names_sandboxrun(hook)):
                 continue  # never installed: only a look-alike wrapper is worth a word
             at = "".join(f"[{w}]" if isinstance(w, int) else f".{w}" for w in where)[1:]
@@ -333,7 +338,10 @@ def _codex_notes(roots: Sequence[str], home: str) -> list[str]:
             loaded.append((path, shape, data, entries))
         installed = any(store.get(p) is not None or e for p, _, _, e in loaded)
         for path, shape, data, entries in loaded:
+            check = check_in(home, path) if scope == "user" else None  # `session.py`
             for at, hook in shape.handlers(data):
+                if is_check(check, hook):
+                    continue
                 spot = f"{path} hooks.{at[1]}[{at[2]}].hooks[{at[4]}]"
                 if record.original(path, hook, scope == "project", entries):
                     out += wrapper_notes(spot, hook, project, "codex", again)

@@ -31,6 +31,13 @@ from .matchers import CONDITION_EVENTS, check_condition
 
 # The handler a wrapper `install` recorded for this file runs ((command, args)), or None.
 Installed = Callable[[dict[str, Any]], tuple[str, tuple[str, ...] | None] | None]
+# What `Installed` answers for the session-start check install wrote in the user's file
+# (`_install/session.py`): no hook to run in the sandbox, sandboxrun's own check.
+SESSION_CHECK: tuple[str, None] = ("", None)
+CHECK_SKIPPED = (
+    "sandboxrun's session-start check (install added it): it names unsandboxed hooks when"
+    " a session starts; not a hook to run in the sandbox"
+)
 
 MAX_TIMEOUT = 3600  # seconds, as Settings.timeout
 
@@ -97,6 +104,8 @@ def _command(hook: dict[str, Any], installed: Installed | None) -> dict[str, Any
     # A wrapper `install` recorded: run what it wraps, here (there is no sandboxrun in
     # the sandbox). Anything else, however shaped like a wrapper, runs as written.
     original = installed(hook) if installed is not None else None
+    if original == SESSION_CHECK:
+        return CHECK_SKIPPED
     if original is not None:
         command, args = original
     if args is not None:

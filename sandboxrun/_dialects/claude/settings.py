@@ -17,10 +17,11 @@ from typing import Any, Protocol
 
 from ..._errors import ConfigError
 from ..._install.record import Record
+from ..._install.sessionrecord import check_in, is_check
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, source_of, unique_mounts
 from .handler import MAX_TIMEOUT as MAX_TIMEOUT  # re-exported for tests
-from .handler import Installed, Timeouts, handler, not_run_reason, unicode_ok
+from .handler import SESSION_CHECK, Installed, Timeouts, handler, not_run_reason, unicode_ok
 from .matchers import MATCH_FIELDS, SIMPLE_MATCHER, check, matches_all
 from .plugins import data_dir, installed, plugin_spec, plugins
 
@@ -259,7 +260,14 @@ def _installed(home: str, path: str, source: str) -> Installed:
     except ConfigError:
         entries = {}  # unreadable: nothing counts as installed, so nothing is unwrapped
     untrusted = source in ("project", "local")
-    return lambda hook: record.original(path, hook, untrusted, entries) if entries else None
+    check = check_in(home, path) if source == "user" else None  # never a repository's
+
+    def original(hook: dict[str, Any]) -> tuple[str, tuple[str, ...] | None] | None:
+        if is_check(check, hook):
+            return SESSION_CHECK
+        return record.original(path, hook, untrusted, entries) if entries else None
+
+    return original
 
 
 def _plugin_hooks(

@@ -49,9 +49,10 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..._install.record import Record
+from ..._install.sessionrecord import check_in, is_check
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import WORKSPACE_SOURCES, escape_name, source_of, unique_mounts
-from ..claude.handler import MAX_TIMEOUT, brief, unicode_ok
+from ..claude.handler import CHECK_SKIPPED, MAX_TIMEOUT, SESSION_CHECK, brief, unicode_ok
 from ..claude.matchers import MAX_WORKSPACE_PATTERN, _compile
 from ..claude.settings import _read_regular
 
@@ -315,7 +316,10 @@ def handler(
         return "has no command string"
     if not unicode_ok(command) or "\0" in command:
         return "command is not valid Unicode text (a lone surrogate or a NUL)"
-    command = (unwrap(command) if unwrap is not None else None) or command
+    unwrapped = unwrap(command) if unwrap is not None else None
+    if unwrapped == SESSION_CHECK[0]:
+        return CHECK_SKIPPED
+    command = unwrapped or command
     name = hook.get("name")
     if name is not None and not (isinstance(name, str) and unicode_ok(name)):
         return "name must be a string"
@@ -354,11 +358,17 @@ def installed(home: str, path: str, source: str) -> Installed:
         entries = {}  # unreadable: nothing counts as installed, so nothing is unwrapped
     untrusted = source in WORKSPACE_SOURCES
 
+    check = check_in(home, path) if source == "user" else None  # never a repository's
+
     def original(command: str) -> str | None:
+        if is_check(check, {"command": command}):
+            return SESSION_CHECK[0]
+        if not entries:
+            return None
         found = record.original(path, {"command": command}, untrusted, entries)
         return found[0] if found is not None and found[1] is None else None
 
-    return original if entries else lambda command: None
+    return original
 
 
 def expand(command: str, cwd: str) -> str:
