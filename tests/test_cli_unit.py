@@ -305,8 +305,6 @@ def test_unknown_config_key_is_exit_2(home, ws, engine, tmp_path, monkeypatch, c
 
 def test_run_end_to_end(home, ws, make_hook, engine, monkeypatch, capsys) -> None:
     """stdout is one JSON line: the combined answer and the per-hook report."""
-    # The extension's reading (the log line before the JSON); the SDK's: test_cline_sdk_answer.
-    user_config(home, 'cline_variant = "vscode"\n')
     g = make_hook(home / GLOBAL)
     w = make_hook(ws / LOCAL)
     seen = engine(
@@ -361,7 +359,6 @@ def test_run_failed_hook_is_exit_0_fail_open(
 ) -> None:
     """A hook exiting non-zero is reported, exit 0, and does not cancel."""
     w = make_hook(ws / LOCAL)
-    user_config(home, 'cline_variant = "vscode"\n')  # the SDK reads a failed hook's cancel
     engine({w: ExecResult(1, b'{"cancel": true}', b"crash", 2)})
     feed(monkeypatch, "{}")
     assert cli.main(["run", "PreToolUse"]) == 0

@@ -347,3 +347,27 @@ def test_exec_untrusted_answers_the_sdk_without_the_repositorys_rewrite(
     stdout, stderr = capsys.readouterr()
     assert code == 0 and json.loads(stdout) == {"context": "c"}
     assert "overrideInput ignored (untrusted" in stderr
+
+
+def test_answers_are_read_as_the_engine_that_sent_the_event(home, make_hook, tmp_path) -> None:
+    """The SDK names its events (`tool_call`), the extension by the hook names
+    (`PreToolUse`): whatever `cline_variant`, a log line before the JSON cancels for the
+    extension's event and not for the SDK's, and a cancel keeps the extension's contexts."""
+    root = tmp_path / "ws"
+    make_hook(root / ".clinerules/hooks", "PreToolUse")  # both engines run it
+    out = b'checking\n{"cancel": true, "contextModification": "c"}\n'
+    for variant in ("sdk", "vscode"):
+        factory = HookFactory(Settings.load(cline_variant=variant),
+                              FakeBackend(lambda r: ExecResult(0, out, b"", 1)))  # fmt: skip
+        ext = factory.run("PreToolUse", {"hookName": "PreToolUse"}, [str(root)]).answer
+        assert ext == {"cancel": True, "contextModification": "c", "errorMessage": ""}
+        if variant == "sdk":  # the extension's settings know no `tool_call`
+            assert factory.run("tool_call", {}, [str(root)]).answer["cancel"] is False
+            assert (
+                factory.run("PreToolUse", {"hookName": "tool_call"}, [str(root)]).answer["cancel"]
+                is False
+            )
+    assert CLINE.for_event("PreToolUse", {}).reader == "vscode"
+    assert CLINE.for_event("PreToolUse", {"hookName": "tool_call"}) is CLINE
+    assert CLINE_VSCODE.for_event("tool_call", {}).reader == "sdk"
+    assert CLINE.for_event("PreToolUse", {"hookName": ["x"]}).reader == "vscode"

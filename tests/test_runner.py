@@ -129,10 +129,7 @@ def test_contexts_trimmed_empty_dropped_joined_in_discovery_order(
             h3: answer({"contextModification": "last"}),
         }
     )
-    # The extension's joining (the SDK's: test_cline_sdk_answer).
-    result = run(
-        Settings.load(cline_variant="vscode"), backend, home, {}, [str(r1), str(r2), str(r3)]
-    )
+    result = run(settings, backend, home, {}, [str(r1), str(r2), str(r3)])
     assert result.answer["contextModification"] == ("from global\n\nline one\n  line two\n\nlast")
     assert [o.spec.name for o in result.outcomes] == [str(g), str(h1), str(h2), str(h3)]
 
@@ -149,10 +146,9 @@ def test_error_messages_trimmed_and_joined_with_newline(
             w: answer({"errorMessage": "second"}),
         }
     )
-    # The extension's joining (the SDK's: test_cline_sdk_answer).
-    assert run(Settings.load(cline_variant="vscode"), backend, home, event).answer[
-        "errorMessage"
-    ] == ("blocked by policy\nsecond")
+    assert run(settings, backend, home, event).answer["errorMessage"] == (
+        "blocked by policy\nsecond"
+    )
 
 
 def test_combine_directly_ignores_failed_hooks_answers() -> None:
@@ -208,8 +204,7 @@ def test_all_hooks_run_to_completion_even_when_one_cancels(
         return answer({"contextModification": f"ran {request.workdir}"})
 
     backend = fake({g: cancel_first, w1: after_cancel, w2: after_cancel})
-    # The extension's combination: a cancel keeps the contexts (the SDK drops them).
-    result = run(Settings.load(cline_variant="vscode"), backend, home, {}, [str(r) for r in roots])
+    result = run(settings, backend, home, {}, [str(r) for r in roots])
     assert len(backend.requests) == 3
     assert [o.status for o in result.outcomes] == ["completed"] * 3
     assert result.answer == {
@@ -255,10 +250,9 @@ def test_engine_error_for_one_hook_is_its_error_and_a_sibling_cancel_survives(
     ids=["nonzero", "timeout", "oom", "killed"],
 )
 def test_fail_open_by_default(home, settings, ws, event, make_hook, fake, bad) -> None:
-    """A failed or timed-out hook does not cancel by default (Cline fails open; the
-    extension never reads a failed hook's stdout, the SDK does: test_cline_sdk_answer)."""
+    """A failed or timed-out hook does not cancel by default (Cline fails open)."""
     hook = make_hook(ws / LOCAL)
-    result = run(Settings.load(cline_variant="vscode"), fake({hook: bad}), home, event)
+    result = run(settings, fake({hook: bad}), home, event)
     [outcome] = result.outcomes
     assert outcome.status in {"failed", "timed_out"}
     assert result.answer == {"cancel": False, "contextModification": "", "errorMessage": ""}
@@ -289,8 +283,7 @@ def test_fail_closed_cancels_and_names_the_hook(
     """With fail_closed, a failed hook cancels and errorMessage names the hook and why."""
     g = make_hook(home / GLOBAL)
     w = make_hook(ws / LOCAL)
-    # The extension's: its errorMessage without a cancel is a message (to the SDK, context).
-    settings = Settings.load(fail_closed=True, cline_variant="vscode")
+    settings = Settings.load(fail_closed=True)
     backend = fake({g: answer({"errorMessage": "fine"}), w: bad})
     result = run(settings, backend, home, event)
     assert result.answer["cancel"] is True

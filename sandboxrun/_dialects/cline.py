@@ -3,8 +3,9 @@
 Pure functions over paths, bytes and dicts: no Docker, no threads. Careti is the
 same dialect with other folders, so agent variants are data (`ClineDialect`).
 
-Two engines read hook files (`variant`, the user's `cline_variant`), both read from
-cline/cline@21cb8d2525bcedf1f4b6890b27a74a14fe7451e4:
+Two engines run hook files, both read from cline/cline@21cb8d2525bcedf1f4b6890b27a74a14fe7451e4.
+Which one finds and starts them is the user's `cline_variant` (`variant`); which one reads
+their answers is the one that sent the event, known by its name (`for_event`):
 
 - `vscode`, the VS Code extension (apps/vscode/src/core/hooks/): the hook names as
   events; the last JSON object of a hook that exited 0 (`parse_output`); `cancel`,
@@ -28,7 +29,7 @@ import shlex
 import stat
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from .._install.record import Record
@@ -120,6 +121,8 @@ class ClineDialect:
     hook_names: tuple[str, ...] = HOOK_NAMES
     project_dir_var: str | None = None  # Cline hooks learn their roots from the event
     variant: Variant = "sdk"
+    # Whose reading of the hooks' answers (`for_event`); None: the variant's.
+    read_as: Variant | None = None
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         roots = event.get("workspaceRoots")
@@ -142,6 +145,19 @@ class ClineDialect:
     def untrusted_stdout(self, stdout: bytes, stdin: bytes = b"") -> tuple[bytes, str | None]:
         """The SDK's `overrideInput` dropped; the extension's answer has nothing to drop."""
         return sdk.untrusted_stdout(stdout) if self.variant == "sdk" else (stdout, None)
+
+    def for_event(self, hook_name: str, event: Mapping[str, Any]) -> ClineDialect:
+        """This dialect reading answers as the engine that sent the event reads them: the
+        SDK names its events itself (`tool_call`...), the extension by the hook names
+        (`PreToolUse`...), so the event's `hookName` (else the name it was run under)
+        says which. Discovery stays the variant's (`cline_variant`)."""
+        name = event.get("hookName") or hook_name
+        reader: Variant = "sdk" if isinstance(name, str) and name in sdk.EVENT_FILES else "vscode"
+        return self if reader == self.reader else replace(self, read_as=reader)
+
+    @property
+    def reader(self) -> Variant:
+        return self.read_as or self.variant
 
     def hook_file(self, name: str) -> str:
         """The hook files an event name runs: the SDK's own names (`tool_call`...) mapped
@@ -269,13 +285,14 @@ class ClineDialect:
     def interpret(
         self, spec: HookSpec, result: ExecResult, timeout: float, trust_workspace: bool = False
     ) -> HookOutcome:
-        """Turn what the sandbox saw into this Cline's reading of it (the SDK's: `cline_sdk.read`;
-        `trust_workspace` keeps a workspace hook's `overrideInput` there)."""
+        """Turn what the sandbox saw into the reading of the Cline that sent the event
+        (`for_event`; the SDK's: `cline_sdk.read`, where `trust_workspace` keeps a
+        workspace hook's `overrideInput`)."""
         common = outcome_fields(spec, result)
         ended = sandbox_ending(result, timeout)
         if ended:
             return HookOutcome(status=ended[0], error=f"{spec.hook_name} hook {ended[1]}", **common)
-        if self.variant == "sdk":
+        if self.reader == "sdk":
             return sdk.read(spec, result, trust_workspace, common)
         if result.exit_code != 0:
             # Cline does not parse the stdout of a failed hook, even valid JSON.
@@ -292,7 +309,7 @@ class ClineDialect:
             for o in outcomes
             if fail_closed and o.status != "completed"
         ]
-        if self.variant == "sdk":
+        if self.reader == "sdk":
             answers = [o.answer for o in outcomes if o.answer]  # a failed hook's too
             return sdk.combine(outcomes[0].spec.hook_name if outcomes else "", answers, failures)
         cancel = bool(failures) or any(o.answer.get("cancel") is True for o in outcomes)

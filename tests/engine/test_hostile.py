@@ -1066,8 +1066,7 @@ def test_concurrent_sandboxes_cannot_see_each_other(
     event = {"global_folder": str(global_folder)}
     result = factory.run("PreToolUse", event, [str(workspace)]).to_json()
     assert [h["status"] for h in result["hooks"]] == ["completed", "completed"], result
-    # Cline's SDK (the default variant) joins contexts with one newline.
-    views = {v["me"]: v for v in map(json.loads, result["contextModification"].split("\n"))}
+    views = {v["me"]: v for v in map(json.loads, result["contextModification"].split("\n\n"))}
     g, w = views["global"], views["workspace"]
     assert max(g["span"][0], w["span"][0]) < min(g["span"][1], w["span"][1]), "did not overlap"
     assert any("sleep 3131" in p for p in g["procs"]) and not any(
@@ -1278,16 +1277,17 @@ def test_death_by_signal_is_reported_with_its_exit_code(
     hook: HookWriter, run_hooks: Runner, sig: str, code: int
 ) -> None:
     """A hook killing itself with a signal is failed with exit 128+signal, not OOM or timeout.
-    What it printed first still cancels for Cline's SDK (it reads stdout whatever the
-    exit), never for the VS Code extension (it reads no failed hook's stdout)."""
+    What it printed first still cancels for Cline's SDK (its `tool_call`: it reads stdout
+    whatever the exit), never for the VS Code extension (its `PreToolUse`: it reads no
+    failed hook's stdout)."""
     hook(f"""
         echo '{{"cancel": true}}'
         kill -{sig} $$
         echo '{{"contextModification": "survived"}}'
     """)
-    for variant, cancel, read in (("sdk", True, "; Cline's SDK/CLI reads its answer all the same"),
-                                  ("vscode", False, "")):  # fmt: skip
-        result = run_hooks(cline_variant=variant)
+    for event, cancel, read in (("tool_call", True, "; Cline's SDK/CLI reads its answer all the same"),
+                                ("PreToolUse", False, "")):  # fmt: skip
+        result = run_hooks(event)
         report = only(result)
         assert (report["status"], report["exitCode"]) == ("failed", code), report
         assert (report["oomKilled"], report["outputTruncated"]) == (False, False)

@@ -288,8 +288,7 @@ def test_hooks_of_two_roots_run_concurrently(
     (home_hooks / "PreToolUse").chmod(0o755)
     result = run_hooks()
     assert [h["source"] for h in result["hooks"]] == ["global", "workspace"]
-    # Cline's SDK (the default variant) joins contexts with one newline.
-    (g0, g1), (w0, w1) = (map(float, s.split()) for s in context(result).split("\n"))
+    (g0, g1), (w0, w1) = (map(float, s.split()) for s in context(result).split("\n\n"))
     assert max(g0, w0) < min(g1, w1), context(result)
 
 
