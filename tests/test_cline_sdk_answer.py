@@ -276,8 +276,12 @@ def test_exec_untrusted_passes_what_holds_no_rewrite(stdout: str) -> None:
     assert CLINE_VSCODE.untrusted_stdout(b'{"overrideInput": 1}') == (b'{"overrideInput": 1}', None)
 
 
-def test_exec_untrusted_drops_an_object_it_cannot_read() -> None:
-    assert CLINE.untrusted_stdout(b'{"overrideInput": NaN}')[0] == b""
+def test_exec_untrusted_keeps_what_json_parse_cannot_read_either() -> None:
+    """No control for the SDK; the extension still finds its cancel before the log."""
+    for out in (b'{"overrideInput": NaN}', b'{"cancel": true}\ndone\n'):
+        assert CLINE.untrusted_stdout(out) == (out, None)
+    deep = b'{"a": ' * 100_000 + b"1" + b"}" * 100_000
+    assert CLINE.untrusted_stdout(deep)[0] == b""
 
 
 # -- through the factory, the CLI and the shim's answer ------------------------------------

@@ -63,6 +63,7 @@ CONTROL_PREFIX = "HOOK_CONTROL\t"
 CONTEXT_LIMIT = 50_000
 TRUNCATION_NOTE = f"\n[hook context truncated: exceeded {CONTEXT_LIMIT} characters]"
 REWRITE = "overrideInput"
+TOO_DEEP = "stdout JSON nested too deeply to read"  # JSON.parse may read it: unknown
 
 
 def iso_now() -> str:
@@ -92,7 +93,7 @@ def parse_stdout(text: str) -> tuple[Any, str | None]:
     try:
         return json.loads(candidate, parse_constant=_no_constant), None
     except RecursionError:
-        return None, "stdout JSON nested too deeply to read"
+        return None, TOO_DEEP
     except ValueError as exc:
         return None, f"stdout is not JSON ({exc})"
 
@@ -152,16 +153,14 @@ def combine(
 def untrusted_stdout(stdout: bytes) -> tuple[bytes, str | None]:
     """A repository command's stdout as the SDK may read it (`exec --untrusted`): the
     object it would read (the whole stdout, or the last `HOOK_CONTROL` line) without its
-    `overrideInput`, as one JSON line; anything else unchanged. An object that does not
-    read here is dropped whole (the SDK reads none then, unless nested deeper than
-    Python reads: unknown, so nothing)."""
-    text = stdout.decode("utf-8", "replace")
-    if not _candidate(text).lstrip(" \t\n\r").startswith("{"):
-        return stdout, None  # not an object: no control at all
-    data, why = parse_stdout(text)
-    if why is not None or not isinstance(data, dict):
-        return b"", "stdout holds no JSON object sandboxrun can read: dropped (untrusted command)"
-    if REWRITE not in data:
+    `overrideInput`, as one JSON line; anything else unchanged (what `JSON.parse` cannot
+    read either gives the SDK no control, and the extension reads it as before). An
+    object nested deeper than Python reads is dropped whole: what the SDK would find
+    there is unknown."""
+    data, why = parse_stdout(stdout.decode("utf-8", "replace"))
+    if why == TOO_DEEP:
+        return b"", "stdout JSON nested too deeply to read: dropped (untrusted command)"
+    if not isinstance(data, dict) or REWRITE not in data:
         return stdout, None
     kept = {k: v for k, v in data.items() if k != REWRITE}
     return json.dumps(kept, ensure_ascii=True).encode() + b"\n", (
