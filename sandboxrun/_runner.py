@@ -392,8 +392,12 @@ class HookFactory:
             if k.spec is not None and k.spec.hook_name == hook_name
             and self.dialect.matches(k.spec, event or {})
         ]  # fmt: skip
+        # The answers are read as the agent that sent the event reads them (Cline: its
+        # SDK or its extension, `ClineDialect.for_event`); discovery stays the settings'.
+        for_event = getattr(self.dialect, "for_event", None)
+        reader: Dialect = for_event(hook_name, event or {}) if for_event else self.dialect
         if not hooks and not held:
-            return NoOpHookRunner(self.dialect, s.fail_closed, never_run)
+            return NoOpHookRunner(reader, s.fail_closed, never_run)
         transcript = (
             agent_transcript(self.dialect, event or {}, self.home) if self.transcripts else None
         )
@@ -415,9 +419,7 @@ class HookFactory:
                 target = _envfile.agent_file(self.env_file, self.home, self.dialect.user_dir)
             except ValueError as exc:
                 raise ConfigError(f"--env-file refused: {exc}") from None
-        runners = [
-            HookRunner(h, self.backend, self.dialect, s, target) for h in hooks[: s.max_hooks]
-        ]
+        runners = [HookRunner(h, self.backend, reader, s, target) for h in hooks[: s.max_hooks]]
         not_run = held + [
             HookOutcome(
                 spec=h,
@@ -427,7 +429,7 @@ class HookFactory:
             for h in hooks[s.max_hooks :]
         ]
         return CombinedHookRunner(
-            runners, self.dialect, s.fail_closed, s.max_parallel, not_run, never_run, self.cancel
+            runners, reader, s.fail_closed, s.max_parallel, not_run, never_run, self.cancel
         )
 
     def prepare(

@@ -139,8 +139,9 @@ class Settings(BaseSettings):
     )
     trust_workspace_decisions: bool = Field(
         False,
-        description="honour a workspace hook's allow and updatedInput (the agent's own"
-        " semantics); by default a repository's hooks may block, ask or add context only",
+        description="honour a workspace hook's allow and updatedInput (Cline's SDK:"
+        " overrideInput; the agent's own semantics); by default a repository's hooks may"
+        " block, ask or add context only",
     )
     review: Literal["off", "warn", "required"] = Field(
         "warn",

@@ -24,6 +24,7 @@ from sandboxrun._check.replay import LineResult
 from sandboxrun._check.report import Progress, short_name
 from sandboxrun._dialects import AGENTS
 from tests import test_cli_unit
+from tests.conftest import user_config
 
 # The CLI tests' fixtures: a workspace that is the cwd; the library's logging restored.
 ws = test_cli_unit.ws
@@ -140,6 +141,27 @@ def test_a_blocked_event_fails_naming_line_event_and_hook(
     assert "line 2 PreToolUse: blocked (.clinerules/hooks/PreToolUse): no rm, please" in out
     assert out.rstrip().splitlines()[-1].startswith("FAILED: 1 of 3 events did not pass")
     assert str(hook) not in out  # names inside the workspace are shown relative to it
+
+
+def test_sdk_events_replay_through_the_pretooluse_files(
+    home, ws, make_hook, engine, tmp_path, capsys
+) -> None:
+    """A recorded `tool_call` (Cline's SDK names its events so: hook-file-config.ts
+    HOOK_CONFIG_FILE_EVENT_MAP) runs the PreToolUse hooks; under the extension's rules
+    (`cline_variant = "vscode"`) it is no event."""
+    make_hook(ws / LOCAL, "pretooluse.sh", mode=0o644)
+    engine(guard)
+    sdk = json.loads(
+        cline_event("rm -rf /", hookName="tool_call", timestamp="2026-08-22T20:03:18.123Z")
+    )
+    events = events_file(tmp_path, json.dumps(sdk), cline_event("ls"))
+    assert cli.main(["check", "--events", str(events)]) == 1
+    out = capsys.readouterr().out
+    assert table_rows(out)[1][:2] == ["tool_call", "blocked"]
+    assert "line 1 tool_call: blocked (.clinerules/hooks/pretooluse.sh): no rm, please" in out
+    user_config(home, 'cline_variant = "vscode"\n')
+    assert cli.main(["check", "--events", str(events)]) == 1
+    assert "'tool_call' is not a cline hook event" in capsys.readouterr().out
 
 
 def test_malformed_lines_are_reported_with_their_numbers(

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from sandboxrun import ExecResult, HookSpec
-from sandboxrun._dialects.cline import CLINE
+from sandboxrun._dialects.cline import CLINE, CLINE_VSCODE
 
 SPEC = HookSpec(
     "PreToolUse", "/ws/.clinerules/hooks/PreToolUse", "workspace", ("x",), "/ws", ("/ws",)
@@ -26,18 +26,22 @@ def test_event_with_a_lone_surrogate_gives_bytes_that_read_back_the_same() -> No
 def test_answer_with_a_lone_surrogate_still_cancels() -> None:
     """`{"cancel": true, "errorMessage": "\\ud800"}` cancels, with a message that encodes."""
     out = b'{"cancel": true, "errorMessage": "bad \\ud800", "contextModification": "\\udfff"}'
-    outcome = CLINE.interpret(SPEC, ExecResult(0, out, b"", 1), 30)
-    combined = CLINE.combine([outcome], False)
+    outcome = CLINE_VSCODE.interpret(SPEC, ExecResult(0, out, b"", 1), 30)
+    combined = CLINE_VSCODE.combine([outcome], False)
     assert combined == {
         "cancel": True,
         "contextModification": "\ufffd",
         "errorMessage": "bad \ufffd",
     }
     json.dumps(combined, ensure_ascii=False).encode("utf-8")
+    # The SDK: a cancel's context is dropped (beforeToolResultFromControl).
+    sdk = CLINE.combine([CLINE.interpret(SPEC, ExecResult(0, out, b"", 1), 30)], False)
+    assert sdk == {"cancel": True, "contextModification": "", "errorMessage": "bad \ufffd"}
 
 
-def test_trust_changes_nothing_for_cline() -> None:
-    """No Cline field approves or widens: a workspace answer reads the same either way."""
+def test_trust_changes_nothing_for_cline_without_override_input() -> None:
+    """Without the SDK's overrideInput no Cline field approves or widens: a workspace
+    answer reads the same either way (the SDK's rewrite: test_cline_sdk_answer)."""
     out = b'{"cancel": false, "contextModification": "ctx"}'
     plain = CLINE.interpret(SPEC, ExecResult(0, out, b"", 1), 30)
     trusted = CLINE.interpret(SPEC, ExecResult(0, out, b"", 1), 30, True)

@@ -1,4 +1,5 @@
-"""Cline hook output: parse_output (JSON finding and validation) and interpret (exit codes)."""
+"""Cline hook output as the VS Code extension reads it (`cline_variant = "vscode"`):
+parse_output (JSON finding and validation) and interpret (exit codes)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import pytest
 
 from sandboxrun import ExecResult, HookSpec, parse_output
-from sandboxrun._dialects.cline import CLINE, CONTEXT_LIMIT, TRUNCATION_NOTE
+from sandboxrun._dialects.cline import CLINE_VSCODE, CONTEXT_LIMIT, TRUNCATION_NOTE
 
 NOTE = "\n\n[... context truncated due to size limit ...]"
 
@@ -237,7 +238,7 @@ def test_deeply_nested_json_does_not_crash(out: str) -> None:
     assert answer == {"cancel": False}
 
 
-# -- interpret: the hook's run as Cline reads it ---------------------------------------------
+# -- interpret: the hook's run as the VS Code extension reads it (the SDK: test_cline_sdk_answer)
 
 
 SPEC = HookSpec(
@@ -259,7 +260,7 @@ def result(**kw: object) -> ExecResult:
 
 def test_completed_hook_is_parsed() -> None:
     """Exit 0: the stdout is parsed and the outcome is completed."""
-    outcome = CLINE.interpret(SPEC, result(stdout=b'{"cancel": true}'), 30)
+    outcome = CLINE_VSCODE.interpret(SPEC, result(stdout=b'{"cancel": true}'), 30)
     assert outcome.status == "completed"
     assert outcome.answer == {"cancel": True}
     assert outcome.error is None
@@ -269,7 +270,7 @@ def test_completed_hook_is_parsed() -> None:
 
 def test_completed_hook_with_garbage_is_a_warning_not_a_failure() -> None:
     """Exit 0 with no JSON: completed, cancel false, the warning in `error`."""
-    outcome = CLINE.interpret(SPEC, result(stdout=b"just talking"), 30)
+    outcome = CLINE_VSCODE.interpret(SPEC, result(stdout=b"just talking"), 30)
     assert outcome.status == "completed"
     assert outcome.answer == {"cancel": False}
     assert outcome.error
@@ -278,7 +279,7 @@ def test_completed_hook_with_garbage_is_a_warning_not_a_failure() -> None:
 @pytest.mark.parametrize("code", [1, 2, 127, 255])
 def test_nonzero_exit_fails_and_stdout_is_not_parsed(code: int) -> None:
     """Exit != 0: failed, Cline's message, and even a valid cancel on stdout is ignored."""
-    outcome = CLINE.interpret(
+    outcome = CLINE_VSCODE.interpret(
         SPEC, result(exit_code=code, stdout=b'{"cancel": true}', stderr=b"boom\n"), 30
     )
     assert outcome.status == "failed"
@@ -290,7 +291,7 @@ def test_nonzero_exit_fails_and_stdout_is_not_parsed(code: int) -> None:
 
 def test_timeout_is_timed_out() -> None:
     """A hook that hit its deadline is timed_out, with the timeout in the message."""
-    outcome = CLINE.interpret(
+    outcome = CLINE_VSCODE.interpret(
         SPEC, result(exit_code=None, timed_out=True, stdout=b'{"cancel": true}'), 30
     )
     assert outcome.status == "timed_out"
@@ -300,7 +301,7 @@ def test_timeout_is_timed_out() -> None:
 
 def test_oom_is_failed_with_oom_killed() -> None:
     """An OOM-killed hook failed, and the outcome says oomKilled."""
-    outcome = CLINE.interpret(
+    outcome = CLINE_VSCODE.interpret(
         SPEC, result(exit_code=137, oom_killed=True, stdout=b'{"cancel": true}'), 30
     )
     assert outcome.status == "failed"
@@ -313,7 +314,7 @@ def test_oom_is_failed_with_oom_killed() -> None:
 def test_killed_reason_is_failed_with_that_reason() -> None:
     """A hook we killed (e.g. for output) failed with our reason as the error."""
     reason = "printed more than 16777216 bytes; killed"
-    outcome = CLINE.interpret(
+    outcome = CLINE_VSCODE.interpret(
         SPEC,
         result(
             exit_code=137, killed_reason=reason, output_truncated=True, stdout=b'{"cancel": true}'
@@ -328,7 +329,7 @@ def test_killed_reason_is_failed_with_that_reason() -> None:
 
 def test_stderr_is_carried_and_never_changes_the_answer() -> None:
     """stderr is kept as detail on a completed hook; the answer comes from stdout only."""
-    outcome = CLINE.interpret(
+    outcome = CLINE_VSCODE.interpret(
         SPEC, result(stdout=b'{"cancel": false}', stderr=b'{"cancel": true}\nwarn'), 30
     )
     assert outcome.answer == {"cancel": False}
@@ -337,7 +338,7 @@ def test_stderr_is_carried_and_never_changes_the_answer() -> None:
 
 def test_invalid_utf8_does_not_crash() -> None:
     """Invalid UTF-8 in stdout and stderr is decoded with replacement characters."""
-    outcome = CLINE.interpret(
+    outcome = CLINE_VSCODE.interpret(
         SPEC,
         result(stdout=b'\xff\xfe log\n{"contextModification": "a\xc3"}\n', stderr=b"\xff\x80"),
         30,
@@ -349,6 +350,6 @@ def test_invalid_utf8_does_not_crash() -> None:
 
 def test_output_truncated_flag_is_carried_on_a_completed_hook() -> None:
     """A completed hook whose output was cut keeps outputTruncated in its report."""
-    outcome = CLINE.interpret(SPEC, result(stdout=b"{}", output_truncated=True), 30)
+    outcome = CLINE_VSCODE.interpret(SPEC, result(stdout=b"{}", output_truncated=True), 30)
     assert outcome.status == "completed"
     assert outcome.report()["outputTruncated"] is True

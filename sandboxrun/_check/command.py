@@ -83,10 +83,10 @@ def add_arguments(cmd: argparse.ArgumentParser) -> None:
 def read(args: argparse.Namespace, settings: Settings) -> list[EventLine]:
     """The events to replay, read once (an events file may be stdin): the events file's
     lines, or the events of a session's transcript, its folder mapped to the workspace."""
-    from .._dialects.registry import DIALECTS
+    from .._dialects.registry import dialect_of
     from .events import read_events
 
-    dialect = DIALECTS[settings.agent]
+    dialect = dialect_of(settings)  # Cline's variant: only the SDK knows `tool_call`...
     if not args.transcript:
         return read_events(args.events, dialect)
     from .._runner import resolve_workspaces

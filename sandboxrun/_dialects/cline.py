@@ -3,9 +3,22 @@
 Pure functions over paths, bytes and dicts: no Docker, no threads. Careti is the
 same dialect with other folders, so agent variants are data (`ClineDialect`).
 
-Untrusted decisions: Cline's answer has no field that approves or widens anything
-(`cancel` blocks, `contextModification` adds context, `errorMessage` explains a
-cancel), so a workspace hook's answer is read whole, trusted or not.
+Two engines run hook files, both read from cline/cline@21cb8d2525bcedf1f4b6890b27a74a14fe7451e4.
+Which one finds and starts them is the user's `cline_variant` (`variant`); which one reads
+their answers is the one that sent the event, known by its name (`for_event`):
+
+- `vscode`, the VS Code extension (apps/vscode/src/core/hooks/): the hook names as
+  events; the last JSON object of a hook that exited 0 (`parse_output`); `cancel`,
+  `contextModification`, `errorMessage`. No field approves or widens anything, so a
+  workspace hook's answer is read whole, trusted or not.
+- `sdk`, the SDK and CLI (sdk/packages/core/src/hooks/hook-file-config.ts,
+  hook-file-hooks.ts, subprocess-runner.ts; sdk/packages/shared/src/hooks/events.ts):
+  the discovery below, its own event names (`tool_call` runs the PreToolUse files:
+  `cline_sdk.EVENT_FILES`), an ISO `timestamp`, and its own reading of the answer
+  (`cline_sdk`): whatever the exit code, `context`/`contextModification`, `cancel`,
+  `errorMessage`, and `overrideInput`, a rewrite of the tool's input that a workspace
+  hook loses unless `trust_workspace_decisions` (as a Claude project hook's
+  `updatedInput`). Only PreToolUse and PostToolUse answers are read.
 """
 
 from __future__ import annotations
@@ -16,12 +29,13 @@ import shlex
 import stat
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from .._install.record import Record
 from .._log import logger
 from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
+from . import cline_sdk as sdk
 from .base import (
     clean_answer,
     escape_name,
@@ -107,6 +121,8 @@ class ClineDialect:
     hook_names: tuple[str, ...] = HOOK_NAMES
     project_dir_var: str | None = None  # Cline hooks learn their roots from the event
     variant: Variant = "sdk"
+    # Whose reading of the hooks' answers (`for_event`); None: the variant's.
+    read_as: Variant | None = None
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         roots = event.get("workspaceRoots")
@@ -127,7 +143,26 @@ class ClineDialect:
         return json.dumps(answer).encode() + b"\n", b"", 0
 
     def untrusted_stdout(self, stdout: bytes, stdin: bytes = b"") -> tuple[bytes, str | None]:
-        return stdout, None  # no field of Cline's answer approves or widens (docstring)
+        """The SDK's `overrideInput` dropped; the extension's answer has nothing to drop."""
+        return sdk.untrusted_stdout(stdout) if self.variant == "sdk" else (stdout, None)
+
+    def for_event(self, hook_name: str, event: Mapping[str, Any]) -> ClineDialect:
+        """This dialect reading answers as the engine that sent the event reads them: the
+        SDK names its events itself (`tool_call`...), the extension by the hook names
+        (`PreToolUse`...), so the event's `hookName` (else the name it was run under)
+        says which. Discovery stays the variant's (`cline_variant`)."""
+        name = event.get("hookName") or hook_name
+        reader: Variant = "sdk" if isinstance(name, str) and name in sdk.EVENT_FILES else "vscode"
+        return self if reader == self.reader else replace(self, read_as=reader)
+
+    @property
+    def reader(self) -> Variant:
+        return self.read_as or self.variant
+
+    def hook_file(self, name: str) -> str:
+        """The hook files an event name runs: the SDK's own names (`tool_call`...) mapped
+        as the SDK maps them (`HOOK_CONFIG_FILE_EVENT_MAP`); a hook name is itself."""
+        return sdk.EVENT_FILES.get(name, name) if self.variant == "sdk" else name
 
     # -- discovery ---------------------------------------------------------------
 
@@ -181,7 +216,7 @@ class ClineDialect:
     ) -> Discovery:
         """The hooks for `hook_name` (every hook name if None), and the near-misses."""
         skipped: list[Skipped] = []
-        wanted = (hook_name,) if hook_name else HOOK_NAMES
+        wanted = (self.hook_file(hook_name),) if hook_name else HOOK_NAMES
         record = Record(home)  # a shim is a file install recorded writing there
         found: list[tuple[str, HookSpec]] = []
         for folder, source, workdir in self.folders(workspaces, home, explicit):
@@ -225,12 +260,16 @@ class ClineDialect:
     def prepare_input(
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str]
     ) -> bytes:
-        """The event as the hook reads it: base fields filled in, compact, no newline.
-        Any JSON-loadable event gives bytes (`event_bytes`: lone surrogates escaped)."""
+        """The event as the hook reads it: base fields filled in (`hookName` as the caller
+        named the event: `tool_call` stays the SDK's), compact, no newline. Any
+        JSON-loadable event gives bytes (`event_bytes`: lone surrogates escaped)."""
+        name = event.get("hookName") or hook_name
+        # The SDK stamps its events in ISO time, the extension in milliseconds.
+        now = sdk.iso_now() if name in sdk.EVENT_FILES else str(int(time.time() * 1000))
         base: dict[str, Any] = {
             "clineVersion": event.get("clineVersion"),
-            "hookName": event.get("hookName") or hook_name,
-            "timestamp": str(event.get("timestamp") or int(time.time() * 1000)),
+            "hookName": name,
+            "timestamp": str(event.get("timestamp") or now),
             "taskId": event.get("taskId"),
             # The roots the hooks really get (mounted at these paths), not what was asked.
             "workspaceRoots": list(workspaces),
@@ -246,12 +285,15 @@ class ClineDialect:
     def interpret(
         self, spec: HookSpec, result: ExecResult, timeout: float, trust_workspace: bool = False
     ) -> HookOutcome:
-        """Turn what the sandbox saw into Cline's reading of it (`trust_workspace` changes
-        nothing: no Cline field approves or widens; see the module docstring)."""
+        """Turn what the sandbox saw into the reading of the Cline that sent the event
+        (`for_event`; the SDK's: `cline_sdk.read`, where `trust_workspace` keeps a
+        workspace hook's `overrideInput`)."""
         common = outcome_fields(spec, result)
         ended = sandbox_ending(result, timeout)
         if ended:
             return HookOutcome(status=ended[0], error=f"{spec.hook_name} hook {ended[1]}", **common)
+        if self.reader == "sdk":
+            return sdk.read(spec, result, trust_workspace, common)
         if result.exit_code != 0:
             # Cline does not parse the stdout of a failed hook, even valid JSON.
             error = f"{spec.hook_name} hook exited with code {result.exit_code}"
@@ -260,15 +302,19 @@ class ClineDialect:
         return HookOutcome(status="completed", error=warning, answer=answer, **common)
 
     def combine(self, outcomes: Sequence[HookOutcome], fail_closed: bool) -> dict[str, Any]:
-        """Cline's combination, keeping every completed answer (see the reference)."""
-        cancel = any(o.answer.get("cancel") is True for o in outcomes)
+        """Cline's combination, keeping every completed answer (see the reference; the
+        SDK's: `cline_sdk.combine`)."""
+        failures = [
+            f"sandboxrun: hook {o.spec.name} {o.status}: {o.error}"
+            for o in outcomes
+            if fail_closed and o.status != "completed"
+        ]
+        if self.reader == "sdk":
+            answers = [o.answer for o in outcomes if o.answer]  # a failed hook's too
+            return sdk.combine(outcomes[0].spec.hook_name if outcomes else "", answers, failures)
+        cancel = bool(failures) or any(o.answer.get("cancel") is True for o in outcomes)
         contexts = [o.answer.get("contextModification", "").strip() for o in outcomes]
-        errors = [o.answer.get("errorMessage", "").strip() for o in outcomes]
-        if fail_closed:
-            for o in outcomes:
-                if o.status != "completed":
-                    cancel = True
-                    errors.append(f"sandboxrun: hook {o.spec.name} {o.status}: {o.error}")
+        errors = [o.answer.get("errorMessage", "").strip() for o in outcomes] + failures
         return {
             "cancel": cancel,
             "contextModification": "\n\n".join(c for c in contexts if c),
@@ -280,8 +326,9 @@ class ClineDialect:
 # Documents folder, then ~/.cline/hooks ($CLINE_DIR is an environment variable: not read,
 # as for every setting); per root the deprecated .clinerules/hooks, then .cline/hooks.
 CLINE = ClineDialect(
-    "cline", ("Documents/Cline/Hooks", ".cline/hooks"), (".clinerules/hooks", ".cline/hooks")
-)
+    "cline", ("Documents/Cline/Hooks", ".cline/hooks"), (".clinerules/hooks", ".cline/hooks"),
+    hook_names=(*HOOK_NAMES, *sdk.EVENT_NAMES),
+)  # fmt: skip
 # getAllHooksDirs (apps/vscode/src/core/storage/disk.ts@21cb8d25): the global folder,
 # then each root's .clinerules/hooks (and a --hooks-dir: `explicit`).
 CLINE_VSCODE = ClineDialect(

@@ -2,7 +2,8 @@
 so that `run` can itself be the hook the agent calls (Cline shims, Claude Code's
 managed forwarding hooks).
 
-- Cline family: `{"cancel", "contextModification", "errorMessage"}` on stdout, exit 0
+- Cline family: `{"cancel", "contextModification", "errorMessage"}` (and the SDK's
+  `overrideInput` when a hook rewrote the tool's input) on stdout, exit 0
   (the report of each hook is left out; what went wrong with a hook goes to stderr,
   which Cline shows to the user).
 - Claude family: a block is exit 2 with the reason on stderr (every event that can
@@ -92,7 +93,8 @@ def agent_answer(dialect: Dialect, event: str, result: CombinedResult) -> AgentA
         code = 2 if answer.get("blocked") else 0
         return AgentAnswer(b"", _lines([answer["reason"], *notes] if code else notes), code)
     if not isinstance(dialect, ClaudeDialect):
-        fields = ("cancel", "contextModification", "errorMessage")
+        # overrideInput: the SDK's rewrite of the tool's input (a user's hook's only)
+        fields = ("cancel", "contextModification", "errorMessage", "overrideInput")
         document = {k: answer[k] for k in fields if k in answer}
         return AgentAnswer(_json(document), _lines(notes), 0)
     if answer.get("continue") is False and dialect.agent == "codex" and event in _CODEX_NO_STOP:

@@ -9,9 +9,10 @@ the originals move (one rename: bytes, modes and times kept) to
 A shim hands its stdin to `sandboxrun run HOOK --agent A --answer agent --hooks-dir
 <moved folder>` (started as `PYTHON -I SANDBOXRUN`: `command.launcher`), which runs
 the originals in the sandbox and prints exactly Cline's answer (`cancel`,
-`contextModification`, `errorMessage`). Each shim's bytes go in install's record
-(`record.Record`) before the shim is written: only a recorded shim is ours; a file a
-repository shaped like one is a hook, moved aside like any other.
+`contextModification`, `errorMessage`, and the SDK's `overrideInput` when one is kept).
+Each shim's bytes go in install's record (`record.Record`) before the shim is written:
+only a recorded shim is ours; a file a repository shaped like one is a hook, moved aside
+like any other.
 
 A shim an earlier sandboxrun wrote (before the record: `legacy.old_shim`) is replaced
 by a new recorded one when a hook of its name was moved aside (its original), and in

@@ -1276,18 +1276,23 @@ def test_list_does_not_print_terminal_escapes_from_file_names(
 def test_death_by_signal_is_reported_with_its_exit_code(
     hook: HookWriter, run_hooks: Runner, sig: str, code: int
 ) -> None:
-    """A hook killing itself with a signal is failed with exit 128+signal, not OOM or timeout."""
+    """A hook killing itself with a signal is failed with exit 128+signal, not OOM or timeout.
+    What it printed first still cancels for Cline's SDK (its `tool_call`: it reads stdout
+    whatever the exit), never for the VS Code extension (its `PreToolUse`: it reads no
+    failed hook's stdout)."""
     hook(f"""
         echo '{{"cancel": true}}'
         kill -{sig} $$
         echo '{{"contextModification": "survived"}}'
     """)
-    result = run_hooks()
-    report = only(result)
-    assert (report["status"], report["exitCode"]) == ("failed", code), report
-    assert (report["oomKilled"], report["outputTruncated"]) == (False, False)
-    assert report["error"] == f"PreToolUse hook exited with code {code}"
-    assert result["cancel"] is False
+    for event, cancel, read in (("tool_call", True, "; Cline's SDK/CLI reads its answer all the same"),
+                                ("PreToolUse", False, "")):  # fmt: skip
+        result = run_hooks(event)
+        report = only(result)
+        assert (report["status"], report["exitCode"]) == ("failed", code), report
+        assert (report["oomKilled"], report["outputTruncated"]) == (False, False)
+        assert report["error"] == f"PreToolUse hook exited with code {code}{read}"
+        assert result["cancel"] is cancel
 
 
 # -- lifecycle -------------------------------------------------------------------------
