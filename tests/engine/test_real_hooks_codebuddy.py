@@ -9,6 +9,7 @@ only under `tmp = "session"` (then it blocks as on the host)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -202,3 +203,28 @@ def test_a_link_planted_in_the_session_tmp_reaches_nothing_of_the_host(
     assert cleaned.returncode == 0 and "removed 1 hook state" in cleaned.stdout, cleaned.stderr
     assert secret.read_text() == "host secret\n" and (tmp_path / "state").is_dir()
     assert os.listdir(tmp_path / "state") == []
+
+
+def test_tgfx_pair_found_by_run_blocks_with_a_session_tmp(
+    engine: DockerBackend, tmp_path: Path, outside_tmp: Path
+) -> None:
+    """The same pair as `run --agent codebuddy` finds it in the project's
+    `.codebuddy/settings.json`: PostToolUse then Stop of one session, the Stop blocks;
+    a Stop of another session of the workspace does not."""
+    config = session_config(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    box = repository(outside_tmp, "box", "tgfx-edc266d")
+
+    def run(hook_event: str, event: str) -> dict[str, object]:
+        done = subprocess.run(cli("run", hook_event, "--agent", "codebuddy", config=config,
+                                  home=home), input=event, capture_output=True, text=True,
+                              timeout=180)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout))
+
+    edit = {"tool_name": "Edit", "tool_input": {"file_path": str(box / "src.cpp")}}
+    assert run("PostToolUse", event_for(box, "PostToolUse", **edit))["blocked"] is False
+    stop = event_for(box, "Stop", stop_hook_active=False)
+    assert run("Stop", stop.replace('"s1"', '"s2"'))["blocked"] is False  # another session's
+    assert run("Stop", stop)["blocked"] is True  # exit 2: CodeBuddy blocks (as on the host)
