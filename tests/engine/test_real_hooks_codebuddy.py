@@ -228,3 +228,20 @@ def test_tgfx_pair_found_by_run_blocks_with_a_session_tmp(
     stop = event_for(box, "Stop", stop_hook_active=False)
     assert run("Stop", stop.replace('"s1"', '"s2"'))["blocked"] is False  # another session's
     assert run("Stop", stop)["blocked"] is True  # exit 2: CodeBuddy blocks (as on the host)
+
+
+def test_a_session_tmp_over_the_cap_is_not_mounted_again(
+    engine: DockerBackend, tmp_path: Path, outside_tmp: Path
+) -> None:
+    """A hook fills the shared /tmp past `tmpfs_size`: the next run of the session gets an
+    empty /tmp of its own, and says why on stderr (the agent shows it)."""
+    config = session_config(tmp_path)
+    config.write_text(config.read_text() + 'tmpfs_size = "1m"\n')
+    ws = outside_tmp / "ws"
+    (ws / ".git").mkdir(parents=True)
+    event = event_for(ws, "PostToolUse", tool_name="Edit")
+    fill = boxed_with(config, ws, "head -c 2000000 /dev/zero > /tmp/big", event)
+    assert fill.returncode == 0, fill.stderr
+    after = boxed_with(config, ws, "ls -A /tmp", event)
+    assert (after.returncode, after.stdout) == (0, ""), after.stderr
+    assert "session /tmp not mounted" in after.stderr and "tmpfs_size 1m" in after.stderr
