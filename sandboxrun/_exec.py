@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import _audit, _envfile
+from . import _audit, _envfile, _sessiontmp
 from ._backends.base import Backend
 from ._dialects.base import Dialect, sandbox_ending, unique_mounts
 from ._dialects.claude.dialect import ClaudeDialect
@@ -175,6 +175,15 @@ def exec_request(
             private, data_note = plugin_data(settings, data, os.path.basename(data), label, root)
             if data_note:
                 logger.warning("{}", data_note)
+    mounts = unique_mounts([root, *extra])
+    # tmp = "session": a plugin's hook keeps its own /tmp, as in `run` (`_sessiontmp`)
+    session = _sessiontmp.session_for(settings.agent, root, event, dialect)
+    source = "plugin" if plugin else "exec"
+    tmp, tmp_note = _sessiontmp.prepare(
+        settings, session, source, (*mounts, *(path for path, _ in private))
+    )
+    if tmp_note:
+        logger.warning("{}", tmp_note)
     env_file = None
     if isinstance(dialect, ClaudeDialect) and environ.get(_envfile.VAR):
         # The agent gave this hook its CLAUDE_ENV_FILE: the hook gets an empty one of
@@ -186,11 +195,12 @@ def exec_request(
         stdin=stdin,
         # where the agent started the hook, if mounted (Cursor's ~/.cursor: its hooks are)
         workdir=cwd if inside or user_hooks else root,
-        mounts=unique_mounts([root, *extra]),
+        mounts=mounts,
         env=env,
         timeout=exec_timeout(settings, event),
         label=label[:200],
         state=state,
+        tmp=tmp,
         env_file=env_file,
         private_dirs=private,
     )

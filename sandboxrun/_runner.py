@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from . import _envfile, _review
+from . import _envfile, _review, _sessiontmp
 from ._backends.base import Backend
 from ._cache import cached
 from ._dialects.base import WORKSPACE_SOURCES, Dialect
@@ -59,9 +59,11 @@ class HookRunner:
         dialect: Dialect,
         settings: Settings,
         env_target: str | None = None,
+        session: _sessiontmp.Session | None = None,
     ) -> None:
         self.spec, self.backend, self.dialect, self.settings = spec, backend, dialect, settings
         self.env_target = env_target  # the agent's CLAUDE_ENV_FILE, checked (`_envfile`)
+        self.session = session  # whose /tmp it shares under tmp = "session"
 
     @property
     def timeout(self) -> float:
@@ -78,6 +80,9 @@ class HookRunner:
                 self.settings, data, spec.plugin, spec.name, spec.workdir
             )
             state_note = "; ".join(n for n in (state_note, data_note) if n) or None
+        mounted = (*spec.mounts, *(path for path, _ in private))
+        tmp, tmp_note = _sessiontmp.prepare(self.settings, self.session, spec.source, mounted)
+        state_note = "; ".join(n for n in (state_note, tmp_note) if n) or None
         env_file = None
         if isinstance(self.dialect, ClaudeDialect) and spec.hook_name in _envfile.EVENTS:
             env_file = _envfile.new_file(*hook_ids(self.settings.user))
@@ -90,6 +95,7 @@ class HookRunner:
             timeout=timeout,
             label=f"{spec.hook_name} {spec.name}",
             state=state,
+            tmp=tmp,
             env_file=env_file,
             private_dirs=private,
         )
@@ -419,7 +425,12 @@ class HookFactory:
                 target = _envfile.agent_file(self.env_file, self.home, self.dialect.user_dir)
             except ValueError as exc:
                 raise ConfigError(f"--env-file refused: {exc}") from None
-        runners = [HookRunner(h, self.backend, reader, s, target) for h in hooks[: s.max_hooks]]
+        session = None
+        if workspaces:  # tmp = "session": whose /tmp the hooks share (`_sessiontmp`)
+            session = _sessiontmp.session_for(s.agent, workspaces[0], event or {}, self.dialect)
+        runners = [
+            HookRunner(h, self.backend, reader, s, target, session) for h in hooks[: s.max_hooks]
+        ]
         not_run = held + [
             HookOutcome(
                 spec=h,

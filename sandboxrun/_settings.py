@@ -197,6 +197,21 @@ class Settings(BaseSettings):
     state_dir: str | None = Field(
         None, description="where hook states live (default ~/.local/share/sandboxrun/state)"
     )
+    tmp: Literal["run", "session"] = Field(
+        "run",
+        description="run: each hook run gets its own empty /tmp; session: the repository's"
+        " and your own hooks of one agent session in one workspace share a /tmp (a host"
+        " folder under `state_dir`, capped by `tmpfs_size`), so a pair that hands a file"
+        " over in /tmp (a PostToolUse list a Stop guard reads) works as on the host; an"
+        " event without a session id gets its own. Docker backend only",
+    )
+    tmp_max_age: float = Field(
+        604800.0,
+        ge=3600,
+        le=31536000,
+        description="seconds a session's /tmp is kept unused before `state clean` (or the"
+        " next new session) removes it",
+    )
     pool_size: int = Field(
         2,
         ge=0,
@@ -322,6 +337,13 @@ class Settings(BaseSettings):
     def _allowlist(self) -> Settings:
         if self.network == "allowlist" and not self.allow_domains:
             raise ValueError("network allowlist needs allow_domains (--allow-domain D)")
+        return self
+
+    @model_validator(mode="after")
+    def _session_tmp(self) -> Settings:
+        # A pod's /tmp cannot be a folder of this host: refused, never silently per run.
+        if self.tmp == "session" and self.backend == "kubernetes":
+            raise ValueError('tmp = "session" needs the docker backend (a pod has its own /tmp)')
         return self
 
     @field_validator("kube_namespace")

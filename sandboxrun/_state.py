@@ -28,6 +28,7 @@ import json
 import os
 import shutil
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from ._settings import Settings, account_home, parse_size
 
 NOBODY = 65534
 KEY_LENGTH = 32  # hex digits of the sha256 of (source, name, workspace)
+SESSION_TMP = "session-tmp"  # the source `state list` names a session's shared /tmp by
 
 
 def hook_ids(user: str | None) -> tuple[int, int]:
@@ -125,6 +127,7 @@ class State:
     hook: str
     workspace: str
     size: int
+    used: float = 0.0  # when sandboxrun last mounted it, if it records that (a session /tmp)
 
 
 def prepare(
@@ -157,25 +160,38 @@ def plugin_data(
 def _prepare(
     settings: Settings, source: str, name: str, workspace: str
 ) -> tuple[str | None, str | None]:
+    key = state_key(source, name, workspace)
+    meta = {"source": source, "hook": name, "workspace": os.path.realpath(workspace)}
+    path, why, _made = own_folder(settings, key, meta, settings.state_size, "state_size")
+    if why:
+        return None, f"hook state not mounted ({why}); it ran with an empty home"
+    return path, None
+
+
+def own_folder(
+    settings: Settings, key: str, meta: dict[str, str], cap: str, cap_name: str
+) -> tuple[str | None, str | None, bool]:
+    """(folder, None, made now) for `<state_dir>/<key>`, made here when missing (0700,
+    owned by the hook's uid, `meta` written beside it); (None, why, False) when it must
+    not be mounted: not a folder of the hook's, or over `cap` (`cap_name`'s value)."""
     uid, gid = hook_ids(settings.user)
     root = state_root(settings)
-    key = state_key(source, name, workspace)
     path = root / key
+    made = False
     try:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
             path.mkdir(mode=0o700)
+            made = True
             if (os.getuid(), os.getgid()) != (uid, gid):
                 os.chown(path, uid, gid)
-            _write_meta(root / f"{key}.json", source, name, workspace)
+            _write_meta(root / f"{key}.json", meta)
         except FileExistsError:
             pass
-        why = _unfit(path, uid, parse_size(settings.state_size), settings.state_size)
+        why = _unfit(path, uid, parse_size(cap), f"{cap_name} {cap}")
     except OSError as exc:
         why = f"cannot prepare {path}: {exc.strerror}"
-    if why:
-        return None, f"hook state not mounted ({why}); it ran with an empty home"
-    return str(path), None
+    return (None, why, False) if why else (str(path), None, made)
 
 
 def _unfit(path: Path, uid: int, cap: int, cap_text: str) -> str | None:
@@ -190,15 +206,14 @@ def _unfit(path: Path, uid: int, cap: int, cap_text: str) -> str | None:
     size = size_of(path)
     if size > cap:
         return (
-            f"{path} holds {size} bytes, over state_size {cap_text};"
+            f"{path} holds {size} bytes, over {cap_text};"
             f" `sandboxrun state clean {path.name}` empties it"
         )
     return None
 
 
-def _write_meta(path: Path, source: str, name: str, workspace: str) -> None:
+def _write_meta(path: Path, meta: dict[str, str]) -> None:
     """What `state list` shows: kept beside the state, where the hook cannot write."""
-    meta = {"source": source, "hook": name, "workspace": os.path.realpath(workspace)}
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w") as f:
         json.dump(meta, f)
@@ -214,24 +229,27 @@ def states(settings: Settings) -> list[State]:
     found = []
     for key in entries:
         path = root / key
-        if not _is_key(key) or not stat.S_ISDIR(os.lstat(path).st_mode):
+        if not is_key(key) or not stat.S_ISDIR(os.lstat(path).st_mode):
             continue
         try:
-            meta = json.loads((root / f"{key}.json").read_text())
+            meta_path = root / f"{key}.json"
+            meta = json.loads(meta_path.read_text())
+            used = os.lstat(meta_path).st_mtime
         except (OSError, ValueError):
-            meta = {}
+            meta, used = {}, 0.0
         found.append(
             State(
                 key, path, str(meta.get("source", "?")), str(meta.get("hook", "?")),
-                str(meta.get("workspace", "?")), size_of(path),
+                str(meta.get("workspace", "?")), size_of(path), used,
             )
         )  # fmt: skip
     return found
 
 
 def clean(settings: Settings, key: str | None = None, everything: bool = False) -> list[State]:
-    """Remove one state (`key`), all of them, or (neither) those whose workspace is gone."""
-    if key is not None and not _is_key(key):
+    """Remove one state (`key`), all of them, or (neither) those whose workspace is gone
+    and the session /tmp folders unused for `tmp_max_age`."""
+    if key is not None and not is_key(key):
         raise ConfigError(f"{key!r} is not a state key (`sandboxrun state list` shows them)")
     found = states(settings)
     if key is not None:
@@ -241,7 +259,17 @@ def clean(settings: Settings, key: str | None = None, everything: bool = False) 
     elif everything:
         doomed = found
     else:
-        doomed = [s for s in found if not os.path.isdir(s.workspace)]
+        doomed = [s for s in found if not os.path.isdir(s.workspace) or stale(settings, s)]
+    return _remove_all(doomed)
+
+
+def stale(settings: Settings, found: State) -> bool:
+    """A session's /tmp nobody mounted for `tmp_max_age` seconds (a hook state never is:
+    it is kept for as long as its workspace exists)."""
+    return found.source == SESSION_TMP and time.time() - found.used > settings.tmp_max_age
+
+
+def _remove_all(doomed: list[State]) -> list[State]:
     for s in doomed:
         try:
             remove(s.path)
@@ -251,5 +279,5 @@ def clean(settings: Settings, key: str | None = None, everything: bool = False) 
     return doomed
 
 
-def _is_key(text: str) -> bool:
+def is_key(text: str) -> bool:
     return len(text) == KEY_LENGTH and all(c in "0123456789abcdef" for c in text)

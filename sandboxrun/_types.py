@@ -26,6 +26,7 @@ class ExecRequest:
     timeout: float = 30.0
     label: str = ""  # what the logs call it (hook name or command)
     state: str | None = None  # host folder mounted read-write as $HOME (`_state`), if any
+    tmp: str | None = None  # host folder mounted read-write at /tmp (`_sessiontmp`), if any
     # A host file of ours bound read-write at `_envfile.TARGET` (CLAUDE_ENV_FILE), if any.
     env_file: str | None = None
     # Private writable folders at these paths (CLAUDE_PLUGIN_DATA): (path inside, host

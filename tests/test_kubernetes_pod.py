@@ -180,7 +180,10 @@ def test_what_a_hook_would_not_see_is_refused() -> None:
         WorkspaceVolume("pvc", "c", "relative")
     with pytest.raises(ValueError, match="sub_path"):
         WorkspaceVolume("pvc", "c", "/w", sub_path="../other-tenant")
-    for unsupported in ({"state": "/s"}, {"env_file": "/e"}, {"private_dirs": (("/d", "/h"),)}):
+    unsupported_requests = (
+        {"state": "/s"}, {"tmp": "/t"}, {"env_file": "/e"}, {"private_dirs": (("/d", "/h"),)},
+    )  # fmt: skip
+    for unsupported in unsupported_requests:
         with pytest.raises(ConfigError, match="not supported on the Kubernetes backend"):
             pod(request(**unsupported))
 

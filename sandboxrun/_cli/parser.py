@@ -154,12 +154,16 @@ def parser() -> argparse.ArgumentParser:
         help="a PEM CA certificate the image's tools must trust (TLS interception); repeatable",
     )
 
-    state = sub.add_parser("state", help="hook states: the persistent homes of hooks in `state`")
+    state = sub.add_parser(
+        "state", help="hook states (persistent homes of hooks in `state`), sessions' /tmp"
+    )
     ssub = state.add_subparsers(dest="state_command", required=True, metavar="ACTION")
-    slist = ssub.add_parser("list", help="each hook state: key, hook, workspace, size")
+    slist = ssub.add_parser("list", help="each hook state or /tmp: key, hook, workspace, size")
     slist.add_argument("--json", action="store_true", help="machine-readable output")
     sclean = ssub.add_parser(
-        "clean", help="remove one state (KEY), --all, or by default those of deleted workspaces"
+        "clean",
+        help="remove one state (KEY), --all, or by default those of deleted workspaces and"
+        " sessions' /tmp unused for tmp_max_age",
     )
     which = sclean.add_mutually_exclusive_group()
     which.add_argument("--all", action="store_true", help="remove every hook state")

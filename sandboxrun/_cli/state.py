@@ -1,4 +1,5 @@
-"""`sandboxrun state list|clean`: the persistent homes of hooks named in `state`."""
+"""`sandboxrun state list|clean`: the persistent homes of hooks named in `state`, and
+the /tmp folders of sessions under `tmp = "session"` (`_sessiontmp`)."""
 
 from __future__ import annotations
 

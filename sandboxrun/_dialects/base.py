@@ -19,6 +19,10 @@ from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
 
 # Sources whose files come with the (untrusted) workspace.
 WORKSPACE_SOURCES = frozenset({"workspace", "project", "local"})
+# Where the agents' events name their session (first found wins, after a dialect's own
+# `session_field`): Claude's family, Codex, Gemini, Goose, Crush `session_id`; Copilot
+# `sessionId`; Cursor `conversation_id`; Cline `taskId`; Windsurf `trajectory_id`.
+SESSION_FIELDS = ("session_id", "sessionId", "conversation_id", "taskId", "trajectory_id")
 
 
 class Dialect(Protocol):

@@ -318,12 +318,12 @@ class DockerBackend:
         """The pool key of `request`, how to make its containers, and the pool (made
         here on first use, and again after `close()`); None when it goes cold: not warm,
         an image whose helper has no gate (the hook would start before its event), a
-        host folder or file of its own mounted read-write (a hook state, plugin data,
-        a CLAUDE_ENV_FILE made for this one run, a changed hook's approved files), or a
-        network allowlist (a network made per run)."""
+        host folder or file of its own mounted read-write (a hook state, a session's
+        /tmp, plugin data, a CLAUDE_ENV_FILE made for this one run, a changed hook's
+        approved files), or a network allowlist (a network made per run)."""
         helper = self._seccomp_helper()
         if (
-            not self.warm or helper is None or not helper.gate or request.state
+            not self.warm or helper is None or not helper.gate or request.state or request.tmp
             or request.env_file or any(source for _, source in request.private_dirs)
             or request.overlays or self.settings.network == "allowlist"
         ):  # fmt: skip
@@ -489,6 +489,13 @@ class DockerBackend:
         if request.env_file:  # CLAUDE_ENV_FILE: a host file of ours, read back afterwards
             mounts.append(Mount(target=ENV_FILE_TARGET, source=request.env_file, type="bind"))
             private.append(ENV_FILE_TARGET)
+        scratch = {"/tmp": f"{tmpfs},mode=1777"}
+        if request.tmp:  # the session's shared /tmp (`_sessiontmp`): a host folder of ours
+            _check_nothing_below_tmp([m["Target"] for m in mounts]
+                                     + [*layout.tmpfs, *private_tmpfs])  # fmt: skip
+            mounts.append(Mount(target="/tmp", source=request.tmp, type="bind"))
+            scratch = {}
+        if request.env_file or request.tmp:  # host files the hook writes: bounded each
             ulimits.append(_file_size_limit(s))
         hosts = self._hosts_file() if net is None and s.network == "none" else None
         if hosts:  # NetworkDisabled (below): the engine writes no /etc/hosts of its own
@@ -502,7 +509,7 @@ class DockerBackend:
             else (self._network() if s.network == "bridge" else "none"),
             read_only=True,
             tmpfs={
-                "/tmp": f"{tmpfs},mode=1777",
+                **scratch,
                 # The home and its folders (`_mounts.home_layout`), owned by the hook's
                 # user: runc would give a tmpfs the mode of the folder it covers.
                 **{t: f"{tmpfs},mode=0700,uid={uid},gid={gid}" for t in layout.tmpfs},
@@ -805,15 +812,25 @@ def _finished(state: dict[str, Any]) -> float:
         return 0.0
 
 
+def _check_nothing_below_tmp(targets: list[str]) -> None:
+    """A shared /tmp is a host folder: the engine would make the mount point of anything
+    below it inside that folder, as root. `_sessiontmp` never asks for that; an API
+    caller that does is refused."""
+    for target in targets:
+        if target == "/tmp" or target.startswith("/tmp/"):
+            raise ConfigError(f"{target}: nothing may be mounted in a shared /tmp")
+
+
 def _file_size_limit(s: Settings) -> Ulimit:
-    """The bound on a host file a hook writes (its CLAUDE_ENV_FILE is one), whatever the
-    runtime: RLIMIT_FSIZE, which runc sets and gVisor enforces in its own kernel, so no
-    file grows past it (the write fails, the writer gets SIGXFSZ). A bind of a host
-    file cannot be given a size of its own, and a copy out of a tmpfs would need a
-    helper every image has. No smaller than the tmpfs and state sizes, so any file a
-    hook could keep there still fits; `_Run._watch_env_file` ends a hook whose env file
-    passes its far smaller cap long before (`_envfile.MAX_BYTES`). Only for runs with
-    an env file: the hooks of other events keep their usual limits."""
+    """The bound on a host file a hook writes (its CLAUDE_ENV_FILE, a file in a session's
+    shared /tmp), whatever the runtime: RLIMIT_FSIZE, which runc sets and gVisor
+    enforces in its own kernel, so no file grows past it (the write fails, the writer
+    gets SIGXFSZ). A bind of a host file or folder cannot be given a size of its own,
+    and a copy out of a tmpfs would need a helper every image has. No smaller than the
+    tmpfs and state sizes, so any file a hook could keep there still fits;
+    `_Run._watch_env_file` ends a hook whose env file passes its far smaller cap long
+    before (`_envfile.MAX_BYTES`). Only for runs with an env file or a shared /tmp: the
+    hooks of other runs keep their usual limits."""
     size = max(parse_size(s.tmpfs_size), parse_size(s.state_size), _envfile.MAX_BYTES + 1)
     return Ulimit(name="fsize", soft=size, hard=size)
 

@@ -315,7 +315,7 @@ class KubernetesBackend:
         """The pool key of `request`, how to make its pods, and the pool; None when it
         goes cold (not warm; what pod.py refuses anyway)."""
         if (
-            not self.warm or request.state or request.env_file
+            not self.warm or request.state or request.tmp or request.env_file
             or any(source for _, source in request.private_dirs) or request.overlays
         ):  # fmt: skip
             return None

@@ -175,11 +175,14 @@ def _source(ws: WorkspaceVolume) -> dict[str, Any]:
 
 
 def _refuse_unsupported(request: ExecRequest, volumes: Sequence[WorkspaceVolume]) -> None:
-    if request.state or request.env_file or any(src for _, src in request.private_dirs):
+    if (
+        request.state or request.tmp or request.env_file
+        or any(src for _, src in request.private_dirs)
+    ):  # fmt: skip
         what = request.label or " ".join(request.argv[:1])
         raise ConfigError(
-            "a hook's persistent state, CLAUDE_ENV_FILE and plugin data folders are not"
-            f" supported on the Kubernetes backend yet ({what})"
+            "a hook's persistent state, a session's shared /tmp, CLAUDE_ENV_FILE and plugin"
+            f" data folders are not supported on the Kubernetes backend yet ({what})"
         )
     if request.overlays:  # the pod cannot be given files of ours over the workspace's
         raise ConfigError(
