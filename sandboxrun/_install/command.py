@@ -130,12 +130,15 @@ def _kiro_command(
 
     assert isinstance(dialect, KiroDialect)
     paths, untrusted = _kiro.agent_files(dialect, args, home)
-    if undo:
-        changes = _claude.plan_uninstall(paths, store, record, _kiro.SHAPE)
-    else:
-        options = ([UNTRUSTED] if untrusted else []) + _run_options(args, home=False)
-        changes = _claude.plan_install(paths, launcher(), dialect.agent, options, record,
-                                       _kiro.SHAPE)  # fmt: skip
+    options = ([UNTRUSTED] if untrusted else []) + _run_options(args, home=False)
+    changes = []  # each file read as its kind (`kiro.shape_of`), in the listed order
+    for path in paths:
+        shape = _kiro.shape_of(path)
+        if undo:
+            changes += _claude.plan_uninstall([path], store, record, shape)
+        else:
+            changes += _claude.plan_install([path], launcher(), dialect.agent, options, record,
+                                            shape)  # fmt: skip
     return _show_files(changes, args.dry_run, store, record, undo)
 
 
