@@ -204,7 +204,7 @@ class KiroDialect:
     def matches(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:
         """An agent file's tool events filter by glob (`matcher.py`); a v3 file's tool
         and file events by regex (`files.py`); an IDE hook is not filtered (above)."""
-        flavor = getattr(spec, "flavor", "agent")
+        flavor = flavor_of(spec)
         tool = event.get("tool_name")
         tool = tool if isinstance(tool, str) else ""
         if flavor == "v3":
@@ -242,7 +242,7 @@ class KiroDialect:
         ended = sandbox_ending(result, timeout)
         if ended:
             return HookOutcome(status=ended[0], error=f"{event} hook {ended[1]}", **common)
-        flavor = getattr(spec, "flavor", "agent")
+        flavor = flavor_of(spec)
         if flavor != "agent":
             return _file_hook(spec, result, common, flavor)
         cap = getattr(spec, "max_output", DEFAULT_MAX_OUTPUT)
@@ -268,13 +268,25 @@ class KiroDialect:
         reasons = [a["reason"] for a in answers if a.get("blocked")]
         if fail_closed and event in BLOCKING:  # sandboxrun's own rule: a failure blocks
             reasons += warnings
-        context = [a["additional_context"] for a in answers if a.get("additional_context")]
+        # Context of every hook that gave some: an IDE hook's failure too (its stderr,
+        # which the IDE sends the agent); no other failure carries an answer.
+        given = [o.answer for o in outcomes if o.answer]
+        context = [a["additional_context"] for a in given if a.get("additional_context")]
         return answer_of(
             blocked=bool(reasons),
             reason="\n".join(reasons),
             additional_context="\n\n".join(context),
             warnings=warnings,
         )
+
+
+def flavor_of(spec: HookSpec) -> str:
+    """Whose hook: a `KiroHook` says; a plain spec (`exec`'s audit record) by its event
+    name, the agent file's where the names are shared (preToolUse, postToolUse)."""
+    flavor = getattr(spec, "flavor", None)
+    if isinstance(flavor, str):
+        return flavor
+    return "v3" if spec.hook_name in V3_EVENTS else "ide" if spec.hook_name in IDE_ONLY else "agent"
 
 
 def _file_hook(
