@@ -391,3 +391,20 @@ def test_a_look_alike_wrapper_in_a_hook_file_is_wrapped_not_trusted(ws: Path, ho
     )
     assert shlex.split(json.loads(path.read_text())["then"]["command"])[-1] == command
     assert [h.name for h in KIRO.discover(None, [str(ws)], str(home)).hooks] == [command]
+
+
+def test_a_hook_file_linking_to_an_agent_file_is_rewritten_once_as_the_agent_file(
+    ws: Path, home: Path
+) -> None:
+    """Each file is read as the folder it is listed in says, and once."""
+    agents = ws / ".kiro" / "agents"
+    agents.mkdir(parents=True)
+    agent = agents / "dev.json"
+    agent.write_text(json.dumps({"hooks": {"stop": [{"command": "make"}]}}))
+    before = agent.read_bytes()
+    (hooks_dir(ws) / "x.json").symlink_to(agent)
+    at = ["--agent", "kiro", "--workspace", str(ws), "--home", str(home)]
+    assert sandboxrun("install", *at) == 0
+    assert "exec --agent kiro" in json.loads(agent.read_text())["hooks"]["stop"][0]["command"]
+    assert sandboxrun("uninstall", *at) == 0
+    assert agent.read_bytes() == before

@@ -129,11 +129,10 @@ def _kiro_command(
     from . import kiro as _kiro
 
     assert isinstance(dialect, KiroDialect)
-    paths, untrusted = _kiro.agent_files(dialect, args, home)
+    files, untrusted = _kiro.agent_files(dialect, args, home)
     options = ([UNTRUSTED] if untrusted else []) + _run_options(args, home=False)
-    changes = []  # each file read as its kind (`kiro.shape_of`), in the listed order
-    for path in paths:
-        shape = _kiro.shape_of(path)
+    changes = []  # each file read as its kind (agent file, v3 or IDE), in the listed order
+    for path, shape in files:
         if undo:
             changes += _claude.plan_uninstall([path], store, record, shape)
         else:

@@ -83,11 +83,20 @@ V3_SHAPE = V3Shape(skip=lambda hook: False)
 IDE_SHAPE = IdeShape(skip=lambda hook: False)
 
 
-def shape_of(path: str) -> Shape:
-    """How `install` reads one of Kiro's files, by its folder and name."""
-    if path.endswith(".kiro.hook"):
-        return IDE_SHAPE
-    return V3_SHAPE if os.path.basename(os.path.dirname(path)) == "hooks" else SHAPE
+def hook_file_shape(path: str) -> Shape:
+    """How `install` reads a file of a hooks folder, by its name."""
+    return IDE_SHAPE if path.endswith(".kiro.hook") else V3_SHAPE
+
+
+def _shaped(agents: Sequence[str], hooks: Sequence[str]) -> list[tuple[str, Shape]]:
+    """Each file with its shape, by the folder it was listed in (never by where a link
+    in it leads), each file once: a link to a file listed before is left out."""
+    out, seen = [], set()
+    for path, shape in [*((p, SHAPE) for p in agents), *((p, hook_file_shape(p)) for p in hooks)]:
+        if os.path.realpath(path) not in seen:
+            seen.add(os.path.realpath(path))
+            out.append((path, shape))
+    return out
 
 
 def project_of(dialect: KiroDialect, workspace: str, home: str) -> str:
@@ -98,9 +107,9 @@ def project_of(dialect: KiroDialect, workspace: str, home: str) -> str:
 
 def agent_files(
     dialect: KiroDialect, args: argparse.Namespace, home: str
-) -> tuple[list[str], bool]:
-    """(the agent files and hook files to rewrite, whether their commands come with a
-    repository)."""
+) -> tuple[list[tuple[str, Shape]], bool]:
+    """(the agent files and hook files to rewrite, each with its shape, whether their
+    commands come with a repository)."""
     if args.global_:
         raise ConfigError("--global is for the Cline family; Kiro has --user")
     if args.managed or args.managed_file:
@@ -108,8 +117,8 @@ def agent_files(
     user_folder = os.path.join(home, dialect.user_dir)
     user_hooks = dialect.hooks_folder(home)
     if args.user:  # the user's own files: a dotfiles symlink is followed
-        mine = [*_agent_files(user_folder)[0], *hook_files(user_hooks)]
-        return [os.path.realpath(p) for p in mine], False
+        mine = _shaped(_agent_files(user_folder)[0], hook_files(user_hooks))
+        return [(os.path.realpath(p), shape) for p, shape in mine], False
     root = project_of(dialect, args.workspace or os.getcwd(), home)
     folder = os.path.join(root, dialect.project_dir)
     hooks = os.path.join(root, os.path.dirname(dialect.project_dir), "hooks")
@@ -117,13 +126,13 @@ def agent_files(
         inside_project(given, root)  # a repository's link to another folder: refused
         if os.path.realpath(given) == os.path.realpath(users):
             raise ConfigError(f"{given} is your user folder, not a project's: use --user")
-    theirs = [*_agent_files(folder)[0], *hook_files(hooks)]
-    return [inside_project(p, root) for p in theirs], True
+    theirs = _shaped(_agent_files(folder)[0], hook_files(hooks))
+    return [(inside_project(p, root), shape) for p, shape in theirs], True
 
 
-def note_files(roots: Sequence[str], home: str) -> tuple[str, list[tuple[str, str]]]:
-    """(the project, every (agent file, scope) `list` and `doctor` read): every file of
-    both folders, so the hooks of an agent file a pull adds are named too."""
+def note_files(roots: Sequence[str], home: str) -> tuple[str, list[tuple[str, str, Shape]]]:
+    """(the project, every (file, scope, shape) `list` and `doctor` read): every file of
+    the four folders, so the hooks of a file a pull adds are named too."""
     project = project_of(KIRO, roots[0] if roots else os.getcwd(), home)
     folders = ((os.path.join(home, KIRO.user_dir), "user"),
                (os.path.join(project, KIRO.project_dir), "project"))  # fmt: skip
@@ -132,6 +141,6 @@ def note_files(roots: Sequence[str], home: str) -> tuple[str, list[tuple[str, st
         (os.path.join(project, ".kiro", "hooks"), "project"),
     )
     return project, [
-        *((p, scope) for folder, scope in folders for p in _agent_files(folder)[0]),
-        *((p, scope) for folder, scope in hooks for p in hook_files(folder)),
+        *((p, scope, SHAPE) for folder, scope in folders for p in _agent_files(folder)[0]),
+        *((p, scope, hook_file_shape(p)) for folder, scope in hooks for p in hook_files(folder)),
     ]
