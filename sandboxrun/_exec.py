@@ -135,7 +135,7 @@ def exec_request(
     if isinstance(dialect, ClaudeDialect | GeminiDialect):  # Qwen, Gemini: GEMINI_/CLAUDE_...
         env = dict.fromkeys(dialect.project_vars, root)
     if isinstance(dialect, KiroDialect):  # USER_PROMPT, from the event as Kiro derives it
-        env.update(dialect.event_env(event, root, None))
+        env.update(dialect.event_env(event, root, None, environ))
     extra = _files_named(command, root, trusted_places(settings, account_home()))
     # The transcript is the server user's own agent's: never mounted for a tenant (TCP).
     transcript = agent_transcript(dialect, event, account_home()) if transcripts else None

@@ -124,23 +124,6 @@ def test_cache_ttl_is_named_sandboxrun_runs_every_time(ws: Path, home: Path) -> 
                for s in found.skipped)  # fmt: skip
 
 
-def test_ide_and_v3_hook_files_are_listed_as_not_run(ws: Path, home: Path) -> None:
-    folder = ws / ".kiro" / "hooks"
-    folder.mkdir(parents=True)
-    (folder / "lint.kiro.hook").write_text(json.dumps({
-        "version": "1", "when": {"type": "fileEdited", "patterns": ["*.ts"]},
-        "then": {"type": "runCommand", "command": "npm run lint"}}))  # fmt: skip
-    (folder / "ask.kiro.hook").write_text(json.dumps({"then": {"type": "askAgent"}}))
-    (folder / "v3.json").write_text(json.dumps({"version": "v1", "hooks": []}))
-    (folder / "script.sh").write_text("echo hi\n")
-    found = KIRO.discover(None, [str(ws)], str(home))
-    assert found.hooks == ()
-    reasons = {Path(s.path).name: s.reason for s in found.skipped}
-    assert set(reasons) == {"lint.kiro.hook", "ask.kiro.hook", "v3.json"}
-    assert "runCommand hook 'npm run lint'" in reasons["lint.kiro.hook"]
-    assert "askAgent" in reasons["ask.kiro.hook"] and "v3" in reasons["v3.json"]
-
-
 def test_a_symlinked_agent_file_is_read_once_as_the_project_s(
     tmp_path: Path, ws: Path, home: Path
 ) -> None:

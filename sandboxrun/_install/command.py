@@ -139,13 +139,15 @@ def _kiro_command(
     from . import kiro as _kiro
 
     assert isinstance(dialect, KiroDialect)
-    paths, untrusted = _kiro.agent_files(dialect, args, home)
-    if undo:
-        changes = _claude.plan_uninstall(paths, store, record, _kiro.SHAPE)
-    else:
-        options = ([UNTRUSTED] if untrusted else []) + _run_options(args, home=False)
-        changes = _claude.plan_install(paths, launcher(), dialect.agent, options, record,
-                                       _kiro.SHAPE)  # fmt: skip
+    files, untrusted = _kiro.agent_files(dialect, args, home)
+    options = ([UNTRUSTED] if untrusted else []) + _run_options(args, home=False)
+    changes = []  # each file read as its kind (agent file, v3 or IDE), in the listed order
+    for path, shape in files:
+        if undo:
+            changes += _claude.plan_uninstall([path], store, record, shape)
+        else:
+            changes += _claude.plan_install([path], launcher(), dialect.agent, options, record,
+                                            shape)  # fmt: skip
     return _show_files(changes, args.dry_run, store, record, undo)
 
 

@@ -73,7 +73,7 @@ def _kiro_notes(roots: Sequence[str], home: str) -> list[str]:
     from . import kiro
 
     project, files = kiro.note_files(roots, home)
-    scoped = [(path, scope, kiro.SHAPE, "kiro") for path, scope in files]
+    scoped = [(path, scope, shape, "kiro") for path, scope, shape in files]
     return _file_notes("kiro", scoped, project, home)
 
 

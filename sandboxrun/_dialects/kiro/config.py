@@ -1,32 +1,26 @@
 """Where Kiro's hooks are configured: the `hooks` field of each agent file, read and
-checked as the CLI's serde types read it, and the hook files Kiro's other hook systems
-keep, listed as not run (the rules and sources: `dialect.py`'s docstring)."""
+checked as the CLI's serde types read it, and the standalone hook files of Kiro CLI v3
+and the Kiro IDE (`files.py`) (the rules and sources: `dialect.py`'s docstring)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, unique_mounts
 from ..claude.handler import Installed, brief, unicode_ok
 from ..claude.settings import _installed, _load  # the same checked read of a JSON file
+from .files import discover_files
+from .hook import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
+from .hook import KiroHook as KiroHook
 
 HOOK_NAMES = ("agentSpawn", "userPromptSubmit", "preToolUse", "postToolUse", "stop")
 DEFAULT_TIMEOUT_MS = 30_000  # `cli/agent/hook.rs` DEFAULT_TIMEOUT_MS
-DEFAULT_MAX_OUTPUT = 10 * 1024  # DEFAULT_MAX_OUTPUT_SIZE (bytes of stdout/stderr kept)
 _U64 = (1 << 64) - 1
 MAX_AGENT_FILES = 200  # per folder: a repository's thousand files are named, not read
-
-
-@dataclass(frozen=True, slots=True)
-class KiroHook(HookSpec):
-    """A Kiro hook: a `HookSpec` with the entry's output cap and cache time."""
-
-    max_output: int = DEFAULT_MAX_OUTPUT
-    cache_ttl: int = 0  # seconds Kiro reuses a success; sandboxrun keeps no cache
 
 
 def agent_files(folder: str) -> tuple[list[str], str | None]:
@@ -104,8 +98,14 @@ def discover(
                        " sandboxrun keeps no cache and runs it every time")  # fmt: skip
                 skipped.append(Skipped(shown, source, why))
         hooks += found
-    skipped += other_hook_files(roots[0], home, project_dir)
-    return Discovery(tuple(hooks), tuple(skipped))
+    template = KiroHook(hook_name="", name="", source="", argv=(), workdir=roots[0],
+                        mounts=unique_mounts(roots))  # fmt: skip
+    more, not_run = discover_files(template, hook_name, roots[0], home)
+    # A user's hook files run with `~/.kiro/hooks` mounted (their scripts live there).
+    user_mounts = unique_mounts([*roots, user_hooks]) if os.path.isdir(user_hooks) else None
+    hooks += [replace(h, mounts=user_mounts) if user_mounts and h.source == "user" else h
+              for h in more]  # fmt: skip
+    return Discovery(tuple(hooks), tuple(skipped + not_run))
 
 
 def _entries(
@@ -172,50 +172,6 @@ def _entry(
         max_output=entry.get("max_output_size", DEFAULT_MAX_OUTPUT),
         cache_ttl=entry.get("cache_ttl_seconds", 0),
     )  # fmt: skip
-
-
-V3_REASON = (
-    "not run: a Kiro CLI v3 hook file (its stdin fields are unconfirmed;"
-    " sandboxrun runs the agent-config hooks of .kiro/agents/*.json)"
-)
-
-
-def other_hook_files(project: str, home: str, project_dir: str) -> list[Skipped]:
-    """The hook files of Kiro's IDE (`*.kiro.hook`) and of Kiro CLI v3 (`.kiro/hooks/
-    <name>.json`), named as not run: the IDE documents no stdin protocol for its
-    `runCommand` action, and v3's input fields are unconfirmed."""
-    out = []
-    kiro = os.path.dirname(project_dir) or ".kiro"
-    for folder, source in ((os.path.join(home, kiro, "hooks"), "user"),
-                           (os.path.join(project, kiro, "hooks"), "project")):  # fmt: skip
-        try:
-            names = sorted(os.listdir(folder))[:MAX_AGENT_FILES]
-        except OSError:
-            continue
-        for name in names:
-            path = os.path.join(folder, name)
-            if name.endswith(".kiro.hook"):
-                why = _ide_reason(path)
-            elif name.endswith(".json"):
-                why = V3_REASON
-            else:
-                continue
-            out.append(Skipped(escape_name(path), source, why))
-    return out
-
-
-def _ide_reason(path: str) -> str:
-    data, problem = _load(path, must_exist=True)
-    then = data.get("then") if data else None
-    action = then.get("type") if isinstance(then, dict) else None
-    if action == "runCommand":
-        command = then.get("command") if isinstance(then, dict) else None
-        shown = f" {command[:120]!r}" if isinstance(command, str) and unicode_ok(command) else ""
-        return (f"not run: a Kiro IDE runCommand hook{shown} (the IDE documents no stdin"
-                " protocol for it; the IDE runs it on the host)")  # fmt: skip
-    if action == "askAgent":
-        return "not run: a Kiro IDE askAgent hook (a prompt for the agent, no process)"
-    return f"not run: a Kiro IDE hook file ({problem or 'no then.type'})"
 
 
 def _under(path: str, root: str) -> bool:

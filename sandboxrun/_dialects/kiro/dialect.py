@@ -44,9 +44,39 @@ Untrusted (a project's agent files, `exec --untrusted`): Kiro's answer is an exi
 and plain text, nothing a hook could approve or widen; a repository's context is still
 context (the agent's own protocol), so its stdout passes as it is.
 
-Not run, listed: the Kiro IDE's `.kiro/hooks/*.kiro.hook` (`runCommand`: no stdin
-protocol documented, only `USER_PROMPT` for promptSubmit; `askAgent` is a prompt) and
-Kiro CLI v3's `.kiro/hooks/<name>.json` (input fields unconfirmed).
+Kiro CLI v3 hook files, `.kiro/hooks/<name>.json` (`files.py`). Confirmed in
+kiro.dev/docs/cli/v3/hooks (the stored copy): `{"version": "v1", "hooks": [{name,
+trigger, matcher, action: {type: "command", command} | {type: "agent", prompt}, timeout,
+enabled}]}`; eleven triggers (SessionStart, Stop, PreToolUse, PostToolUse, PreTaskExec,
+PostTaskExec, UserPromptSubmit, PostFileCreate, PostFileSave, PostFileDelete, Manual);
+the matcher is a regular expression over the tool name (Pre/PostToolUse) or the file
+path (PostFile*), and no other trigger has one; PreToolUse, PreTaskExec and
+UserPromptSubmit can block. Measured by a third party on Kiro IDE 1.x, which reads the
+same files (awslabs/aidlc-workflows `docs/reference/kiro-ide-hook-payload.md`; not in
+Kiro's docs): the event on stdin, `{session_id, hook_event_name (the trigger), cwd,
+tool_name, tool_input, tool_response}` or `{..., prompt}`; exit 2 with stderr blocks
+(stderr to the model), exit 1 does not; stdout at exit 0 reaches the model only for
+SessionStart and UserPromptSubmit; hooks of an event run in file-name order, each even
+after an earlier one blocked. Unconfirmed: the `timeout` default (60 s, the
+`timeout` unit is seconds in every public file), the user-level `~/.kiro/hooks` (two
+public installers write there: sandboxrun reads it, as the user's), and which field
+names a file event's path (`files.event_path`).
+
+Kiro IDE hook files, `.kiro/hooks/*.kiro.hook` (IDE 0.x; IDE 1.x leaves them inert, as
+measured in the same aidlc reference). Confirmed in kiro.dev/docs/hooks (types,
+actions): `when.type` (fileEdited, fileCreated, fileDeleted, userTriggered,
+promptSubmit, agentStop, preToolUse, postToolUse, preTaskExecution, postTaskExecution),
+`then.type` runCommand or askAgent (a prompt: never run, listed); for promptSubmit the
+prompt is in `USER_PROMPT`; exit 0: stdout is added to the agent's context; any other
+exit: stderr is sent to the agent as the hook's error. Nothing blocks. No stdin (Kiro
+issue kirodotdev/Kiro#7408: the IDE passes no tool data; measured on 0.12 as a stdin
+never written). Unconfirmed: the unit of `then.timeout` (seconds in public hooks), how
+`patterns` and `toolTypes` match: the IDE starts the hook only for what they select,
+so `exec` (what `install` writes) runs exactly what the IDE starts, and `run` runs a
+`.kiro.hook` of the event whatever they say.
+
+`USER_PROMPT` in the sandbox: from the event's `prompt`, else (an installed wrapper the
+IDE starts) the value the IDE set, as the one variable of Kiro's passed in by name.
 """
 
 from __future__ import annotations
@@ -59,10 +89,17 @@ from typing import Any
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import event_bytes, failure_on_stderr, outcome_fields, sandbox_ending
 from .config import DEFAULT_MAX_OUTPUT, HOOK_NAMES, discover
+from .files import IDE_EVENTS, V3_EVENTS, V3_FILE_EVENTS, V3_TOOL_EVENTS, event_path, regex_matches
 from .matcher import tool_matches
 
 TOOL_EVENTS = frozenset({"preToolUse", "postToolUse"})
 CONTEXT_EVENTS = frozenset({"agentSpawn", "userPromptSubmit"})
+V3_CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
+V3_BLOCKING = frozenset({"PreToolUse", "UserPromptSubmit", "PreTaskExec"})
+# Every event a hook of sandboxrun's can block on (`combine` under fail-closed).
+BLOCKING = V3_BLOCKING | {"preToolUse"}
+IDE_ONLY = frozenset(IDE_EVENTS) - set(HOOK_NAMES)  # events only a `.kiro.hook` has
+ALL_EVENTS = (*HOOK_NAMES, *V3_EVENTS, *(e for e in IDE_EVENTS if e in IDE_ONLY))
 BLOCK_PREFIX = "PreToolHook blocked the tool execution: "
 PROMPT_ENV_MAX = 4096  # `sanitize_user_prompt`
 
@@ -109,7 +146,7 @@ class KiroDialect:
     # answer, a block under fail-closed, is in before Kiro's timeout, which blocks nothing.
     # (`run` reads every entry's own `timeout_ms`, default 30 s: `config.py`.)
     default_timeout: float = 28.0
-    hook_names: tuple[str, ...] = HOOK_NAMES
+    hook_names: tuple[str, ...] = ALL_EVENTS
 
     def transcript(self, event: Mapping[str, Any], home: str) -> str | None:
         return None  # Kiro hands its hooks no transcript: nothing an event names is mounted
@@ -128,11 +165,16 @@ class KiroDialect:
         return [cwd] if isinstance(cwd, str) and cwd else []
 
     def event_env(
-        self, event: Mapping[str, Any], root: str, transcript: str | None
-    ) -> dict[str, str]:
-        """`USER_PROMPT`, from the event's prompt as Kiro derives it."""
+        self, event: Mapping[str, Any], root: str, transcript: str | None,
+        environ: Mapping[str, str] | None = None,
+    ) -> dict[str, str]:  # fmt: skip
+        """`USER_PROMPT`, from the event's prompt as Kiro derives it; without one (the
+        IDE starts a wrapper with no stdin) the IDE's own value from `environ`."""
         prompt = event.get("prompt")
-        return {"USER_PROMPT": user_prompt(prompt)} if isinstance(prompt, str) else {}
+        if isinstance(prompt, str):
+            return {"USER_PROMPT": user_prompt(prompt)}
+        given = (environ or {}).get("USER_PROMPT")
+        return {"USER_PROMPT": given.replace("\0", "")} if given else {}
 
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         return answer_of(blocked=True, reason=reason)
@@ -160,11 +202,21 @@ class KiroDialect:
         return discover(self.user_dir, self.project_dir, hook_name, workspaces, home, explicit)
 
     def matches(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:
-        """Only tool events filter by matcher (`matcher.py`)."""
-        if spec.hook_name not in TOOL_EVENTS:
-            return True
+        """An agent file's tool events filter by glob (`matcher.py`); a v3 file's tool
+        and file events by regex (`files.py`); an IDE hook is not filtered (above)."""
+        flavor = flavor_of(spec)
         tool = event.get("tool_name")
-        return tool_matches(spec.matcher, tool if isinstance(tool, str) else "")
+        tool = tool if isinstance(tool, str) else ""
+        if flavor == "v3":
+            if spec.hook_name in V3_TOOL_EVENTS:
+                return regex_matches(spec.matcher, tool)
+            if spec.hook_name in V3_FILE_EVENTS:
+                path = event_path(event)  # none named: the hook runs (it blocks nothing)
+                return path is None or regex_matches(spec.matcher, path)
+            return True
+        if flavor == "ide" or spec.hook_name not in TOOL_EVENTS:
+            return True
+        return tool_matches(spec.matcher, tool)
 
     # -- input -------------------------------------------------------------------
 
@@ -173,6 +225,8 @@ class KiroDialect:
     ) -> bytes:
         """The event with `hook_event_name` and `cwd`: the folder the hook starts in
         (the project mounted), as Kiro's own cwd is the folder it starts hooks in."""
+        if hook_name in IDE_ONLY:  # the IDE writes a `.kiro.hook` nothing (Kiro#7408)
+            return b""
         merged = {**event, "hook_event_name": hook_name}
         if workspaces:
             merged["cwd"] = workspaces[0]
@@ -188,6 +242,9 @@ class KiroDialect:
         ended = sandbox_ending(result, timeout)
         if ended:
             return HookOutcome(status=ended[0], error=f"{event} hook {ended[1]}", **common)
+        flavor = flavor_of(spec)
+        if flavor != "agent":
+            return _file_hook(spec, result, common, flavor)
         cap = getattr(spec, "max_output", DEFAULT_MAX_OUTPUT)
         if result.exit_code == 0:
             text = truncate(result.stdout.decode("utf-8", "replace"), cap)
@@ -209,15 +266,49 @@ class KiroDialect:
         failed = [o for o in outcomes if o.status != "completed"]
         warnings = [f"sandboxrun: hook {o.spec.name} {o.status}: {o.error}" for o in failed]
         reasons = [a["reason"] for a in answers if a.get("blocked")]
-        if fail_closed and event == "preToolUse":  # sandboxrun's own rule: a failure blocks
+        if fail_closed and event in BLOCKING:  # sandboxrun's own rule: a failure blocks
             reasons += warnings
-        context = [a["additional_context"] for a in answers if a.get("additional_context")]
+        # Context of every hook that gave some: an IDE hook's failure too (its stderr,
+        # which the IDE sends the agent); no other failure carries an answer.
+        given = [o.answer for o in outcomes if o.answer]
+        context = [a["additional_context"] for a in given if a.get("additional_context")]
         return answer_of(
             blocked=bool(reasons),
             reason="\n".join(reasons),
             additional_context="\n\n".join(context),
             warnings=warnings,
         )
+
+
+def flavor_of(spec: HookSpec) -> str:
+    """Whose hook: a `KiroHook` says; a plain spec (`exec`'s audit record) by its event
+    name, the agent file's where the names are shared (preToolUse, postToolUse)."""
+    flavor = getattr(spec, "flavor", None)
+    if isinstance(flavor, str):
+        return flavor
+    return "v3" if spec.hook_name in V3_EVENTS else "ide" if spec.hook_name in IDE_ONLY else "agent"
+
+
+def _file_hook(
+    spec: HookSpec, result: ExecResult, common: dict[str, Any], flavor: str
+) -> HookOutcome:
+    """A v3 or IDE hook's answer (the module's docstring)."""
+    event, code = spec.hook_name, result.exit_code
+    out = truncate(result.stdout.decode("utf-8", "replace"), DEFAULT_MAX_OUTPUT)
+    err = truncate(common["stderr"], DEFAULT_MAX_OUTPUT)
+    if code == 0:
+        context = out if flavor == "ide" or event in V3_CONTEXT_EVENTS else ""
+        return HookOutcome(status="completed", answer=answer_of(additional_context=context),
+                           **common)  # fmt: skip
+    if flavor == "v3" and code == 2 and event in V3_BLOCKING:
+        return HookOutcome(status="completed", answer=answer_of(blocked=True, reason=err),
+                           **common)  # fmt: skip
+    if flavor == "ide":  # the IDE sends stderr to the agent as the hook's error
+        error = f"{event} hook returned an error (exit code {code}): {err.strip()[:200]}"
+        return HookOutcome(status="failed", error=error,
+                           answer=answer_of(additional_context=err), **common)  # fmt: skip
+    error = f"{event} hook failed with exit code {code}: {err.strip()[:200]}"
+    return HookOutcome(status="failed", error=error, **common)
 
 
 KIRO = KiroDialect()
