@@ -22,7 +22,7 @@ would wait behind its own unread output.
 The warm path (`warm=True`, `.._backends/pool.py`) runs the same config with a gate: the container
 is started ahead of time, and a run attaches to it and delivers the event instead of
 starting it; the reading, limits and reporting are this same `_Run`. With an image whose
-helper writes a final frame (`helper.FrameReader`), a warm run answers when the frame
+helper writes a final frame (`helper.FrameReader`), a run (warm or cold) answers when the frame
 has come on both streams: the exit status and the kill reason (deadline, output cap, OOM)
 come from the helper, before the container's exit and teardown (~50-70 ms on runc), and
 without asking the engine (`wait`, `inspect`). Without a frame (an older image, or a
@@ -236,14 +236,17 @@ class DockerBackend:
             net = self._hook_net(request.timeout) if self.settings.network == "allowlist" else None
         with engine_errors(self.settings.docker_host, self.settings.image):
             try:
-                config = self._config(request, name, helper, net)
+                # Framed as a warm run is: the answer comes with the helper's final frame,
+                # before the container's exit and the engine's wait and inspect.
+                framed = bool(helper and helper.frame)
+                config = self._config(request, name, helper, net, frame=framed)
                 cid = retry_engine(self.api.create_container)(**config)["Id"]
                 with self._lock:
                     self._active.add(cid)
                 try:
                     # Removed, not killed, on cancel: a container not yet started never starts.
                     with cancellable(request, lambda: self._remove(cid)):
-                        result = _Run(self, cid, request, created).execute()
+                        result = _Run(self, cid, request, created, framed=framed).execute()
                 finally:
                     if net:  # its network can only go once the container has gone
                         self._remove_now(cid)
