@@ -254,6 +254,24 @@ def test_approve_writes_where_the_runs_read(home, ws, make_hook, tmp_path, capsy
     assert [o.spec.review for o in res.outcomes] == [None]  # approved: runs as it is
 
 
+def test_unreadable_pins_under_required_are_an_error_even_with_no_hook_left(home, ws):
+    """Which approved guard is missing cannot be known: never a silent pass."""
+    settings = Settings.load(agent="claude", review="required", fail_closed=True)
+    project(ws)
+    approve_all(settings, home, ws)
+    delete_entry(ws)
+    PinStore(str(home), str(ws)).path.write_text("{not json")
+    res = run(settings, home, ws)
+    [outcome] = res.outcomes
+    assert outcome.status == "error" and "pins not read" in (outcome.error or "")
+    assert res.answer.get("permissionDecision") == "deny"
+    assert run(Settings.load(agent="claude"), home, ws).outcomes == ()  # warn: a warning
+    project(ws)  # warn, with a hook to run: it runs (first sight's reading is no error)
+    assert [o.status for o in run(Settings.load(agent="claude"), home, ws).outcomes] == [
+        "completed"
+    ]
+
+
 def test_a_guard_is_kept_in_the_pins_of_an_unchanged_project(home, ws) -> None:
     """Sanity: nothing removed while the hook is as approved (`GUARD` unchanged)."""
     settings = Settings.load(agent="claude", review="required")

@@ -12,6 +12,8 @@ it. The user's own, managed and plugin hooks are never held: only sources of
 Under "required", a changed hook whose earlier version was approved runs that version
 instead (`approved`: its pinned bytes bound over the changed files), reported as
 `awaiting review`; where that cannot be done faithfully it is held like a new one.
+An approved hook the event lacks (`removed`: deleted, or its matcher narrowed) is an
+error under "required" (a block under fail-closed) and a note under "warn".
 """
 
 from __future__ import annotations
@@ -165,9 +167,9 @@ def gate(
     repo = any(s.source in WORKSPACE_SOURCES for s in specs)
     if policy == "off" or not (repo or scope):
         return Gated(list(specs), [], [])
-    if everything is not None and repo:
-        first_sight(settings, agent, specs, workspaces, project_var, everything)
-    try:
+    try:  # first sight too: its pins unreadable must not make the run fail under warn
+        if everything is not None and repo:
+            first_sight(settings, agent, specs, workspaces, project_var, everything)
         seen = survey(agent, specs, workspaces, project_var, settings.review_pins)
         gone = [] if scope is None else dropped(
             _home(), agent, scope.hook_name, scope.candidates, specs, seen, scope.roots,
@@ -219,16 +221,7 @@ def gate(
             run.append(replace(spec, review=s.status))
             logger.warning("hook {}: {}", spec.name, review_note(s.status))
         records.append(record(settings, s, "held" if hold else "ran", entry))
-    noted: list[Skipped] = []
-    for s in gone:  # approved guards this event lacks: never dropped silently
-        spec = as_spec(s.pin, s.workspace)
-        logger.warning("hook {}: {}", spec.name, review_note(REMOVED))
-        if policy == "required":  # a guard that cannot run: an error, as a held one
-            held_out.append(HookOutcome(spec=spec, status="error",
-                                        error=f"not run: {review_note(REMOVED)}"))  # fmt: skip
-        else:  # warn: beside the run (`notRun`); no spec, so never a block (`_runner`)
-            noted.append(Skipped(spec.name, spec.source, review_note(REMOVED)))
-        records.append(record(settings, s, "held" if policy == "required" else "noted", entry))
+    noted = removals(settings, gone, held_out, records, entry)
     if first_seen:
         try:
             approve(first_seen)
@@ -236,6 +229,28 @@ def gate(
             logger.warning("review: could not pin: {}", exc)
     audit(settings, records)
     return Gated(run, held_out, noted)
+
+
+def removals(
+    settings: Settings, gone: Sequence[Seen], held: list[HookOutcome],
+    records: list[dict[str, Any]], entry: str,
+) -> list[Skipped]:  # fmt: skip
+    """Approved hooks this event lacks (`removed.dropped`), never dropped silently: under
+    required each is an error outcome added to `held` (a guard that cannot run: a block
+    under fail-closed); under warn each is returned to be reported beside the run
+    (`notRun`), without a spec, so never a block (`CombinedHookRunner.run`)."""
+    noted: list[Skipped] = []
+    required = settings.review == "required"
+    for s in gone:
+        spec = as_spec(s.pin, s.workspace)
+        logger.warning("hook {}: {}", spec.name, review_note(REMOVED))
+        if required:
+            held.append(HookOutcome(spec=spec, status="error",
+                                    error=f"not run: {review_note(REMOVED)}"))  # fmt: skip
+        else:
+            noted.append(Skipped(spec.name, spec.source, review_note(REMOVED)))
+        records.append(record(settings, s, "held" if required else "noted", entry))
+    return noted
 
 
 def in_place(s: Seen, entry: bool = True) -> tuple[ApprovedFile, ...] | str | None:
