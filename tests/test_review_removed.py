@@ -278,3 +278,14 @@ def test_a_guard_is_kept_in_the_pins_of_an_unchanged_project(home, ws) -> None:
     project(ws, body=GUARD)
     approve_all(settings, home, ws)
     assert claude_scan(ws, home, settings) == []
+
+
+def test_doctor_names_a_removed_hook(home, ws) -> None:
+    from sandboxrun._cli.doctor import _review_line
+
+    settings = Settings.load(agent="claude", review="required")
+    project(ws)
+    approve_all(settings, home, ws)
+    delete_entry(ws)
+    [(_, name, line)] = _review_line(settings, [str(ws)], str(home))
+    assert name == "review" and "(1 removed)" in line
