@@ -388,16 +388,26 @@ class HookFactory:
         s = self.settings
         discovery = self.discover(hook_name, workspaces)
         hooks = [h for h in discovery.hooks if self.dialect.matches(h, event or {})]
+        # An approved repository hook this event lacks (deleted, or its matcher narrowed):
+        # looked for unless `hooks_dirs` names the only folders searched (then the
+        # workspace's own hooks are not found, though not removed).
+        scope = None if self.hooks_dirs or s.review == "off" else _review.Scope(
+            hook_name, discovery.hooks, lambda h: self.dialect.matches(h, event or {}),
+            _review.pin_roots(self.dialect, workspaces, self.home),
+        )  # fmt: skip
         # A repository's hook new or changed since approved: marked, or held (`_review`).
-        hooks, held = _review.gate(s, self.dialect.agent, hooks, workspaces,
-                                   self.dialect.project_dir_var, self.entry,
-                                   lambda: self.discover(None, workspaces).hooks)  # fmt: skip
+        hooks, held, removed = _review.gate(s, self.dialect.agent, hooks, workspaces,
+                                            self.dialect.project_dir_var, self.entry,
+                                            lambda: self.discover(None, workspaces).hooks,
+                                            scope)  # fmt: skip
         # Handlers of other types (http, prompt...) that apply here: never run, reported.
+        # Under review = warn, an approved hook removed is reported there too, without a
+        # spec: never turned into a block (`CombinedHookRunner.run`).
         never_run = [
             k for k in discovery.skipped
             if k.spec is not None and k.spec.hook_name == hook_name
             and self.dialect.matches(k.spec, event or {})
-        ]  # fmt: skip
+        ] + removed  # fmt: skip
         # The answers are read as the agent that sent the event reads them (Cline: its
         # SDK or its extension, `ClineDialect.for_event`); discovery stays the settings'.
         for_event = getattr(self.dialect, "for_event", None)

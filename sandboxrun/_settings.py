@@ -145,14 +145,16 @@ class Settings(BaseSettings):
     )
     review: Literal["off", "warn", "required"] = Field(
         "warn",
-        description="a repository's hook new or changed since you approved it (`sandboxrun"
-        " review`): off, warn (it runs, its report says so) or required (a new one is held"
-        " until approved; a changed one runs its approved version, where it can)",
+        description="a repository's hook new, changed or removed since you approved it"
+        " (`sandboxrun review`): off, warn (it runs, its report says so) or required (a new"
+        " one is held until approved; a changed one runs its approved version, where it"
+        " can; a removed one is an error, a block under fail-closed)",
     )
     review_pins: str | None = Field(
         None,
         description="approved pins from this file (`review --approve --pins FILE`) instead"
-        " of your data folder: a CI's gate (`check --require-reviewed`)",
+        " of your data folder: a CI's gate (`check --require-reviewed`); `review --approve`"
+        " writes there too",
     )
     network: Literal["none", "bridge", "allowlist"] = Field(
         "none",

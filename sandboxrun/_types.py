@@ -133,7 +133,7 @@ class HookSpec:
     # another, each reading the input as the earlier ones' answers changed it
     sequential: bool = False
     # a repository hook new or changed since the user approved it (`_review`): the
-    # status its report shows (new, changed, renamed, mode, awaiting review)
+    # status its report shows (new, changed, renamed, mode, awaiting review, removed)
     review: str | None = None
     # Under review = "required", a changed hook with an approved earlier version: the
     # approved bytes of its changed files, run in their place (`_review.approved`).
@@ -224,6 +224,8 @@ def review_note(status: str, ran_approved: bool = False) -> str:
         )
     if status == "awaiting review":
         return "awaiting review: run `sandboxrun review`"
+    if status == "removed":  # an approved hook a change deleted or narrowed (`_review.removed`)
+        return "removed since approved: awaiting review (run `sandboxrun review`)"
     if status == "new":
         return "new since your approvals: pinned on first sight (review = warn)"
     what = "changed" if status == "changed" else f"{status} (content unchanged)"

@@ -144,7 +144,9 @@ def run_check(
         write_junit(args.junit, results, settings.agent, source, workspaces)
     code = 0 if all(r.passed for r in results) else 1
     if getattr(args, "require_reviewed", False):
-        unreviewed = sorted({o.spec.name for r in results for o in r.outcomes if o.spec.review})
+        unreviewed = sorted({o.spec.name + (" (removed)" if o.spec.review == "removed" else "")
+                             for r in results for o in r.outcomes if o.spec.review}
+                            | _removed(settings, workspaces, factory.home))  # fmt: skip
         if unreviewed:  # held, or run though renamed or chmodded: not what was approved
             sys.stdout.write(f"FAILED: {len(unreviewed)} repository hook(s) not as approved in"
                              f" {settings.review_pins}: {', '.join(unreviewed)}\n")  # fmt: skip
@@ -159,6 +161,15 @@ def run_check(
         sys.stderr.flush()
         os._exit(code)
     return code
+
+
+def _removed(settings: Settings, workspaces: list[str], home: str) -> set[str]:
+    """The approved hooks the workspace no longer has (`_review.removed`), for any event:
+    the gate fails on them though no recorded event would have run them."""
+    from .._review.show import scan
+
+    return {f"{s.pin.name} (removed)" for s in scan(settings, workspaces, home, [settings.agent])
+            if s.status == "removed"}  # fmt: skip
 
 
 def _pins_outside(pins: str, workspaces: list[str]) -> None:

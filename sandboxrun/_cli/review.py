@@ -34,10 +34,13 @@ def command(args: argparse.Namespace) -> int:
             raise ConfigError(f"no hook awaiting review is named {args.approve!r}")
         if pins and not chosen:  # an export of what is approved now, for a CI
             chosen = seen
-        approve(chosen, pins)
+        # Where the runs read (`review_pins` of the config, unless `--pins`): what was
+        # compared above is what is approved.
+        approve(chosen, settings.review_pins)
         audit(settings, [record(settings, s, "approved", "review") for s in chosen])
         for s in chosen:
-            print(printable(f"approved: {s.pin.agent} {s.pin.event} {s.pin.name}"))
+            what = "approved removal" if s.status == "removed" else "approved"
+            print(printable(f"{what}: {s.pin.agent} {s.pin.event} {s.pin.name}"))
         return 0
     todo = pending(seen)
     if args.json:

@@ -12,6 +12,8 @@ it. The user's own, managed and plugin hooks are never held: only sources of
 Under "required", a changed hook whose earlier version was approved runs that version
 instead (`approved`: its pinned bytes bound over the changed files), reported as
 `awaiting review`; where that cannot be done faithfully it is held like a new one.
+An approved hook the event lacks (`removed`: deleted, or its matcher narrowed) is an
+error under "required" (a block under fail-closed) and a note under "warn".
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .. import _audit
 from .._dialects.base import WORKSPACE_SOURCES
 from .._log import logger
-from .._types import ApprovedFile, HookOutcome, HookSpec, review_note
+from .._types import ApprovedFile, HookOutcome, HookSpec, Skipped, review_note
 from .approved import HELD, NotFaithful, approved_files, bound, cannot_run
 from .pins import Pin, PinStore, compare, identify
+from .removed import REMOVED, as_spec, dropped, pin_roots
 
 __all__ = [
-    "HELD", "ExecReview", "NotFaithful", "approve", "bound", "cannot_run", "exec_gate",
-    "exec_note", "gate",
+    "HELD", "ExecReview", "Gated", "NotFaithful", "Scope", "approve", "bound", "cannot_run",
+    "exec_gate", "exec_note", "gate", "pin_roots",
 ]  # fmt: skip
 
 if TYPE_CHECKING:
@@ -43,7 +46,7 @@ class Seen:
     """One repository hook as it is now, against its approved pin."""
 
     pin: Pin
-    status: str  # approved, new, changed, renamed, mode
+    status: str  # approved, new, changed, renamed, mode, removed (pin: the approved one)
     old: Pin | None
     workspace: str
     # Nothing of this workspace was pinned yet: under warn, its hooks are pinned as they
@@ -99,6 +102,9 @@ def approve(seen: Sequence[Seen], pins_file: str | None = None) -> None:
     for root, items in by_root.items():
         with PinStore(_home(), root, pins_file).locked() as pins:
             for s in items:
+                if s.status == REMOVED:  # approving a removal forgets the hook
+                    pins.pop(s.pin.key, None)
+                    continue
                 if s.old is not None and s.status == "renamed":
                     pins.pop(s.old.key, None)
                 pins[s.pin.key] = s.pin
@@ -126,30 +132,62 @@ def first_sight(
         logger.warning("review: could not pin the checkout: {}", exc)
 
 
+class Scope(NamedTuple):
+    """One event's run, for the approved hooks it lacks (`removed.dropped`): its hooks
+    as found before matchers, whether a hook applies to the event, and where the pins
+    of its workspaces are (`removed.pin_roots`)."""
+
+    hook_name: str
+    candidates: Sequence[HookSpec]
+    applies: Callable[[HookSpec], bool]
+    roots: Sequence[str]
+
+
+class Gated(NamedTuple):
+    """What `gate` decided: the hooks to run, the outcomes of those held (and, under
+    required, of approved hooks removed: errors, a block under fail-closed), and under
+    warn the removed ones to report beside the run (never a block)."""
+
+    run: list[HookSpec]
+    held: list[HookOutcome]
+    noted: list[Skipped]
+
+
 def gate(
     settings: Settings, agent: str, specs: Sequence[HookSpec], workspaces: Sequence[str],
     project_var: str | None, entry: str = "run",
-    everything: Callable[[], Sequence[HookSpec]] | None = None,
-) -> tuple[list[HookSpec], list[HookOutcome]]:  # fmt: skip
+    everything: Callable[[], Sequence[HookSpec]] | None = None, scope: Scope | None = None,
+) -> Gated:  # fmt: skip
     """The user's `review` policy applied to the hooks about to run: (the hooks to run,
-    each marked with what changed; the outcomes of those held). Never raises: a pins
-    file that cannot be read is a warning, and under "required" holds every
-    repository hook. `everything`: all the checkout's hooks, for its first sight."""
+    each marked with what changed; the outcomes of those held; removed ones noted).
+    Never raises: a pins file that cannot be read is a warning, and under "required"
+    holds every repository hook. `everything`: all the checkout's hooks, for its first
+    sight; `scope`: the event, to find approved hooks it lacks (None: not looked for)."""
     policy = settings.review
-    if policy == "off" or not any(s.source in WORKSPACE_SOURCES for s in specs):
-        return list(specs), []
-    if everything is not None:
-        first_sight(settings, agent, specs, workspaces, project_var, everything)
-    try:
+    repo = any(s.source in WORKSPACE_SOURCES for s in specs)
+    if policy == "off" or not (repo or scope):
+        return Gated(list(specs), [], [])
+    try:  # first sight too: its pins unreadable must not make the run fail under warn
+        if everything is not None and repo:
+            first_sight(settings, agent, specs, workspaces, project_var, everything)
         seen = survey(agent, specs, workspaces, project_var, settings.review_pins)
+        gone = [] if scope is None else dropped(
+            _home(), agent, scope.hook_name, scope.candidates, specs, seen, scope.roots,
+            lambda c: hook_root(c, workspaces, project_var), scope.applies,
+            settings.review_pins,
+        )  # fmt: skip
     except Exception as exc:  # our reading failed: never a silent approval
         logger.warning("review: pins not read: {}", exc)
         if policy != "required":
-            return list(specs), []
+            return Gated(list(specs), [], [])
         held = [s for s in specs if s.source in WORKSPACE_SOURCES]
         kept = [s for s in specs if s.source not in WORKSPACE_SOURCES]
-        return kept, [HookOutcome(spec=replace(s, review="awaiting review"), status="error",
-                                  error=HELD) for s in held]  # fmt: skip
+        why = f"{HELD} (pins not read: {exc})"
+        if scope is not None and not held:  # an approved guard may be missing: unknown
+            held = [HookSpec(hook_name=scope.hook_name, name="(approved repository hooks)",
+                             source="project", argv=(), workdir="", mounts=())]  # fmt: skip
+        return Gated(kept, [HookOutcome(spec=replace(s, review="awaiting review"),
+                                        status="error", error=why) for s in held], [])  # fmt: skip
     found = iter(seen)  # in the order of the repository hooks of `specs`
     run: list[HookSpec] = []
     held_out: list[HookOutcome] = []
@@ -183,13 +221,36 @@ def gate(
             run.append(replace(spec, review=s.status))
             logger.warning("hook {}: {}", spec.name, review_note(s.status))
         records.append(record(settings, s, "held" if hold else "ran", entry))
+    noted = removals(settings, gone, held_out, records, entry)
     if first_seen:
         try:
             approve(first_seen)
         except OSError as exc:
             logger.warning("review: could not pin: {}", exc)
     audit(settings, records)
-    return run, held_out
+    return Gated(run, held_out, noted)
+
+
+def removals(
+    settings: Settings, gone: Sequence[Seen], held: list[HookOutcome],
+    records: list[dict[str, Any]], entry: str,
+) -> list[Skipped]:  # fmt: skip
+    """Approved hooks this event lacks (`removed.dropped`), never dropped silently: under
+    required each is an error outcome added to `held` (a guard that cannot run: a block
+    under fail-closed); under warn each is returned to be reported beside the run
+    (`notRun`), without a spec, so never a block (`CombinedHookRunner.run`)."""
+    noted: list[Skipped] = []
+    required = settings.review == "required"
+    for s in gone:
+        spec = as_spec(s.pin, s.workspace)
+        logger.warning("hook {}: {}", spec.name, review_note(REMOVED))
+        if required:
+            held.append(HookOutcome(spec=spec, status="error",
+                                    error=f"not run: {review_note(REMOVED)}"))  # fmt: skip
+        else:
+            noted.append(Skipped(spec.name, spec.source, review_note(REMOVED)))
+        records.append(record(settings, s, "held" if required else "noted", entry))
+    return noted
 
 
 def in_place(s: Seen, entry: bool = True) -> tuple[ApprovedFile, ...] | str | None:

@@ -117,8 +117,13 @@ def identify(agent: str, spec: HookSpec, root: str, kind: str = "run") -> Pin:
     entry = {"kind": kind, "source": spec.source, "matcher": spec.matcher,
              "condition": spec.condition, "command": [relative(a, root) for a in spec.argv],
              "shape": shape}  # fmt: skip
-    key = "\x1f".join((kind, agent, spec.hook_name, name))
-    return Pin(key, agent, spec.hook_name, name, entry, files)
+    return Pin(key_of(agent, spec, root, kind), agent, spec.hook_name, name, entry, files)
+
+
+def key_of(agent: str, spec: HookSpec, root: str, kind: str = "run") -> str:
+    """`identify`'s key alone, without reading a file: which pin the hook would have."""
+    name = relative(spec.name, os.path.realpath(root))
+    return "\x1f".join((kind, agent, spec.hook_name, name))
 
 
 def command_words(spec: HookSpec) -> list[str]:

@@ -1,6 +1,7 @@
 """What `sandboxrun review`, `list` and `doctor` show: the repository hooks of a
-workspace that are new or changed since approved, each with a unified diff (difflib)
-of its config entry and of every file it names."""
+workspace that are new or changed since approved, or approved and now removed
+(`removed`), each with a unified diff (difflib) of its config entry and of every file
+it names (a removed one's: all of it as deleted)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ def scan(
     from .._dialects.registry import DIALECTS, dialect_of
     from .._log import logger
     from . import survey
+    from .removed import missing, pin_roots
 
     found: list[Seen] = []
     for agent in agents or list(DIALECTS):
@@ -33,7 +35,9 @@ def scan(
         except Exception as exc:  # one agent's unreadable settings: the others still show
             logger.warning("review: {} hooks not read: {}", agent, exc)
             continue
-        found += survey(agent, hooks, workspaces, dialect.project_dir_var, settings.review_pins)
+        seen = survey(agent, hooks, workspaces, dialect.project_dir_var, settings.review_pins)
+        roots = pin_roots(dialect, workspaces, home)
+        found += seen + missing(home, agent, seen, roots, settings.review_pins)
     return found
 
 
@@ -64,8 +68,13 @@ def summary(seen: Sequence[Seen]) -> str | None:
 def diff(s: Seen) -> str:
     """The unified diff of one hook against its approved version (against nothing when
     new): its config entry, then each file; a mode, a symlink target, a rename shown."""
-    old, new = s.old, s.pin
+    old, new = s.old, (None if s.status == "removed" else s.pin)  # removed: all deleted
     out: list[str] = []
+    if new is None:
+        out += difflib.unified_diff(_entry_text(old), [], "approved: config entry", "/dev/null")
+        for path, approved in sorted((old.files if old else {}).items()):
+            out += _file_diff(path, path, approved, None)
+        return "".join(out)
     if old is not None and old.name != new.name:
         out.append(f"renamed: {old.name} -> {new.name}\n")
     a = _entry_text(old)

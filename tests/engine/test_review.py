@@ -142,3 +142,28 @@ def test_a_warm_backend_runs_the_approved_version_cold(
     [outcome] = result.outcomes
     assert outcome.exit_code == 2 and not outcome.warm and outcome.spec.approved
     assert result.answer.get("permissionDecision") == "deny"
+
+
+def test_a_deleted_guard_blocks_under_required_and_is_noted_under_warn(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """A later commit deletes the guard's entry: nothing is left to run, and under
+    required + fail-closed the event it guarded is blocked, naming it; under warn the
+    event goes on and the report says what was removed."""
+    ws, _ = project(tmp_path)
+    required, warn = config(tmp_path, "required"), config(tmp_path, "warn")
+    review = cli("review", "--agent", "claude", "--workspace", str(ws), "--approve",
+                 "--pins", str(tmp_path / "pins.json"), config=required)  # fmt: skip
+    subprocess.run(review, capture_output=True, timeout=120, check=True)
+    assert run(ws, required, engine)["permissionDecision"] == "deny"  # the guard itself
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": {}}))
+    blocked = run(ws, required, engine)
+    assert blocked["permissionDecision"] == "deny"
+    [report] = blocked["hooks"]
+    assert report["review"] == "removed" and report["status"] == "error"
+    assert report["reviewNote"].startswith("removed since approved: awaiting review")
+    assert report["exitCode"] is None  # nothing ran: the removal blocked
+    noted = run(ws, warn, engine)
+    assert noted.get("permissionDecision") != "deny" and noted["hooks"] == []
+    [note] = noted["notRun"]
+    assert note["reason"].startswith("removed since approved") and "guard.sh" in note["name"]
