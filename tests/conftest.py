@@ -54,6 +54,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 ACCOUNT_DATA = os.path.realpath(_userconfig.data_dir(_userconfig.account_home()))
 TEST_DATA = tempfile.mkdtemp(prefix="sandboxrun-test-data-")
 os.environ["SANDBOX_TEST_DATA"] = TEST_DATA
+os.environ["SANDBOX_TEST_ACCOUNT_DATA"] = ACCOUNT_DATA  # only this one moves, never a fake home's
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(Path(__file__).parent / "site"), *filter(None, [os.environ.get("PYTHONPATH")])]
 )

@@ -207,7 +207,7 @@ def test_a_failed_hook_fails_the_gate_unless_fail_open(
     assert cli.main(["check", "--events", str(events)]) == 1
     out = capsys.readouterr().out
     assert [table_rows(out)[n][1] for n in (1, 2)] == ["failed", "failed"]
-    assert "exited with code 3" in out and "timed out after 30s" in out
+    assert "exited with code 3" in out and "timed out after 120s" in out
     assert "fail-closed)" in out
     assert cli.main(["check", "--events", str(events), "--fail-open"]) == 0
     out = capsys.readouterr().out

@@ -265,7 +265,7 @@ def test_settings_variables_are_ignored_with_a_warning(
     feed(monkeypatch, "{}")
     assert cli.main(["run", "PreToolUse"]) == 0
     err = capsys.readouterr().err
-    assert [r.timeout for r in seen.requests] == [30.0]
+    assert [r.timeout for r in seen.requests] == [120.0]  # the Cline SDK's own
     assert "SANDBOXRUN_TIMEOUT" in one_stderr_line(err)
 
 

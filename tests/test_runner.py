@@ -427,12 +427,14 @@ def test_exec_request_fields(home, ws, event, make_hook, fake) -> None:
     assert by_path[specs[1].argv[-1]].mounts == (str(ws),)
 
 
-def test_default_timeout_is_thirty_seconds(home, settings, ws, event, make_hook, fake) -> None:
-    """Without a setting, each hook gets Cline's 30-second timeout."""
+def test_default_timeout_is_the_variants(home, settings, ws, event, make_hook, fake) -> None:
+    """Without a setting, each hook gets its Cline's own timeout: the VS Code extension's
+    30 s, the SDK's 120 s (DEFAULT_TOOL_HOOK_TIMEOUT_MS, subprocess.ts@21cb8d25)."""
     make_hook(ws / LOCAL)
-    backend = fake(default=answer({}))
-    run(settings, backend, home, event)
-    assert [r.timeout for r in backend.requests] == [30.0]
+    for variant, limit in (("vscode", 30.0), ("sdk", 120.0)):
+        backend = fake(default=answer({}))
+        run(settings.model_copy(update={"cline_variant": variant}), backend, home, event)
+        assert [r.timeout for r in backend.requests] == [limit], variant
 
 
 def test_spec_timeout_overrides_settings(settings, fake) -> None:

@@ -325,9 +325,12 @@ class ClineDialect:
 # resolveHooksConfigSearchPaths (sdk/packages/shared/src/storage/paths.ts@21cb8d25): the
 # Documents folder, then ~/.cline/hooks ($CLINE_DIR is an environment variable: not read,
 # as for every setting); per root the deprecated .clinerules/hooks, then .cline/hooks.
+# The SDK gives its blocking (tool) hooks 120 s (DEFAULT_TOOL_HOOK_TIMEOUT_MS,
+# sdk/packages/core/src/hooks/subprocess.ts@21cb8d25) and runs the others detached, whose
+# answers decide nothing: a slow guard keeps its full time, as in Cline.
 CLINE = ClineDialect(
     "cline", ("Documents/Cline/Hooks", ".cline/hooks"), (".clinerules/hooks", ".cline/hooks"),
-    hook_names=(*HOOK_NAMES, *sdk.EVENT_NAMES),
+    hook_names=(*HOOK_NAMES, *sdk.EVENT_NAMES), default_timeout=120.0,
 )  # fmt: skip
 # getAllHooksDirs (apps/vscode/src/core/storage/disk.ts@21cb8d25): the global folder,
 # then each root's .clinerules/hooks (and a --hooks-dir: `explicit`).

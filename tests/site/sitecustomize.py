@@ -22,7 +22,12 @@ TARGET = "sandboxrun._userconfig"
 
 def _redirect(module: ModuleType, folder: str) -> None:
     real = module.data_dir
-    account = os.path.realpath(real(module.account_home()))
+    # The real account's folder, as the tests' process found it: a command run with a
+    # fake home as the account's (tests/fake_home.py) keeps that home's own folder, as
+    # `install --home` with the same home does.
+    account = os.environ.get("SANDBOX_TEST_ACCOUNT_DATA") or os.path.realpath(
+        real(module.account_home())
+    )
 
     def data_dir(home: str | None = None) -> str:
         found = real(home)
