@@ -108,12 +108,14 @@ class HookRunner:
                 outcome = self._run(request, stdin, started, state_note)
             if spec.approved and outcome.status == "error":  # ours: it never ran (the
                 # Kubernetes backend refuses it): the report must not say it did
-                outcome = replace(outcome, spec=replace(outcome.spec, approved=()))
+                outcome = replace(outcome, spec=replace(outcome.spec, approved=(),
+                                                        as_approved=False))  # fmt: skip
             return outcome
         except _review.NotFaithful as exc:
             why = _review.cannot_run(exc)
             logger.warning("hook {} {}", spec.name, why)
-            return HookOutcome(spec=replace(spec, approved=()), status="error", error=why)
+            return HookOutcome(spec=replace(spec, approved=(), as_approved=False),
+                               status="error", error=why)  # fmt: skip
         finally:
             if env_file:
                 _envfile.discard(env_file)

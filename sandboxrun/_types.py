@@ -138,6 +138,9 @@ class HookSpec:
     # Under review = "required", a changed hook with an approved earlier version: the
     # approved bytes of its changed files, run in their place (`_review.approved`).
     approved: tuple[ApprovedFile, ...] = ()
+    # ... and its entry's fields (`_review.fields`) as approved: set whenever its approved
+    # version runs, also when only those fields changed (no file in `approved`).
+    as_approved: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,8 +212,9 @@ class HookOutcome:
             document["envFile"] = dict(self.env_file)
         if self.spec.review:  # only for a repository hook not as approved (`_review`)
             document["review"] = self.spec.review
-            document["reviewNote"] = review_note(self.spec.review, bool(self.spec.approved))
-            if self.spec.approved:  # the changed hook did not run: its approved version did
+            ran = bool(self.spec.approved) or self.spec.as_approved
+            document["reviewNote"] = review_note(self.spec.review, ran)
+            if ran:  # the changed hook did not run: its approved version did
                 document["ranApproved"] = True
         return document
 

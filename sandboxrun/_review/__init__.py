@@ -10,7 +10,8 @@ it. The user's own, managed and plugin hooks are never held: only sources of
 `WORKSPACE_SOURCES`.
 
 Under "required", a changed hook whose earlier version was approved runs that version
-instead (`approved`: its pinned bytes bound over the changed files), reported as
+instead (`approved`: its pinned bytes bound over the changed files, and its entry's
+`fields` as approved: a guard made `async` runs synchronously), reported as
 `awaiting review`; where that cannot be done faithfully it is held like a new one.
 An approved hook the event lacks (`removed`: deleted, or its matcher narrowed) is an
 error under "required" (a block under fail-closed) and a note under "warn".
@@ -29,7 +30,8 @@ from .._dialects.base import WORKSPACE_SOURCES
 from .._log import logger
 from .._types import ApprovedFile, HookOutcome, HookSpec, Skipped, review_note
 from .approved import HELD, NotFaithful, approved_files, bound, cannot_run
-from .pins import Pin, PinStore, compare, identify
+from .fields import restore
+from .pins import VERSION, Pin, PinStore, compare, identify
 from .removed import REMOVED, as_spec, dropped, pin_roots
 
 __all__ = [
@@ -201,7 +203,10 @@ def gate(
         hold = policy == "required" and s.status in ("new", "changed")
         files = in_place(s) if hold else None
         if isinstance(files, tuple):  # its approved version runs instead, marked
-            run.append(replace(spec, review="awaiting review", approved=files))
+            assert s.old is not None  # `in_place` gives files only for an approved one
+            approved = restore(spec, agent, s.old.runs, s.old.version >= VERSION)
+            run.append(replace(approved, review="awaiting review", approved=files,
+                               as_approved=True))  # fmt: skip
             logger.warning("hook {} changed since approved: its approved version runs", spec.name)
             records.append(record(settings, s, "ran approved", entry))
             continue

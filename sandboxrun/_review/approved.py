@@ -9,8 +9,10 @@ path, and a file bound at a path below it covers the changed file there.
 
 Only when that is faithful; else the hook is held as a new one is, with the reason:
 
-- the config entry is the same but for the files' content (a changed command, matcher
-  or `if` is a different hook: which events it runs for is not what was approved);
+- the config entry is the same but for the files' content and the fields `fields`
+  pins (a changed command, matcher or `if` is a different hook: which events it runs
+  for is not what was approved); those fields run as approved (`fields.restore`: a
+  guard made `async` runs as approved, its answer deciding);
 - the files the command names are the same paths as approved (none deleted, replaced
   by a folder, or newly there);
 - each changed file's approved bytes were kept (not too large, not a symlink outside
@@ -60,7 +62,8 @@ def approved_files(
     old: Pin, new: Pin, root: str, entry: bool = True
 ) -> tuple[ApprovedFile, ...] | str:
     """The approved bytes of the files of `new` (a changed hook of workspace `root`, a
-    real path) that differ from `old`, its approved pin; or why the approved version
+    real path) that differ from `old`, its approved pin (none when only its `fields`
+    changed); or why the approved version
     cannot run in its place. `entry=False`: only the files are compared (`exec`: its
     command is its identity, the pin approved may be the discovered hook's)."""
     if entry:
@@ -83,7 +86,7 @@ def approved_files(
         data = file_bytes(was)
         assert data is not None  # `_unfit` checked
         out.append(ApprovedFile(os.path.join(root, rel), data, int(str(was["mode"]), 8) & 0o777))
-    if not out:
+    if not out and not (entry and old.runs != new.known(old).runs):
         return "nothing of its files differs but a symlink"
     return tuple(out)
 

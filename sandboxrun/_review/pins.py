@@ -1,7 +1,8 @@
 """Pins: the identity of a repository's hook, and where the approved ones are kept.
 
 A hook from a workspace source (`_dialects.base.WORKSPACE_SOURCES`) is known by its
-config entry (agent, event, matcher, command, source level) and by every file of the
+config entry (agent, event, matcher, command, source level, and the fields that change
+what its answer decides or when it runs: `fields`) and by every file of the
 workspace its command names (for Cline's family: the hook file itself, which is its
 argv): each file's sha256, size and mode, and for a symlink the path it points to
 (a symlink swapped to point elsewhere is a change). The bytes of each file are kept
@@ -27,17 +28,19 @@ import shlex
 import stat
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .. import _userconfig
 from .._preflight import _expand
 from .._types import HookSpec
+from .fields import LEGACY_UNKNOWN, runs_of
 
 MAX_KEPT = 256 << 10  # bytes of one file kept for the diff (larger: hashed, not shown)
 MAX_HASHED = 64 << 20  # bytes of one file read for its hash (then the size says the rest)
 FORMAT = 1  # the pins file's version
+VERSION = 2  # a pin's: 2 pins the entry's `timeout` too (`fields`)
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class Pin:
     name: str
     entry: Mapping[str, Any]
     files: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # 1: written before `fields.LEGACY_UNKNOWN` was pinned (not part of the digest)
+    version: int = VERSION
 
     @property
     def digest(self) -> str:
@@ -71,19 +76,42 @@ class Pin:
         return _sha({"entry": {k: v for k, v in self.entry.items() if k != "command"},
                      "command": self.entry.get("shape"), "files": files})  # fmt: skip
 
+    @property
+    def runs(self) -> dict[str, Any]:
+        """The entry's fields that are not their default (`fields.runs`)."""
+        value = self.entry.get("runs")
+        return dict(value) if isinstance(value, Mapping) else {}
+
+    def known(self, pinned: Pin) -> Pin:
+        """This pin as `pinned` (an approved one) could have recorded it: of a version 1
+        pin, without the fields it did not record (`fields.LEGACY_UNKNOWN`)."""
+        if pinned.version >= VERSION or not LEGACY_UNKNOWN & set(self.runs):
+            return self
+        entry = {k: v for k, v in self.entry.items() if k != "runs"}
+        runs = {k: v for k, v in self.runs.items() if k not in LEGACY_UNKNOWN}
+        if runs:
+            entry["runs"] = runs
+        return replace(self, entry=entry)
+
     def modes(self) -> dict[str, str | None]:
         return {p: f.get("mode") for p, f in self.files.items()}
 
     def to_json(self) -> dict[str, Any]:
         files = {p: dict(f) for p, f in self.files.items()}
-        return {"key": self.key, "agent": self.agent, "event": self.event, "name": self.name,
-                "entry": dict(self.entry), "files": files}  # fmt: skip
+        data: dict[str, Any] = {"key": self.key, "agent": self.agent, "event": self.event,
+                                "name": self.name, "entry": dict(self.entry),
+                                "files": files}  # fmt: skip
+        if self.version >= VERSION:  # a version 1 pin stays one: it still lacks them
+            data["version"] = self.version
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Pin:
         files = {str(p): dict(f) for p, f in data["files"].items()}
+        version = data.get("version", 1)
         return cls(str(data["key"]), str(data["agent"]), str(data["event"]), str(data["name"]),
-                   dict(data["entry"]), files)  # fmt: skip
+                   dict(data["entry"]), files,
+                   version if isinstance(version, int) and version > 0 else 1)  # fmt: skip
 
 
 def _sha(value: Any) -> str:
@@ -114,9 +142,12 @@ def identify(agent: str, spec: HookSpec, root: str, kind: str = "run") -> Pin:
         # A rename keeps the shape (the path is not in it), a swap of places does not.
         shape.append(f"\0{record['sha256']}:{record['link']}")
     name = relative(spec.name, root)
-    entry = {"kind": kind, "source": spec.source, "matcher": spec.matcher,
+    entry: dict[str, Any] = {"kind": kind, "source": spec.source, "matcher": spec.matcher,
              "condition": spec.condition, "command": [relative(a, root) for a in spec.argv],
              "shape": shape}  # fmt: skip
+    extra = runs_of(agent, spec)
+    if extra:  # only when set: the pins of hooks without them are as they were
+        entry["runs"] = extra
     return Pin(key_of(agent, spec, root, kind), agent, spec.hook_name, name, entry, files)
 
 
@@ -249,12 +280,12 @@ def compare(pin: Pin, pinned: Mapping[str, Pin]) -> tuple[str, Pin | None]:
     content under another name), `new` (nothing like it approved)."""
     old = pinned.get(pin.key)
     if old is not None:
-        if old.digest != pin.digest:
+        if old.digest != pin.known(old).digest:
             return "changed", old
         return ("approved" if old.modes() == pin.modes() else "mode"), old
     for other in pinned.values():
         same = (other.agent, other.event, other.entry.get("kind"), other.shape)
-        if same == (pin.agent, pin.event, pin.entry.get("kind"), pin.shape):
+        if same == (pin.agent, pin.event, pin.entry.get("kind"), pin.known(other).shape):
             return "renamed", other
     return "new", None
 

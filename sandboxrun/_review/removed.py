@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._dialects.base import WORKSPACE_SOURCES
 from .._types import HookSpec
-from .pins import Pin, PinStore, key_of
+from .fields import restore
+from .pins import VERSION, Pin, PinStore, key_of
 
 if TYPE_CHECKING:
     from . import Seen
@@ -88,15 +89,17 @@ def missing(
 
 def as_spec(pin: Pin, workspace: str) -> HookSpec:
     """What the approved hook was, enough to ask the dialect whether it applies to an
-    event (its event, matcher, `if` and source) and to name it in the report."""
+    event (its event, matcher, `if`, source and `fields`: Cursor's loop limit) and to
+    name it in the report (an `async` one, whose answer decided nothing, is no block)."""
     entry = pin.entry
     command = entry.get("command")
-    return HookSpec(
+    spec = HookSpec(
         hook_name=pin.event, name=pin.name, source=str(entry.get("source") or "project"),
         argv=tuple(str(a) for a in command) if isinstance(command, list) else (),
         workdir=workspace, mounts=(), matcher=entry.get("matcher"),
         condition=entry.get("condition"), review=REMOVED,
     )  # fmt: skip
+    return restore(spec, pin.agent, pin.runs, pin.version >= VERSION)
 
 
 def dropped(
@@ -109,7 +112,7 @@ def dropped(
     are the event's hooks as found (before matchers), `matched` those that apply, `seen`
     their review. Deleted: a pin of the event no candidate answers to, whose approved
     matcher applies. Narrowed: a candidate that does not apply, though with its approved
-    matcher and `if` (and all else as now: Cursor's loop limit) it would."""
+    matcher, `if` and `fields` (Cursor's loop limit) it would."""
     from . import Seen
 
     repo = [c for c in candidates if c.source in WORKSPACE_SOURCES]
@@ -131,9 +134,10 @@ def dropped(
         pin = loaded[str(store.path)].get(key_of(agent, c, root_of(c)))
         if pin is None:
             continue
-        before = (pin.entry.get("matcher"), pin.entry.get("condition"))
-        if before != (c.matcher, c.condition) and applies(
-            replace(c, matcher=before[0], condition=before[1])
-        ):
+        before = restore(
+            replace(c, matcher=pin.entry.get("matcher"), condition=pin.entry.get("condition")),
+            agent, pin.runs, pin.version >= VERSION,
+        )  # fmt: skip
+        if before != c and applies(before):
             out.append(Seen(pin, REMOVED, pin, store.workspace))
     return out

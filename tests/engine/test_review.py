@@ -167,3 +167,30 @@ def test_a_deleted_guard_blocks_under_required_and_is_noted_under_warn(
     assert noted.get("permissionDecision") != "deny" and noted["hooks"] == []
     [note] = noted["notRun"]
     assert note["reason"].startswith("removed since approved") and "guard.sh" in note["name"]
+
+
+def test_a_guard_made_async_still_blocks_under_required(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """A later commit turns the guard `async` (Claude Code then does not wait for it: its
+    answer decides nothing). `async` is part of its pin, so it is changed; under
+    required its approved version runs, synchronously, and still blocks; under warn it
+    runs as it is now, reported changed, and blocks nothing."""
+    ws, _ = project(tmp_path)
+    required, warn = config(tmp_path, "required"), config(tmp_path, "warn")
+    review = cli("review", "--agent", "claude", "--workspace", str(ws), "--approve",
+                 "--pins", str(tmp_path / "pins.json"), config=required)  # fmt: skip
+    subprocess.run(review, capture_output=True, timeout=120, check=True)
+    settings = ws / ".claude" / "settings.json"
+    settings.write_text(
+        settings.read_text().replace('"type": "command"', '"async": true, "type": "command"')
+    )
+    assert '"async": true' in settings.read_text()
+    blocked = run(ws, required, engine)
+    [report] = blocked["hooks"]
+    assert blocked["permissionDecision"] == "deny"  # the approved (synchronous) guard
+    assert report["exitCode"] == 2 and "no rm -rf" in report["stderr"]
+    assert report["review"] == "awaiting review" and report["ranApproved"] is True
+    warned = run(ws, warn, engine)
+    assert warned.get("permissionDecision") != "deny"  # as it is now: async decides nothing
+    assert warned["hooks"][0]["review"] == "changed"
