@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
+import signal
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -95,6 +98,92 @@ def _no_server_started(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError(f"a test would start a server at {path}: give it serve = 'off'")
 
     monkeypatch.setattr(_client, "start_server", refuse)
+
+
+# The account's own server socket(s), as sandboxrun finds them (`default_socket`: the
+# runtime folder's when there is one, else the home's cache): where the developer's own
+# hooks are answered. Nothing a test starts may start a server there, nor talk to one:
+# in this process `_no_server_started` refuses every start, and `_no_account_socket`
+# moves the default socket; in the Python processes the tests start, sitecustomize does
+# the same (`SANDBOX_TEST_ACCOUNT_SOCKET`). A wrapper `install` writes starts Python with
+# `-I`, which loads no sitecustomize: the config it names must say `serve` (engine
+# `cli()` checks it), and `_no_account_server` catches any server started anyway.
+ACCOUNT_SOCKETS = frozenset(
+    {
+        _userconfig.default_socket(),
+        os.path.join(_userconfig.account_home(), ".cache", "sandboxrun", "serve.sock"),
+    }
+)
+TEST_SOCKET = os.path.join(TEST_DATA, "serve", "serve.sock")
+os.environ["SANDBOX_TEST_ACCOUNT_SOCKET"] = _userconfig.default_socket()
+_account_default_socket = _userconfig.default_socket
+
+
+@pytest.fixture(autouse=True)
+def _no_account_socket(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default socket is the session's (`TEST_SOCKET`) where it would be the
+    account's: no command a test runs in this process reaches the developer's server."""
+
+    def default_socket() -> str:
+        found = _account_default_socket()
+        return TEST_SOCKET if found in ACCOUNT_SOCKETS else found
+
+    monkeypatch.setattr(_userconfig, "default_socket", default_socket)
+    monkeypatch.setattr(_client, "default_socket", default_socket)
+
+
+def _locked(sockets: frozenset[str]) -> bool:
+    """Whether a server holds the lock of one of `sockets` (`_client.lock_path`: taken by
+    the command that starts one, then held by the server). Read in /proc/locks: taking
+    the lock to see would get in the way of a server starting."""
+    inodes = set()
+    for path in sockets:
+        with contextlib.suppress(OSError):
+            inodes.add(os.stat(_client.lock_path(path)).st_ino)
+    if not inodes:
+        return False
+    with open("/proc/locks") as f:  # "1: FLOCK  ADVISORY  WRITE <pid> <maj>:<min>:<inode> ..."
+        held = [word for line in f for word in line.split() if word.count(":") == 2]
+    return any(int(word.rsplit(":", 1)[1]) in inodes for word in held)
+
+
+def account_servers(sockets: frozenset[str] = ACCOUNT_SOCKETS) -> dict[int, str]:
+    """pid -> command line of each `sandboxrun serve` on one of `sockets` started by a
+    command of this session's interpreter's folder (this virtualenv: what `install`
+    names in the wrappers it writes). Other checkouts' servers are not ours."""
+    found: dict[int, str] = {}
+    ours = os.path.dirname(sys.executable)
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                argv = f.read().decode(errors="replace").split("\0")[:-1]
+        except OSError:
+            continue
+        if not argv or os.path.dirname(argv[0]) != ours or not {"sandboxrun", "serve"} <= set(argv):
+            continue
+        if "--socket" in argv[:-1] and argv[argv.index("--socket") + 1] in sockets:
+            found[int(entry.name)] = " ".join(argv)
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _no_account_server() -> Iterator[None]:
+    """Fail a test whose commands started a server on the account's socket (and stop
+    it: it would answer the developer's own hooks with the test's config). Looked for
+    only when the socket's lock was free before the test and is held after it."""
+    if _locked(ACCOUNT_SOCKETS):
+        yield  # a server runs there already: none can start
+        return
+    yield
+    if not _locked(ACCOUNT_SOCKETS):
+        return
+    new = account_servers()
+    for pid in new:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    assert not new, f"a command of this test started a server on the account's socket: {new}"
 
 
 def patch_account_home(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:

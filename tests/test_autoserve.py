@@ -294,3 +294,54 @@ def test_a_server_started_by_hand_says_so(short_dir: Path, home: Path, started: 
         proc.terminate()
         proc.communicate(timeout=120)
     assert proc.returncode == 0
+
+
+@pytest.mark.parametrize("auto", [True, False], ids=["on-demand", "by-hand"])
+def test_a_request_naming_no_config_reads_the_accounts_unless_started_by_hand(
+    home: Path, short_dir: Path, tmp_path: Path, started: list[int], auto: bool
+) -> None:
+    """A server `run`/`exec` started with their `--config` (a test's, a project's) answers
+    a later command naming none from the account's config file, as that command would
+    cold (here the account says `serve = "off"`: it declines, 503); one started by hand
+    with `--config` answers it from that file (a platform's one file: 200). A request
+    naming the server's file is answered either way. (No hooks: no engine needed.)"""
+    import fcntl
+
+    from tests.fake_home import command
+
+    user_config(home, 'serve = "off"\n')
+    first = tmp_path / "first.toml"
+    first.write_text("")  # serve = "auto"
+    path = str(short_dir / "s" / "serve.sock")
+    os.makedirs(os.path.dirname(path), mode=0o700)
+    argv = [sys.executable, "-m", "sandboxrun", "serve", "--socket", path, "--config", str(first)]
+    lock = os.open(client.lock_path(path), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if auto:  # as `start_server` hands it on
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            argv += ["--lock-fd", str(lock)]
+        proc = subprocess.Popen(command(home, argv), pass_fds=(lock,) if auto else (),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    finally:
+        os.close(lock)
+    started.append(proc.pid)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+
+    def status(*named: str) -> int:
+        sock = client.connect(path)
+        assert sock is not None
+        args = [*named, "PreToolUse", "--home", str(home), "--workspace", str(ws)]
+        request = {"args": args, "cwd": str(ws), "env": {}, "verbose": 0, "stdin": "e30="}
+        try:
+            return client.post(sock, "/v1/run", request)[0]
+        finally:
+            sock.close()
+
+    try:
+        _wait(lambda: _answers(path), "serve did not start")
+        assert status("--config", str(first)) == 200
+        assert status() == (503 if auto else 200)
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=120)

@@ -69,7 +69,8 @@ class App:
         self.settings = settings  # the server's own: what /readyz checks (None: the defaults)
         # The server's own `--config`: the config file of a request that names none (a
         # platform's server, whose clients send only the command's arguments, keeps its
-        # hooks' settings in one file: backend, cluster, limits). None: the account's.
+        # hooks' settings in one file: backend, cluster, limits). None: the account's, and
+        # always for a server `run`/`exec` started (`lifecycle.serve`).
         self.config = config
         self._backends: dict[Settings, Backend] = {}
         self._lock = threading.Condition()

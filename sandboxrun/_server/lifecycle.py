@@ -141,7 +141,11 @@ def serve(
     from .. import _cache
 
     _cache.enable()  # settings, discovery and preflight, kept while their files stand
-    app = App(make_backend, settings, config=config)
+    # A request that names no config file: the server's own when started by hand (a
+    # platform's one file); the account's when started by `run`/`exec`, whose `--config`
+    # was that first command's alone (a test's, a project's): a later command naming
+    # none is answered as it would be cold, from the account's config file.
+    app = App(make_backend, settings, config=None if auto else config)
     app.started, app.idle_exit = ("auto" if auto else "hand"), idle
     servers = open_servers(app, path, listen, token)
     stop = threading.Event()

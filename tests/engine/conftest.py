@@ -124,13 +124,21 @@ def cli(*args: str, config: Path | None = None, home: Path | None = None) -> lis
     """The argv of the real command line, with this run's settings as a `--config` file
     (and `--home` for the commands that find the user's hooks). A test's own config
     file without a `serve` line runs `run` and `exec` cold (`--no-serve`): never through,
-    nor starting, a server of the account's (warm by default, issue 19)."""
+    nor starting, a server of the account's (warm by default, issue 19); one given to
+    `install` must say `serve` itself (its wrappers take no `--no-serve`)."""
     command, *rest = args
     if config is None:
         config = _CONFIG_DIR / "config.toml"
         config.write_text(_test_config())
     elif command in ("run", "exec") and "serve" not in tomllib.loads(config.read_text()):
         rest = ["--no-serve", *rest]
+    elif command == "install":
+        # The wrappers it writes run `exec` with this config, started `python -I` (no
+        # tests/site): only the config keeps them off the account's server.
+        assert tomllib.loads(config.read_text()).get("serve") in ("off", "use"), (
+            f"{config}: a config a test installs with must say serve = 'off' (or 'use'"
+            " with a serve_socket of the test's), or its wrappers start the account's server"
+        )
     extra = ["--config", str(config)]
     if home is not None and command in ("run", "list"):
         extra += ["--home", str(home)]

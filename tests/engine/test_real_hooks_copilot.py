@@ -268,7 +268,9 @@ def test_the_installed_wrappers_own_failure_never_denies_unless_fail_closed(
     root = repository(tmp_path, "copilot-hooks-demo")
     config = tmp_path / "missing-image.toml"
     kept = [line for line in _test_config().splitlines() if line.startswith("runtime")]
-    config.write_text("\n".join([*kept, 'image = "sandboxrun/hooks:no-such-tag"', ""]))
+    config.write_text(
+        "\n".join([*kept, 'image = "sandboxrun/hooks:no-such-tag"', 'serve = "off"', ""])
+    )
     install(root, tmp_path / "home", *(["--fail-closed"] if fail_closed else []), config=config)
     wrapped = entry(root, "hooks.json", "preToolUse")
     done = bare(root, wrapped, pre_tool_use(root, "bash", {"command": "npm install left-pad"}))

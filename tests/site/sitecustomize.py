@@ -4,9 +4,17 @@ folder of sandboxrun (`~/.local/share/sandboxrun`: pins, hook states, install's
 backups) is that folder, as in the tests' own process (`_no_account_data`). Commands
 the engine tests run (`sandboxrun run`, `exec`, `review`...) then write nothing there.
 
-A variable of the tests only, read here: sandboxrun itself reads no variable for its
+`SANDBOX_TEST_ACCOUNT_SOCKET`: the account's server socket (the developer's own server),
+which `_userconfig.default_socket` then never names (the session's socket instead, beside
+its data folder), and on which `_client.start_server` starts nothing: a command of the
+tests neither talks to that server nor starts one (it would outlive the run and answer
+the developer's hooks), as `_no_account_socket` and `_no_server_started` do in the
+tests' process. The tests of the start on first use name a `serve_socket` of their own.
+A wrapper `install` writes starts Python with `-I`: none of this reaches it.
+
+Variables of the tests only, read here: sandboxrun itself reads no variable for its
 data folder (a repository can set a hook's environment). sandboxrun is not imported
-here: `_userconfig` is patched when something imports it (the cold-import tests see
+here: `_userconfig` and `_client` are patched when something imports them (the cold-import tests see
 the modules a command loads, not ours; nor `typing` or `importlib.abc`, which cost ms).
 """
 
@@ -16,8 +24,6 @@ import os
 import sys
 from importlib.machinery import ModuleSpec, PathFinder
 from types import ModuleType
-
-TARGET = "sandboxrun._userconfig"
 
 
 def _redirect(module: ModuleType, folder: str) -> None:
@@ -34,6 +40,32 @@ def _redirect(module: ModuleType, folder: str) -> None:
         return folder if os.path.realpath(found) == account else found
 
     module.data_dir = data_dir
+    account_socket = os.environ.get("SANDBOX_TEST_ACCOUNT_SOCKET")
+    if account_socket:
+        real_socket = module.default_socket
+        session_socket = os.path.join(folder, "serve", "serve.sock")
+
+        def default_socket() -> str:
+            found = real_socket()
+            return session_socket if found == account_socket else found
+
+        module.default_socket = default_socket
+
+
+def _no_start(module: ModuleType, folder: str) -> None:
+    """No server started on a default socket (the session's, or a fake home's): only on
+    a socket a test names (`serve_socket`), which that test stops."""
+    real = module.start_server
+
+    def start_server(path: str, config: str | None = None) -> int | None:
+        if path in (module.default_socket(), os.environ.get("SANDBOX_TEST_ACCOUNT_SOCKET")):
+            return None  # as under CI=true: this command runs cold
+        return real(path, config)
+
+    module.start_server = start_server
+
+
+PATCHES = {"sandboxrun._userconfig": _redirect, "sandboxrun._client": _no_start}
 
 
 class _Finder:
@@ -43,7 +75,8 @@ class _Finder:
         self.folder = folder
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> ModuleSpec | None:
-        if name != TARGET:
+        patch = PATCHES.get(name)
+        if patch is None:
             return None
         spec = PathFinder.find_spec(name, path)  # type: ignore[arg-type]
         loader = spec.loader if spec else None
@@ -53,7 +86,7 @@ class _Finder:
 
         def exec_module(module: ModuleType) -> None:
             run(module)
-            _redirect(module, self.folder)
+            patch(module, self.folder)
 
         loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
