@@ -82,16 +82,19 @@ def test_run_without_a_matching_hook_needs_neither_docker_nor_loguru(tmp_path: P
 
 
 @pytest.mark.parametrize(
-    ("agent", "event", "modules"),
+    ("agent", "event", "modules", "flags"),
     [
-        ("cline", "PreToolUse", {"cline"}),
-        ("claude", "PreToolUse", {"claude.dialect"}),
-        ("codex", "PreToolUse", {"codex", "claude.dialect"}),  # a row of Claude's table
-        ("gemini", "BeforeTool", {"gemini.dialect"}),
+        ("cline", "PreToolUse", {"cline"}, ()),
+        ("claude", "PreToolUse", {"claude.dialect"}, ()),
+        ("codex", "PreToolUse", {"codex", "claude.dialect"}, ()),  # a row of Claude's table
+        ("gemini", "BeforeTool", {"gemini.dialect"}, ()),
+        # as an installed agent's own hook (the shims' `--answer agent`)
+        ("gemini", "BeforeTool", {"gemini.dialect"}, ("--answer", "agent")),
+        ("copilot", "preToolUse", {"copilot"}, ("--answer", "agent")),
     ],
 )
 def test_run_imports_only_the_dialect_of_its_agent(
-    tmp_path: Path, agent: str, event: str, modules: set[str]
+    tmp_path: Path, agent: str, event: str, modules: set[str], flags: tuple[str, ...]
 ) -> None:
     """The registry is lazy (issue 19, target 4): a cold `run` imports its own agent's
     dialect, not the eighteen others' (tens of milliseconds of every cold start)."""
@@ -100,11 +103,11 @@ def test_run_imports_only_the_dialect_of_its_agent(
     config = tmp_path / "config.toml"
     config.write_text('serve = "off"\n')
     out, loaded = imported(
-        "run", event, "--agent", agent, "--config", str(config), "--home",
+        "run", event, "--agent", agent, *flags, "--config", str(config), "--home",
         str(tmp_path / "home"), "--workspace", str(tmp_path / "ws"), stdin="{}",
         cwd=tmp_path / "ws",
     )  # fmt: skip
-    assert json.loads(out) is not None
+    assert flags or json.loads(out) is not None
     assert dialect_modules(loaded) == {f"sandboxrun._dialects.{m}" for m in modules}, loaded
 
 
@@ -204,3 +207,21 @@ def test_the_light_client_imports_only_what_its_request_needs(tmp_path: Path) ->
     out = subprocess.run([sys.executable, "-c", code, *HEAVY], capture_output=True, text=True,
                          check=True, timeout=60, stdin=subprocess.DEVNULL).stdout  # fmt: skip
     assert out.strip() == "[]"
+
+
+def test_the_shape_checks_are_isinstance() -> None:
+    """`claude_shaped` and the others answer as `isinstance` for every agent's dialect
+    (they only skip the import when no instance can exist)."""
+    from sandboxrun._dialects import registry
+    from sandboxrun._dialects.claude.dialect import ClaudeDialect
+    from sandboxrun._dialects.copilot.dialect import CopilotDialect
+    from sandboxrun._dialects.gemini.dialect import GeminiDialect
+    from sandboxrun._dialects.windsurf.dialect import WindsurfDialect
+
+    checks = [(registry.claude_shaped, ClaudeDialect), (registry.gemini_shaped, GeminiDialect),
+              (registry.copilot_shaped, CopilotDialect),
+              (registry.windsurf_shaped, WindsurfDialect)]  # fmt: skip
+    for dialect in registry.DIALECTS.values():
+        for check, cls in checks:
+            assert check(dialect) == isinstance(dialect, cls), (dialect.agent, cls)
+    assert sum(registry.claude_shaped(d) for d in registry.DIALECTS.values()) == 10

@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from .._settings import Settings
     from .base import Dialect
     from .claude.dialect import ClaudeDialect
+    from .copilot.dialect import CopilotDialect
     from .gemini.dialect import GeminiDialect
+    from .windsurf.dialect import WindsurfDialect
 
 # name -> (module under this package, the dialect's name in it). In the order the
 # registry always listed them (`list(DIALECTS)`; `_dialects.AGENTS` is the sorted copy).
@@ -106,16 +108,27 @@ def dialect_of(settings: Settings) -> Dialect:
 
 # `isinstance` against a dialect class, without importing its module for the check: no
 # instance of a class exists before its module was imported, so a module not loaded
-# answers False (the runner asks these of every run; most agents are neither).
+# answers False (the runner asks these of every run; most agents are none of them).
+
+
+def shaped(dialect: Dialect, module: str, name: str) -> bool:
+    """Whether `dialect` is an instance of the class `name` of `module` (under this package)."""
+    loaded = sys.modules.get(f"{__package__}.{module}")
+    return loaded is not None and isinstance(dialect, getattr(loaded, name))
 
 
 def claude_shaped(dialect: Dialect) -> TypeGuard[ClaudeDialect]:
     """Whether `dialect` is a `ClaudeDialect` (Claude Code's family, Codex)."""
-    module = sys.modules.get(f"{__package__}.claude.dialect")
-    return module is not None and isinstance(dialect, module.ClaudeDialect)
+    return shaped(dialect, "claude.dialect", "ClaudeDialect")
 
 
 def gemini_shaped(dialect: Dialect) -> TypeGuard[GeminiDialect]:
-    """Whether `dialect` is a `GeminiDialect`."""
-    module = sys.modules.get(f"{__package__}.gemini.dialect")
-    return module is not None and isinstance(dialect, module.GeminiDialect)
+    return shaped(dialect, "gemini.dialect", "GeminiDialect")
+
+
+def copilot_shaped(dialect: Dialect) -> TypeGuard[CopilotDialect]:
+    return shaped(dialect, "copilot.dialect", "CopilotDialect")
+
+
+def windsurf_shaped(dialect: Dialect) -> TypeGuard[WindsurfDialect]:
+    return shaped(dialect, "windsurf.dialect", "WindsurfDialect")
