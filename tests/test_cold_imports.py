@@ -214,14 +214,36 @@ def test_the_shape_checks_are_isinstance() -> None:
     (they only skip the import when no instance can exist)."""
     from sandboxrun._dialects import registry
     from sandboxrun._dialects.claude.dialect import ClaudeDialect
+    from sandboxrun._dialects.cline import ClineDialect
     from sandboxrun._dialects.copilot.dialect import CopilotDialect
+    from sandboxrun._dialects.crush.dialect import CrushDialect
+    from sandboxrun._dialects.cursor.dialect import CursorDialect
     from sandboxrun._dialects.gemini.dialect import GeminiDialect
+    from sandboxrun._dialects.goose.dialect import GooseDialect
+    from sandboxrun._dialects.kiro.dialect import KiroDialect
     from sandboxrun._dialects.windsurf.dialect import WindsurfDialect
 
     checks = [(registry.claude_shaped, ClaudeDialect), (registry.gemini_shaped, GeminiDialect),
-              (registry.copilot_shaped, CopilotDialect),
-              (registry.windsurf_shaped, WindsurfDialect)]  # fmt: skip
+              (registry.copilot_shaped, CopilotDialect), (registry.windsurf_shaped, WindsurfDialect),
+              (registry.cline_shaped, ClineDialect), (registry.cursor_shaped, CursorDialect),
+              (registry.goose_shaped, GooseDialect), (registry.kiro_shaped, KiroDialect),
+              (registry.crush_shaped, CrushDialect)]  # fmt: skip
     for dialect in registry.DIALECTS.values():
         for check, cls in checks:
             assert check(dialect) == isinstance(dialect, cls), (dialect.agent, cls)
     assert sum(registry.claude_shaped(d) for d in registry.DIALECTS.values()) == 10
+    for check, _ in checks:  # each matches some agent: a wrong module name would not
+        assert any(check(d) for d in registry.DIALECTS.values()), check.__name__
+
+
+def test_the_command_modules_import_no_dialect() -> None:
+    """`exec`'s, `run`'s and the shims' (`--answer agent`) modules import no agent's
+    dialect of their own: the agent's is imported when its command runs."""
+    code = (
+        "import sys, sandboxrun._exec, sandboxrun._install.answer, sandboxrun._runner;"
+        " from sandboxrun._dialects.registry import WHERE;"
+        " print(sorted({'sandboxrun._dialects.' + m for m, _ in WHERE.values()} & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60).stdout  # fmt: skip
+    assert out.strip() == "[]"

@@ -18,8 +18,13 @@ if TYPE_CHECKING:
     from .._settings import Settings
     from .base import Dialect
     from .claude.dialect import ClaudeDialect
+    from .cline import ClineDialect
     from .copilot.dialect import CopilotDialect
+    from .crush.dialect import CrushDialect
+    from .cursor.dialect import CursorDialect
     from .gemini.dialect import GeminiDialect
+    from .goose.dialect import GooseDialect
+    from .kiro.dialect import KiroDialect
     from .windsurf.dialect import WindsurfDialect
 
 # name -> (module under this package, the dialect's name in it). In the order the
@@ -132,3 +137,23 @@ def copilot_shaped(dialect: Dialect) -> TypeGuard[CopilotDialect]:
 
 def windsurf_shaped(dialect: Dialect) -> TypeGuard[WindsurfDialect]:
     return shaped(dialect, "windsurf.dialect", "WindsurfDialect")
+
+
+def cline_shaped(dialect: Dialect) -> TypeGuard[ClineDialect]:
+    return shaped(dialect, "cline", "ClineDialect")
+
+
+def cursor_shaped(dialect: Dialect) -> TypeGuard[CursorDialect]:
+    return shaped(dialect, "cursor.dialect", "CursorDialect")
+
+
+def goose_shaped(dialect: Dialect) -> TypeGuard[GooseDialect]:
+    return shaped(dialect, "goose.dialect", "GooseDialect")
+
+
+def kiro_shaped(dialect: Dialect) -> TypeGuard[KiroDialect]:
+    return shaped(dialect, "kiro.dialect", "KiroDialect")
+
+
+def crush_shaped(dialect: Dialect) -> TypeGuard[CrushDialect]:
+    return shaped(dialect, "crush.dialect", "CrushDialect")
