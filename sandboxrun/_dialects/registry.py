@@ -10,9 +10,9 @@ patch it (tests `monkeypatch.setitem` it); iterating its values imports them all
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from importlib import import_module
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 if TYPE_CHECKING:
     from .._settings import Settings
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from .goose.dialect import GooseDialect
     from .kiro.dialect import KiroDialect
     from .windsurf.dialect import WindsurfDialect
+
+    T = TypeVar("T")
+    Guard = Callable[[Dialect], TypeGuard[T]]  # `isinstance(dialect, T)`, narrowing as it
 
 # name -> (module under this package, the dialect's name in it). In the order the
 # registry always listed them (`list(DIALECTS)`; `_dialects.AGENTS` is the sorted copy).
@@ -122,38 +125,18 @@ def shaped(dialect: Dialect, module: str, name: str) -> bool:
     return loaded is not None and isinstance(dialect, getattr(loaded, name))
 
 
-def claude_shaped(dialect: Dialect) -> TypeGuard[ClaudeDialect]:
-    """Whether `dialect` is a `ClaudeDialect` (Claude Code's family, Codex)."""
-    return shaped(dialect, "claude.dialect", "ClaudeDialect")
+def shape(module: str, name: str) -> Any:
+    """The check `shaped(dialect, module, name)` as a function of the dialect alone (typed
+    at each use below as the `TypeGuard` of the class it checks)."""
+    return lambda dialect: shaped(dialect, module, name)
 
 
-def gemini_shaped(dialect: Dialect) -> TypeGuard[GeminiDialect]:
-    return shaped(dialect, "gemini.dialect", "GeminiDialect")
-
-
-def copilot_shaped(dialect: Dialect) -> TypeGuard[CopilotDialect]:
-    return shaped(dialect, "copilot.dialect", "CopilotDialect")
-
-
-def windsurf_shaped(dialect: Dialect) -> TypeGuard[WindsurfDialect]:
-    return shaped(dialect, "windsurf.dialect", "WindsurfDialect")
-
-
-def cline_shaped(dialect: Dialect) -> TypeGuard[ClineDialect]:
-    return shaped(dialect, "cline", "ClineDialect")
-
-
-def cursor_shaped(dialect: Dialect) -> TypeGuard[CursorDialect]:
-    return shaped(dialect, "cursor.dialect", "CursorDialect")
-
-
-def goose_shaped(dialect: Dialect) -> TypeGuard[GooseDialect]:
-    return shaped(dialect, "goose.dialect", "GooseDialect")
-
-
-def kiro_shaped(dialect: Dialect) -> TypeGuard[KiroDialect]:
-    return shaped(dialect, "kiro.dialect", "KiroDialect")
-
-
-def crush_shaped(dialect: Dialect) -> TypeGuard[CrushDialect]:
-    return shaped(dialect, "crush.dialect", "CrushDialect")
+claude_shaped: Guard[ClaudeDialect] = shape("claude.dialect", "ClaudeDialect")
+cline_shaped: Guard[ClineDialect] = shape("cline", "ClineDialect")
+copilot_shaped: Guard[CopilotDialect] = shape("copilot.dialect", "CopilotDialect")
+crush_shaped: Guard[CrushDialect] = shape("crush.dialect", "CrushDialect")
+cursor_shaped: Guard[CursorDialect] = shape("cursor.dialect", "CursorDialect")
+gemini_shaped: Guard[GeminiDialect] = shape("gemini.dialect", "GeminiDialect")
+goose_shaped: Guard[GooseDialect] = shape("goose.dialect", "GooseDialect")
+kiro_shaped: Guard[KiroDialect] = shape("kiro.dialect", "KiroDialect")
+windsurf_shaped: Guard[WindsurfDialect] = shape("windsurf.dialect", "WindsurfDialect")
