@@ -32,21 +32,19 @@ from typing import Any
 from . import _audit, _envfile, _sessiontmp
 from ._backends.base import Backend
 from ._dialects.base import Dialect, sandbox_ending, unique_mounts
-from ._dialects.claude.dialect import ClaudeDialect
 from ._dialects.claude.plugins import DATA_VAR, data_dir
-from ._dialects.claude.settings import installed_plugins, project_root
-from ._dialects.cline import ClineDialect
-from ._dialects.codex.discovery import SHORT_EVENTS
-from ._dialects.copilot import COPILOT, CopilotDialect
-from ._dialects.copilot.events import from_copilot
-from ._dialects.crush import CrushDialect
-from ._dialects.cursor import CursorDialect
-from ._dialects.gemini.dialect import GeminiDialect
-from ._dialects.gemini.settings import expand as gemini_expand
-from ._dialects.goose import GooseDialect
-from ._dialects.kiro import KiroDialect
-from ._dialects.registry import DIALECTS
-from ._dialects.windsurf import WindsurfDialect
+from ._dialects.registry import (  # each agent's dialect is imported only when it runs
+    DIALECTS,
+    claude_shaped,
+    cline_shaped,
+    copilot_shaped,
+    crush_shaped,
+    cursor_shaped,
+    gemini_shaped,
+    goose_shaped,
+    kiro_shaped,
+    windsurf_shaped,
+)
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import hint
 from ._log import logger
@@ -106,10 +104,12 @@ def exec_request(
     dialect = DIALECTS[settings.agent]
     var = dialect.project_dir_var
     found = cwd
-    if isinstance(dialect, ClaudeDialect | CopilotDialect):  # a session in a subfolder:
+    if claude_shaped(dialect) or copilot_shaped(dialect):  # a session in a subfolder:
+        from ._dialects.claude.settings import project_root  # (Claude's dialect imports it)
+
         found = project_root(cwd, account_home(), dialect.project_dir)  # the whole project
     event = _event(stdin)
-    roots = dialect.event_workspaces(event) if isinstance(dialect, CursorDialect) else []
+    roots = dialect.event_workspaces(event) if cursor_shaped(dialect) else []
     if roots:  # Cursor starts user hooks in ~/.cursor: the event names the project,
         # the root the hook starts in if it is one of them (a multi-root workspace)
         found = next((r for r in roots if Path(cwd).is_relative_to(r)), roots[0])
@@ -117,24 +117,27 @@ def exec_request(
     # One argument is a shell string, run in the shell the agent itself would use
     # (Codex: a login shell, `sh -lc`; Copilot's `bash` field and Gemini: bash); several are argv.
     shell: tuple[str, ...] = ("/bin/sh", "-c")
-    if isinstance(
-        dialect, ClaudeDialect | CopilotDialect | GeminiDialect | CrushDialect | KiroDialect
-    ):
+    if (
+        claude_shaped(dialect) or copilot_shaped(dialect) or gemini_shaped(dialect)
+        or crush_shaped(dialect) or kiro_shaped(dialect)
+    ):  # fmt: skip
         shell = dialect.shell
     argv = (*shell, command[0]) if len(command) == 1 else tuple(command)
-    if isinstance(dialect, GeminiDialect) and len(command) == 1:
+    if gemini_shaped(dialect) and len(command) == 1:
         # Gemini's textual `$GEMINI_PROJECT_DIR`..., which install's wrappers leave to us
+        from ._dialects.gemini.settings import expand as gemini_expand
+
         argv = (*shell, gemini_expand(command[0], root))
     inside = Path(cwd).is_relative_to(root)
     env = {var: root} if var else {}
     goose_root = None  # Goose's PLUGIN_ROOT, when it names a plugin folder (`plugin_root`)
-    if isinstance(dialect, GooseDialect) and len(command) == 1:
+    if goose_shaped(dialect) and len(command) == 1:
         goose_root = dialect.plugin_root(environ.get("PLUGIN_ROOT"), account_home(), root)
         argv = dialect.exec_command(command[0], goose_root)
         env.update({"PLUGIN_ROOT": goose_root} if goose_root else {})
-    if isinstance(dialect, ClaudeDialect | GeminiDialect):  # Qwen, Gemini: GEMINI_/CLAUDE_...
+    if claude_shaped(dialect) or gemini_shaped(dialect):  # Qwen, Gemini: GEMINI_/CLAUDE_...
         env = dict.fromkeys(dialect.project_vars, root)
-    if isinstance(dialect, KiroDialect):  # USER_PROMPT, from the event as Kiro derives it
+    if kiro_shaped(dialect):  # USER_PROMPT, from the event as Kiro derives it
         env.update(dialect.event_env(event, root, None, environ))
     extra = _files_named(command, root, trusted_places(settings, account_home()))
     # The transcript is the server user's own agent's: never mounted for a tenant (TCP).
@@ -143,11 +146,11 @@ def exec_request(
         extra.append(transcript)
     extra += [goose_root] if goose_root else []  # at its path: `${PLUGIN_ROOT}/x` inside
     user_hooks = None
-    if isinstance(dialect, CrushDialect):  # CRUSH_* as Crush sets them, of the mounted root
+    if crush_shaped(dialect):  # CRUSH_* as Crush sets them, of the mounted root
         env.update(dialect.event_env(event, root))
-    if isinstance(dialect, WindsurfDialect):  # ROOT_WORKSPACE_PATH: a name, never a mount
+    if windsurf_shaped(dialect):  # ROOT_WORKSPACE_PATH: a name, never a mount
         env.update(dialect.event_env(event, root, transcript, environ))
-    if isinstance(dialect, CursorDialect):
+    if cursor_shaped(dialect):
         env.update(dialect.event_env(event, root, transcript))
         extra += _other_roots(roots, root, settings)
         # A user hook starts in ~/.cursor (`./hooks/x.sh`), an enterprise one in
@@ -185,7 +188,7 @@ def exec_request(
     if tmp_note:
         logger.warning("{}", tmp_note)
     env_file = None
-    if isinstance(dialect, ClaudeDialect) and environ.get(_envfile.VAR):
+    if claude_shaped(dialect) and environ.get(_envfile.VAR):
         # The agent gave this hook its CLAUDE_ENV_FILE: the hook gets an empty one of
         # ours; `run_exec` copies what may go to the agent's (`_envfile`).
         env_file = _envfile.new_file(*hook_ids(settings.user))
@@ -244,9 +247,11 @@ def agent_deadline(agent: str, event: Mapping[str, Any]) -> float | None:
     event: Codex gives SessionEnd and Interrupt 1 s (`SESSION_END_DEFAULT_TIMEOUT_SEC`,
     codex-rs `events/session_end.rs`; `_dialects/codex`), named by the event's
     `hook_event_name` (`codex/schema.py`). None: the agent's default for every event."""
-    if agent == "codex" and event.get("hook_event_name") in SHORT_EVENTS:
-        return 1.0
-    return None
+    if agent != "codex":
+        return None
+    from ._dialects.codex.discovery import SHORT_EVENTS  # (imported by Codex's dialect)
+
+    return 1.0 if event.get("hook_event_name") in SHORT_EVENTS else None
 
 
 def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> list[str]:
@@ -307,10 +312,12 @@ def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str]) -> tup
     from a repository's `env` block: it can then only name an installed plugin, never
     the plugins folder, its `data/`, a marketplace's clone (with its git credentials)."""
     value = environ.get(PLUGIN_ROOT_VAR)
-    if not isinstance(dialect, ClaudeDialect) or dialect.agent != "claude" or not value:
+    if not claude_shaped(dialect) or dialect.agent != "claude" or not value:
         return None
     if os.path.isabs(value) and ".." not in value.split("/"):
         path = os.path.normpath(value)
+        from ._dialects.claude.settings import installed_plugins
+
         for plugin, root in installed_plugins(home, dialect.user_dir):
             if root == path:
                 return plugin, root
@@ -329,7 +336,7 @@ def _plugin_data(
     folder (`~/.claude/plugins/data/<id>`, `plugins.data_dir`); only its path is used:
     a private folder is there."""
     value = environ.get(DATA_VAR)
-    if not isinstance(dialect, ClaudeDialect) or not value:
+    if not claude_shaped(dialect) or not value:
         return None
     own = data_dir(home, dialect.user_dir, plugin)
     if os.path.isabs(value) and ".." not in value.split("/") and os.path.normpath(value) == own:
@@ -355,25 +362,27 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
     the rest of the plugins tree: installed_plugins.json, plugin data, marketplaces'
     clones), /usr/local (tools the user installed), and the user's `hook_paths`."""
     dialect = DIALECTS[settings.agent]
-    if isinstance(dialect, ClaudeDialect):  # of the plugins tree, only installed plugins
+    if claude_shaped(dialect):  # of the plugins tree, only installed plugins
+        from ._dialects.claude.settings import installed_plugins
+
         plugins = [root for _id, root in installed_plugins(home, dialect.user_dir)]
         agent = [os.path.join(home, dialect.user_dir, "hooks"), *plugins]
-    elif isinstance(dialect, ClineDialect):
+    elif cline_shaped(dialect):
         agent = [os.path.join(home, d) for d in dialect.global_dirs]
-    elif isinstance(dialect, CursorDialect):
+    elif cursor_shaped(dialect):
         agent = [os.path.join(home, dialect.user_dir, "hooks"), dialect.enterprise_dir]
-    elif isinstance(dialect, CopilotDialect):
+    elif copilot_shaped(dialect):
         agent = dialect.hook_folders(home)
-    elif isinstance(dialect, GooseDialect):  # the user's plugins (their own `PLUGIN_ROOT`s)
+    elif goose_shaped(dialect):  # the user's plugins (their own `PLUGIN_ROOT`s)
         agent = [os.path.join(home, dialect.plugins_dir)]
-    elif isinstance(dialect, CrushDialect):  # never ~/.config/crush itself: its API keys
+    elif crush_shaped(dialect):  # never ~/.config/crush itself: its API keys
         agent = [os.path.join(home, dialect.user_dir, "hooks"), "/etc/crush/hooks"]
-    elif isinstance(dialect, WindsurfDialect):
+    elif windsurf_shaped(dialect):
         agent = [os.path.join(home, d, "hooks") for d in (dialect.user_dir, dialect.jetbrains_dir)]
         agent.append(os.path.join(dialect.system_dir, "hooks"))
-    elif isinstance(dialect, GeminiDialect):  # the user's hooks, and installed extensions
+    elif gemini_shaped(dialect):  # the user's hooks, and installed extensions
         agent = [os.path.join(home, dialect.user_dir, d) for d in ("hooks", "extensions")]
-    elif isinstance(dialect, KiroDialect):
+    elif kiro_shaped(dialect):
         agent = [dialect.hooks_folder(home)]
     else:
         agent = []
@@ -419,7 +428,7 @@ def run_exec(
         if note:
             out = replace(out, stdout=stdout)
             notes.append(f"sandboxrun: {note}\n")
-        if isinstance(dialect, GeminiDialect):  # it reads stderr when stdout is blank
+        if gemini_shaped(dialect):  # it reads stderr when stdout is blank
             stderr, note = dialect.untrusted_stderr(out.stdout, out.stderr)
             if note:
                 out = replace(out, stderr=stderr)
@@ -444,7 +453,7 @@ def may_add_lines(agent: str, stdout: bytes, stderr: bytes) -> bool:
     line could turn a JSON deny there into text, or a silent exit 2 into a block). Such
     lines are dropped."""
     dialect = DIALECTS[agent]
-    return not isinstance(dialect, GeminiDialect) or dialect.may_add_to_stderr(stdout, stderr)
+    return not gemini_shaped(dialect) or dialect.may_add_to_stderr(stdout, stderr)
 
 
 def _with_notes(dialect: Dialect, out: ExecOutput, lines: bytes) -> ExecOutput:
@@ -453,7 +462,7 @@ def _with_notes(dialect: Dialect, out: ExecOutput, lines: bytes) -> ExecOutput:
     blank: `GeminiDialect.may_add_to_stderr`); those are only logged (-v)."""
     if (
         lines
-        and isinstance(dialect, GeminiDialect)
+        and gemini_shaped(dialect)
         and not out.sandbox_ended
         and not dialect.may_add_to_stderr(out.stdout, out.stderr)
     ):
@@ -540,8 +549,12 @@ def failure_dialect(agent: str, stdin: bytes) -> Dialect:
     (`from_copilot`) the answer is Copilot's (exit 0, nothing on stdout; exit 2 under
     fail-closed, as for Claude). Taking a Claude event for Copilot's costs only the
     warning's place: exit 0 with stderr is non-blocking in Claude Code too."""
-    if agent == "claude" and from_copilot(stdin):
-        return COPILOT
+    if agent == "claude":
+        from ._dialects.copilot import COPILOT
+        from ._dialects.copilot.events import from_copilot
+
+        if from_copilot(stdin):
+            return COPILOT
     return DIALECTS[agent]
 
 

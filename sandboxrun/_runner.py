@@ -20,11 +20,9 @@ from . import _envfile, _review, _sessiontmp
 from ._backends.base import Backend
 from ._cache import cached
 from ._dialects.base import WORKSPACE_SOURCES, Dialect
-from ._dialects.claude.dialect import ClaudeDialect
 from ._dialects.claude.plugins import DATA_VAR
-from ._dialects.cline import CLINE
-from ._dialects.gemini.dialect import GeminiDialect
-from ._dialects.registry import dialect_of
+from ._dialects.registry import claude_shaped, dialect_of, gemini_shaped
+from ._dialects.registry import load as load_dialect
 from ._errors import ConfigError, SandboxrunError
 from ._hints import hint
 from ._log import logger
@@ -84,7 +82,7 @@ class HookRunner:
         tmp, tmp_note = _sessiontmp.prepare(self.settings, self.session, spec.source, mounted)
         state_note = "; ".join(n for n in (state_note, tmp_note) if n) or None
         env_file = None
-        if isinstance(self.dialect, ClaudeDialect) and spec.hook_name in _envfile.EVENTS:
+        if claude_shaped(self.dialect) and spec.hook_name in _envfile.EVENTS:
             env_file = _envfile.new_file(*hook_ids(self.settings.user))
         request = ExecRequest(
             argv=spec.argv,
@@ -239,14 +237,12 @@ class CombinedHookRunner:
 
     def _sequential(self) -> bool:
         """Gemini: one entry of the event that says `sequential` makes all run in turn."""
-        return isinstance(self.dialect, GeminiDialect) and any(
-            r.spec.sequential for r in self.runners
-        )
+        return gemini_shaped(self.dialect) and any(r.spec.sequential for r in self.runners)
 
     def run(self, stdin: bytes) -> CombinedResult:
         outcomes: tuple[HookOutcome, ...] = ()
         if self._sequential():
-            assert isinstance(self.dialect, GeminiDialect)
+            assert gemini_shaped(self.dialect)
             done: list[HookOutcome] = []
             for runner in self.runners:  # each reads what the earlier ones made of it
                 done.append(runner.run(stdin))
@@ -301,7 +297,7 @@ class NoOpHookRunner(CombinedHookRunner):
 def resolve_workspaces(
     event: Mapping[str, Any],
     given: Sequence[str] = (),
-    dialect: Dialect = CLINE,
+    dialect: Dialect | None = None,
     settings: Settings | None = None,
     *,
     cwd: str,
@@ -311,6 +307,7 @@ def resolve_workspaces(
     `cwd` too. Each is checked by `_mounts.workspace_root` under `settings` (without
     them, `check_root`'s defaults): an event must not get a system folder, the home,
     its dot-folders, sandboxrun's own files or someone else's files mounted."""
+    dialect = dialect or load_dialect("cline", "CLINE")  # imported only when asked for
     roots = list(given) or dialect.event_workspaces(event)
     if not roots and not cwd:  # `_answer.current_folder`: removed under the caller
         raise ConfigError("no workspace: the current folder was removed (--workspace names one)")
@@ -432,7 +429,7 @@ class HookFactory:
         # Discovery order puts the user's own hooks first: a repository that configures
         # dozens of hooks can only push its own past the bound, never the user's.
         target = None
-        if isinstance(self.dialect, ClaudeDialect) and hook_name in _envfile.EVENTS:
+        if claude_shaped(self.dialect) and hook_name in _envfile.EVENTS:
             try:
                 target = _envfile.agent_file(self.env_file, self.home, self.dialect.user_dir)
             except ValueError as exc:

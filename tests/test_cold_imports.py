@@ -8,8 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sandboxrun._dialects import AGENTS
-from sandboxrun._dialects.registry import DIALECTS
+from sandboxrun._dialects.registry import DIALECTS, WHERE
 
 HEAVY = ("docker", "requests", "loguru", "pydantic", "pydantic_settings", "prometheus_client")
 
@@ -17,18 +19,26 @@ PROBE = """
 import json, sys
 from sandboxrun._cli import main
 main(sys.argv[1:])
-print("IMPORTED", json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)
+loaded = [m for m in {heavy!r} if m in sys.modules]
+loaded += sorted(m for m in sys.modules if m.startswith("sandboxrun._dialects."))
+print("IMPORTED", json.dumps(loaded), file=sys.stderr)
 """
 
 
 def imported(*argv: str, stdin: str = "", cwd: Path | None = None) -> tuple[str, list[str]]:
-    """stdout of `sandboxrun ARGV` in a fresh interpreter, and the heavy modules it loaded."""
+    """stdout of `sandboxrun ARGV` in a fresh interpreter, and the heavy modules it
+    loaded (and the `sandboxrun._dialects` modules)."""
     done = subprocess.run(
         [sys.executable, "-c", PROBE.format(heavy=HEAVY), *argv], input=stdin,
         capture_output=True, text=True, timeout=120, cwd=cwd, check=True,
     )  # fmt: skip
     line = next(ln for ln in done.stderr.splitlines() if ln.startswith("IMPORTED"))
     return done.stdout, json.loads(line.split(" ", 1)[1])
+
+
+def dialect_modules(loaded: list[str]) -> set[str]:
+    """The modules among `loaded` that define an agent's dialect (the registry's)."""
+    return {f"sandboxrun._dialects.{module}" for module, _ in WHERE.values()} & set(loaded)
 
 
 def test_the_agent_choices_are_the_dialect_registry() -> None:
@@ -69,6 +79,75 @@ def test_run_without_a_matching_hook_needs_neither_docker_nor_loguru(tmp_path: P
     )  # fmt: skip
     assert json.loads(out)["hooks"] == []
     assert not {"docker", "requests", "loguru"} & set(heavy), heavy
+
+
+@pytest.mark.parametrize(
+    ("agent", "event", "modules", "flags"),
+    [
+        ("cline", "PreToolUse", {"cline"}, ()),
+        ("claude", "PreToolUse", {"claude.dialect"}, ()),
+        ("codex", "PreToolUse", {"codex", "claude.dialect"}, ()),  # a row of Claude's table
+        ("gemini", "BeforeTool", {"gemini.dialect"}, ()),
+        # as an installed agent's own hook (the shims' `--answer agent`)
+        ("gemini", "BeforeTool", {"gemini.dialect"}, ("--answer", "agent")),
+        ("copilot", "preToolUse", {"copilot"}, ("--answer", "agent")),
+    ],
+)
+def test_run_imports_only_the_dialect_of_its_agent(
+    tmp_path: Path, agent: str, event: str, modules: set[str], flags: tuple[str, ...]
+) -> None:
+    """The registry is lazy (issue 19, target 4): a cold `run` imports its own agent's
+    dialect, not the eighteen others' (tens of milliseconds of every cold start)."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "home").mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text('serve = "off"\n')
+    out, loaded = imported(
+        "run", event, "--agent", agent, *flags, "--config", str(config), "--home",
+        str(tmp_path / "home"), "--workspace", str(tmp_path / "ws"), stdin="{}",
+        cwd=tmp_path / "ws",
+    )  # fmt: skip
+    assert flags or json.loads(out) is not None
+    assert dialect_modules(loaded) == {f"sandboxrun._dialects.{m}" for m in modules}, loaded
+
+
+REGISTRY_PROBE = """
+import sys
+from sandboxrun._dialects.registry import DIALECTS, WHERE
+dialects = {"sandboxrun._dialects." + module for module, _ in WHERE.values()}
+known = "crush" in DIALECTS and "nobody" not in DIALECTS and len(DIALECTS) == 19
+before = dialects & set(sys.modules)
+crush = DIALECTS["crush"]
+print(known, crush.agent, sorted(before), sorted(dialects & set(sys.modules)))
+"""
+
+
+def test_the_registry_imports_a_dialect_on_first_lookup() -> None:
+    """Names, `in` and `len` import no dialect; a lookup imports that one only (and
+    what it is built on: Crush reads Claude's matchers, not Claude's dialect)."""
+    out = subprocess.run([sys.executable, "-c", REGISTRY_PROBE], capture_output=True,
+                         text=True, check=True, timeout=60).stdout  # fmt: skip
+    assert out.strip() == "True crush [] ['sandboxrun._dialects.crush']"
+
+
+def test_the_registry_is_the_mapping_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Iteration keeps the registry's order and loads every dialect; a value set (a
+    test's replacement) wins until undone; an unknown name is a KeyError."""
+    from sandboxrun._dialects import registry
+    from sandboxrun._dialects.claude.dialect import CLAUDE
+    from sandboxrun._dialects.cline import CLINE, CLINE_VSCODE
+
+    assert list(registry.DIALECTS) == list(registry.WHERE)
+    assert [d.agent for d in registry.DIALECTS.values()] == list(registry.WHERE)
+    assert registry.DIALECTS["cline"] is CLINE and registry.DIALECTS.get("nobody") is None
+    with pytest.raises(KeyError):
+        registry.DIALECTS["nobody"]
+    monkeypatch.setitem(registry.DIALECTS, "cline", CLAUDE)
+    monkeypatch.setitem(registry.DIALECTS, "extra", CLINE_VSCODE)
+    assert registry.DIALECTS["cline"] is CLAUDE and "extra" in registry.DIALECTS
+    monkeypatch.undo()
+    assert registry.DIALECTS["cline"] is CLINE and "extra" not in registry.DIALECTS
+    assert list(registry.DIALECTS) == list(registry.WHERE)
 
 
 LATE_LOGURU = """
@@ -127,4 +206,44 @@ def test_the_light_client_imports_only_what_its_request_needs(tmp_path: Path) ->
     )
     out = subprocess.run([sys.executable, "-c", code, *HEAVY], capture_output=True, text=True,
                          check=True, timeout=60, stdin=subprocess.DEVNULL).stdout  # fmt: skip
+    assert out.strip() == "[]"
+
+
+def test_the_shape_checks_are_isinstance() -> None:
+    """`claude_shaped` and the others answer as `isinstance` for every agent's dialect
+    (they only skip the import when no instance can exist)."""
+    from sandboxrun._dialects import registry
+    from sandboxrun._dialects.claude.dialect import ClaudeDialect
+    from sandboxrun._dialects.cline import ClineDialect
+    from sandboxrun._dialects.copilot.dialect import CopilotDialect
+    from sandboxrun._dialects.crush.dialect import CrushDialect
+    from sandboxrun._dialects.cursor.dialect import CursorDialect
+    from sandboxrun._dialects.gemini.dialect import GeminiDialect
+    from sandboxrun._dialects.goose.dialect import GooseDialect
+    from sandboxrun._dialects.kiro.dialect import KiroDialect
+    from sandboxrun._dialects.windsurf.dialect import WindsurfDialect
+
+    checks = [(registry.claude_shaped, ClaudeDialect), (registry.gemini_shaped, GeminiDialect),
+              (registry.copilot_shaped, CopilotDialect), (registry.windsurf_shaped, WindsurfDialect),
+              (registry.cline_shaped, ClineDialect), (registry.cursor_shaped, CursorDialect),
+              (registry.goose_shaped, GooseDialect), (registry.kiro_shaped, KiroDialect),
+              (registry.crush_shaped, CrushDialect)]  # fmt: skip
+    for dialect in registry.DIALECTS.values():
+        for check, cls in checks:
+            assert check(dialect) == isinstance(dialect, cls), (dialect.agent, cls)
+    assert sum(registry.claude_shaped(d) for d in registry.DIALECTS.values()) == 10
+    for check, _ in checks:  # each matches some agent: a wrong module name would not
+        assert any(check(d) for d in registry.DIALECTS.values()), check.__name__
+
+
+def test_the_command_modules_import_no_dialect() -> None:
+    """`exec`'s, `run`'s and the shims' (`--answer agent`) modules import no agent's
+    dialect of their own: the agent's is imported when its command runs."""
+    code = (
+        "import sys, sandboxrun._exec, sandboxrun._install.answer, sandboxrun._runner;"
+        " from sandboxrun._dialects.registry import WHERE;"
+        " print(sorted({'sandboxrun._dialects.' + m for m, _ in WHERE.values()} & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60).stdout  # fmt: skip
     assert out.strip() == "[]"

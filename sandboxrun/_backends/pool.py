@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from loguru import logger
+from .._log import logger
 
 Config = dict[str, Any]
 # What differs between two containers made for the same request: not part of the key.

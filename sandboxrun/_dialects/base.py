@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from .._text import printable
 from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
 
 # Sources whose files come with the (untrusted) workspace.
@@ -239,3 +240,14 @@ def filter_json_stdout(stdout: bytes, rule: JsonRule) -> tuple[bytes, str | None
     if not dropped:
         return stdout, None
     return json.dumps(kept, ensure_ascii=True).encode() + b"\n", note
+
+
+def dropped_note(dropped: Sequence[str]) -> str:
+    """What an untrusted hook's report (or `exec`'s stderr) says of `dropped`."""
+    names = [printable(n[:40]) for n in dropped[:8]]
+    if len(dropped) > 8:
+        names.append(f"{len(dropped) - 8} more")
+    return (
+        f"workspace hook: {', '.join(names)} ignored (untrusted; "
+        "trust_workspace_decisions = true in the user's config honours it)"
+    )

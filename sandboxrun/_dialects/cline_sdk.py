@@ -37,8 +37,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .._types import ExecResult, HookOutcome, HookSpec
-from .base import JS_SPACE, WORKSPACE_SOURCES, clean_answer
-from .claude.dialect import dropped_note
+from .base import JS_SPACE, WORKSPACE_SOURCES, clean_answer, dropped_note
 
 # HOOK_CONFIG_FILE_EVENT_MAP, reversed: the event the SDK sends -> the hook files it runs.
 # `pre_compact` is an event name (HookEventNameSchema) no file maps to: it runs none

@@ -41,12 +41,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._dialects.base import Dialect
-from .._dialects.claude.dialect import ClaudeDialect
-from .._dialects.copilot import CopilotDialect
-from .._dialects.copilot.dialect import agent_document
-from .._dialects.gemini.dialect import GeminiDialect
-from .._dialects.registry import DIALECTS
-from .._dialects.windsurf import WindsurfDialect
+from .._dialects.registry import (
+    DIALECTS,
+    claude_shaped,
+    copilot_shaped,
+    gemini_shaped,
+    windsurf_shaped,
+)
 from .._errors import SandboxrunError
 from .._log import logger
 from .._settings import env_fail_closed
@@ -83,16 +84,18 @@ def agent_answer(dialect: Dialect, event: str, result: CombinedResult) -> AgentA
     ]
     notes += stopped
     answer = dict(result.answer)
-    if isinstance(dialect, GeminiDialect):  # the combined output, in its own fields
+    if gemini_shaped(dialect):  # the combined output, in its own fields
         document = {k: v for k, v in answer.items() if k != "blocked"}
         return AgentAnswer(_json(document) if document else b"", _lines(notes), 0)
-    if isinstance(dialect, CopilotDialect):  # a deny is JSON: a non-zero exit denies too
+    if copilot_shaped(dialect):  # a deny is JSON: a non-zero exit denies too
+        from .._dialects.copilot.dialect import agent_document
+
         document = agent_document(event, answer)
         return AgentAnswer(_json(document) if document else b"", _lines(notes), 0)
-    if isinstance(dialect, WindsurfDialect):  # exit codes only: 2 blocks, stderr the reason
+    if windsurf_shaped(dialect):  # exit codes only: 2 blocks, stderr the reason
         code = 2 if answer.get("blocked") else 0
         return AgentAnswer(b"", _lines([answer["reason"], *notes] if code else notes), code)
-    if not isinstance(dialect, ClaudeDialect):
+    if not claude_shaped(dialect):
         # overrideInput: the SDK's rewrite of the tool's input (a user's hook's only)
         fields = ("cancel", "contextModification", "errorMessage", "overrideInput")
         document = {k: answer[k] for k in fields if k in answer}
@@ -184,12 +187,12 @@ def _claude_document(event: str, answer: dict[str, Any]) -> tuple[dict[str, Any]
 def error_answer(dialect: Dialect, fail_closed: bool, why: str) -> AgentAnswer:
     """An error of ours, before any hook ran (see the module docstring)."""
     line = f"sandboxrun: {why}"
-    if isinstance(dialect, CopilotDialect):  # any non-zero preToolUse exit denies
+    if copilot_shaped(dialect):  # any non-zero preToolUse exit denies
         return AgentAnswer(*dialect.wrapper_failure(why, fail_closed))
     if not fail_closed:
         return AgentAnswer(b"", _lines([line]), 1)
     reason = f"sandboxrun: hooks could not run (fail-closed): {why}"
-    if isinstance(dialect, ClaudeDialect | WindsurfDialect):
+    if claude_shaped(dialect) or windsurf_shaped(dialect):
         return AgentAnswer(b"", _lines([reason]), 2)
     return AgentAnswer(_json(dialect.blocked_answer(reason)), b"", 0)
 

@@ -43,7 +43,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docker.errors import NotFound
 from docker.types import LogConfig, Mount, Ulimit
@@ -73,11 +73,12 @@ from ..helper import (
 from ..helper import command as helper_command
 from ..image_tools import ImageTools, image_tools
 from ..labels import DEADLINE, MANAGED, container_labels, owner_labels
-from ..pool import Pool, pool_key
-from ..pool import stats as pool_stats
-from .allowlist import HookNet, attach, detach, ensure_proxy, refused_hosts
 from .engine import connect, engine_errors, retry_engine
 from .network import ensure_network
+
+if TYPE_CHECKING:  # imported where used: a cold run without an allowlist needs neither
+    from ..pool import Pool
+    from .allowlist import HookNet
 from .reaper import reap
 
 # What an allowlist hook's /etc/resolv.conf says (shipped with the package).
@@ -197,8 +198,10 @@ class DockerBackend:
 
     def stats(self) -> dict[str, int]:
         """The warm pool for `serve`'s metrics (`pool.stats`)."""
+        from ..pool import stats
+
         with self._lock:
-            return pool_stats(self._pool)
+            return stats(self._pool)
 
     def helper(self) -> Helper | None:
         """The image's init helper (`_backends/helper.py`), or None: hooks run under docker-init."""
@@ -254,6 +257,8 @@ class DockerBackend:
                         self._in_background(self._remove_now, cid)
             finally:
                 if net:
+                    from .allowlist import detach, refused_hosts
+
                     refused = refused_hosts(self.api, net, since)
                     detach(self.api, net.network_id, net.proxy_id)
         return dataclasses.replace(result, refused_hosts=refused) if net else result
@@ -331,6 +336,8 @@ class DockerBackend:
             or request.overlays or self.settings.network == "allowlist"
         ):  # fmt: skip
             return None
+        from ..pool import Pool, pool_key
+
         base = dataclasses.replace(request, stdin=b"", cancel=None)  # the pool keeps no event
         gate = self.settings.pool_idle + GATE_MARGIN
 
@@ -413,6 +420,8 @@ class DockerBackend:
     def _hook_net(self, timeout: float) -> HookNet:
         """A network of its own for one allowlist hook, the proxy on it (see allowlist.py).
         The proxy is looked up once per backend; its network is made per hook."""
+        from .allowlist import attach, ensure_proxy
+
         s = self.settings
         with self._lock:
             if self._proxy_id is None:

@@ -15,7 +15,6 @@ from typing import Any
 
 from ..._log import logger
 from ..labels import MANAGED, is_stale
-from .allowlist import sweep_networks
 from .engine import engine_errors, retry_engine
 from .network import DUPLICATE_AGE, remove_duplicates
 
@@ -39,7 +38,10 @@ def reap(client: Any, everything: bool = False) -> list[str]:
     if removed:
         logger.info("reaped {} stale container(s)", len(removed))
     # Allowlist hooks' own networks whose run died before removing them (the proxy,
-    # long-lived and without a deadline, went above only with `everything`).
+    # long-lived and without a deadline, went above only with `everything`). Imported
+    # here: every cold run sweeps, in the background, and needs the module only now.
+    from .allowlist import sweep_networks
+
     with engine_errors():
         sweep_networks(api, lambda labels: everything or is_stale(labels, now))
     # Racing first runs may have made several bridge networks: keep the one runs use.

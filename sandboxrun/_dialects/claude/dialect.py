@@ -44,11 +44,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from ..._text import printable
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     WORKSPACE_SOURCES,
     clean_answer,
+    dropped_note,
     event_bytes,
     failure_on_stderr,
     filter_json_stdout,
@@ -392,17 +392,6 @@ def _workspace_specific(specific: Mapping[str, Any]) -> tuple[dict[str, Any], bo
     if allow:
         kept.pop("permissionDecisionReason", None)
     return kept, allow, dropped
-
-
-def dropped_note(dropped: Sequence[str]) -> str:
-    """What an untrusted hook's report (or `exec`'s stderr) says of `dropped`."""
-    names = [printable(n[:40]) for n in dropped[:8]]
-    if len(dropped) > 8:
-        names.append(f"{len(dropped) - 8} more")
-    return (
-        f"workspace hook: {', '.join(names)} ignored (untrusted; "
-        "trust_workspace_decisions = true in the user's config honours it)"
-    )
 
 
 # What JavaScript's String.prototype.trim removes (the agent trims before it parses):

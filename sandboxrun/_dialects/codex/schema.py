@@ -8,7 +8,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..claude.dialect import dropped_note, workspace_json
+from ..base import dropped_note
+from ..claude.dialect import workspace_json
 
 # -- the output schema, as data ------------------------------------------------------
 # From codex-rs/hooks/schema/generated/<event>.command.output.schema.json (pre-tool-use

@@ -49,11 +49,11 @@ from ..base import (
     JS_SPACE,
     WORKSPACE_SOURCES,
     clean_answer,
+    dropped_note,
     event_bytes,
     outcome_fields,
     sandbox_ending,
 )
-from ..claude.dialect import dropped_note
 from . import config, events
 from .events import PASCAL, camel
 

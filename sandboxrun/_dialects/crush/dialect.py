@@ -60,13 +60,13 @@ from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     WORKSPACE_SOURCES,
     clean_answer,
+    dropped_note,
     event_bytes,
     failure_on_stderr,
     filter_json_stdout,
     outcome_fields,
     sandbox_ending,
 )
-from ..claude.dialect import dropped_note
 from ..claude.matchers import MATCH_TIMEOUT, _compile, _too_slow
 from . import config
 

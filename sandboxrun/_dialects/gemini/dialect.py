@@ -45,11 +45,11 @@ from ..base import (
     JS_SPACE,
     WORKSPACE_SOURCES,
     clean_answer,
+    dropped_note,
     event_bytes,
     outcome_fields,
     sandbox_ending,
 )
-from ..claude.dialect import dropped_note
 from ..claude.matchers import MATCH_TIMEOUT, _compile, _too_slow
 from . import settings as _settings
 
