@@ -141,6 +141,9 @@ class HookSpec:
     # ... and its entry's fields (`_review.fields`) as approved: set whenever its approved
     # version runs, also when only those fields changed (no file in `approved`).
     as_approved: bool = False
+    # gemini, copilot: the entry's own `env` map (the pairs it sets, also in `env`), which
+    # the pin holds (`_review.fields`): not the variables sandboxrun sets
+    entry_env: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -157,6 +157,7 @@ def test_entry_fields(tmp_path: Path, ws: Path, home: Path) -> None:
     assert first.argv == ("python3", "g.py", "$HOME") and first.timeout == 3.0
     assert second.timeout == 7.0 and second.workdir == str(ws / "tools")
     assert dict(second.env) == {"MODE": "strict"}
+    assert dict(second.entry_env) == {"MODE": "strict"}  # what the pin holds (_review.fields)
     text = reasons(found)
     assert "hooks.preToolUse[1]: env P: not set (its value names a variable" in text
     assert "hooks.preToolUse[2]: cwd '/etc' is outside what the sandbox mounts" in text

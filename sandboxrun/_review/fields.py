@@ -9,16 +9,22 @@ pinned with it (`pins.identify`: the entry's `runs`).
   earlier ones changed it.
 - `timeout`: a shortened one can end a guard before it answers, and a timeout lets
   the action through unless fail-closed.
+- `env` (Gemini, Copilot): the entry's own variables (`HookSpec.entry_env`, the pairs
+  it sets, never the ones sandboxrun sets): `GUARD_OFF=1` can turn a guard off without
+  a change to its files.
 
 Each is pinned only when it is not what the entry gets without it (`default`), so the
 pins of hooks that set none of them are as before and stay approved. A pin written
 before `timeout` was pinned (`Pin.version` 1) knew nothing of it: the timeout is then
 left out of the comparison (`LEGACY_UNKNOWN`), and the other fields compare as absent
-meaning default (a hook approved while `async` differs once; re-approve it).
+meaning default (a hook approved while `async` differs once; re-approve it). `env`
+is compared the same way in pins of every version: a hook with an `env` approved before
+it was pinned is `changed` once (the safe side: what its variables were is unknown).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -28,6 +34,7 @@ from .._types import HookSpec
 FIELDS = (
     ("async", "run_async"), ("once", "once"), ("failClosed", "fail_closed"),
     ("loop_limit", "loop_limit"), ("sequential", "sequential"), ("timeout", "timeout"),
+    ("env", "entry_env"),
 )  # fmt: skip
 
 # What pins of version 1 did not record, and so cannot compare.
@@ -40,6 +47,8 @@ def default(agent: str, event: str, name: str) -> Any:
         from .._dialects.cursor.answer import DEFAULT_LOOP_LIMIT, FOLLOWUP_EVENTS
 
         return DEFAULT_LOOP_LIMIT if agent == "cursor" and event in FOLLOWUP_EVENTS else None
+    if name == "env":
+        return {}
     return None if name == "timeout" else False
 
 
@@ -49,7 +58,7 @@ def runs_of(agent: str, spec: HookSpec) -> dict[str, Any]:
     for name, attr in FIELDS:
         value = getattr(spec, attr)
         if value != default(agent, spec.hook_name, name):
-            out[name] = value
+            out[name] = dict(sorted(value.items())) if name == "env" else value
     return out
 
 
@@ -62,4 +71,14 @@ def restore(spec: HookSpec, agent: str, pinned: dict[str, Any], known: bool = Tr
     for name, attr in FIELDS:
         if known or name not in LEGACY_UNKNOWN:
             values[attr] = pinned.get(name, default(agent, spec.hook_name, name))
+    env = values.pop("entry_env", None)
+    if isinstance(env, Mapping):
+        values.update(_env(spec, {str(k): str(v) for k, v in env.items()}))
     return replace(spec, **values)
+
+
+def _env(spec: HookSpec, approved: dict[str, str]) -> dict[str, Any]:
+    """`spec`'s env with the entry's pairs as approved: the ones it sets now taken out,
+    the approved ones set (over sandboxrun's own, as the dialects merge them)."""
+    base = {k: v for k, v in spec.env.items() if k not in spec.entry_env}
+    return {"env": {**base, **approved}, "entry_env": approved}

@@ -334,4 +334,5 @@ def _options(
                 continue
             kept[name] = value
         out["env"] = kept
+        out["entry_env"] = kept  # pinned (`_review.fields`): the template sets none
     return out

@@ -341,7 +341,7 @@ def handler(
         extra = dict(env)
     command = expand(command, template.workdir)
     return replace(template, argv=("bash", "-c", command), env={**template.env, **extra},
-                   **fields)  # fmt: skip
+                   entry_env=extra, **fields)  # fmt: skip
 
 
 # The original command of a wrapper `install` recorded, or None.
