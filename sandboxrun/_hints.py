@@ -95,8 +95,11 @@ def _shows(tail: bytes, words: tuple[bytes, ...], event: bytes) -> bool:
 
 def _home_write(tail: bytes) -> bool:
     """Whether a line says a write straight in the home was refused (Landlock: EACCES)."""
+    denied = [ln for ln in tail.splitlines() if b"Permission denied" in ln]
+    if not denied:  # the usual run: no password-database look-up on the answer's path
+        return False
     home = sandbox_home().encode("utf-8", "surrogateescape") + b"/"
-    return any(b"Permission denied" in ln and home in ln for ln in tail.splitlines())
+    return any(home in ln for ln in denied)
 
 
 _READ_ONLY_SENTENCE = (

@@ -248,6 +248,8 @@ class CombinedHookRunner:
                 done.append(runner.run(stdin))
                 stdin = self.dialect.next_input(stdin, done[-1])
             outcomes = tuple(done)
+        elif len(self.runners) == 1:  # the usual event: no pool thread to start and join
+            outcomes = (self.runners[0].run(stdin),)
         elif self.runners:
             workers = min(self.parallel, len(self.runners))
             with ThreadPoolExecutor(max_workers=workers) as pool:

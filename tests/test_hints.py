@@ -58,6 +58,18 @@ def test_a_write_straight_in_home() -> None:
     assert hint(stderr, failed=False).stopped == HOME_WRITE
 
 
+def test_the_home_is_looked_up_only_for_a_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The warm path's answer waits for `hint`: no password-database look-up (which lets
+    # the pool's threads take the GIL) unless a line says a write was refused.
+    def looked_up() -> str:
+        raise AssertionError("sandbox_home looked up")
+
+    monkeypatch.setattr("sandboxrun._hints.sandbox_home", looked_up)
+    assert hint(b"blocked: rm -rf\n", failed=True).stopped is None
+    with pytest.raises(AssertionError, match="looked up"):
+        hint(b"bash: /x: Permission denied\n", failed=False)
+
+
 def test_the_network_the_user_granted_is_not_the_sandboxs() -> None:
     """Under `network = "bridge"` a failed lookup is the world's, not the sandbox's; on an
     allowlist the sentence says what an allowlist hook may do."""
