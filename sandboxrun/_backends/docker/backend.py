@@ -677,6 +677,10 @@ class _Run:
                 watchdog.cancel()
                 ended.set()
                 self.ended.set()
+            if self.req.env_file and not self.killed_reason and self._env_file_over():
+                # Ended between two looks of the watch (RLIMIT_FSIZE stopped the writer, and
+                # a framed run answers at once): still an env file over its cap, said so.
+                self.killed_reason = self._env_file_reason()
             frame = self._frame()
             if frame is None:
                 # The stream can end (the kill worked) before the kill's own answer reaches
@@ -784,18 +788,26 @@ class _Run:
         """Kill the hook once its CLAUDE_ENV_FILE passes what is ever read of it: what
         reaches the host's disk stays near `_envfile.MAX_BYTES` (`_file_size_limit` is
         the hard bound, for writes faster than this looks)."""
-        path = self.req.env_file or ""
         while not ended.wait(ENV_FILE_POLL):
-            try:
-                size = os.stat(path).st_size
-            except OSError:
+            over = self._env_file_over()
+            if over is None:
                 return
-            if size > _envfile.MAX_BYTES and not self.killed_reason:
-                self.killed_reason = (
-                    f"killed: it wrote more than {_envfile.MAX_BYTES} bytes to CLAUDE_ENV_FILE"
-                )
+            if over and not self.killed_reason:
+                self.killed_reason = self._env_file_reason()
                 self._kill()
                 return
+
+    def _env_file_over(self) -> bool | None:
+        """Whether the run's CLAUDE_ENV_FILE is past what is ever read of it (None: gone)."""
+        try:
+            return os.stat(self.req.env_file or "").st_size > _envfile.MAX_BYTES
+        except OSError:
+            return None
+
+    @staticmethod
+    def _env_file_reason() -> str:
+        """Killed by the watch, or ended by the file size limit between two looks."""
+        return f"stopped: it wrote more than {_envfile.MAX_BYTES} bytes to CLAUDE_ENV_FILE"
 
     def _deadline(self) -> None:
         self.deadline_fired = True
