@@ -19,8 +19,8 @@ each invocation's percentiles; `check` replaying a short and a long events file,
 idle pooled container (its cgroup, and the engine's per-container shim the cgroup does
 not count); and sandboxrun's own peak RSS while a hook floods its stdout.
 
-    .venv/bin/python bench/run.py [--runs 20] [--concurrency 8] [--image IMAGE]
-                                  [--json bench/results.json]
+    .venv/bin/python bench/run.py [--runs 20] [--concurrency 8] [--gap 0.5]
+                                  [--image IMAGE] [--json bench/results.json]
 
 Needs a running engine and the hook image (scripts/setup). Takes a few minutes.
 """
@@ -117,7 +117,7 @@ def variants(
     }
 
 
-def sequential(todo: dict[str, Call], runs: int) -> dict[str, list[float]]:
+def sequential(todo: dict[str, Call], runs: int, gap: float) -> dict[str, list[float]]:
     for fn in todo.values():  # warm-up: page cache, image layers, the pools' first start
         fn()
         fn()
@@ -127,7 +127,10 @@ def sequential(todo: dict[str, Call], runs: int) -> dict[str, list[float]]:
             start = time.perf_counter()
             fn()
             times[name].append((time.perf_counter() - start) * 1000)
-            time.sleep(0.05)  # an agent's calls are spaced: pools refill between them
+            # An agent's calls are spaced (a model turn between two tool calls): the
+            # pools refill between them, and a replacement's start (~0.2-0.4 s of the
+            # engine's CPU) does not land on the next variant's run.
+            time.sleep(gap)
     return times
 
 
@@ -224,6 +227,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="sequential runs per variant")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--per-worker", type=int, default=4, help="runs per concurrent worker")
+    parser.add_argument("--gap", type=float, default=0.5,
+                        help="seconds between two sequential runs (a pooled container's"
+                             " replacement starts in them)")  # fmt: skip
     parser.add_argument("--image", help="the hook image (default: the settings')")
     parser.add_argument("--check-runs", type=int, default=3, help="runs per check row")
     parser.add_argument("--json", type=Path, help="also write the results here")
@@ -268,7 +274,7 @@ def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         api = HookFactory(settings, warm)
         for name, ws in hooks.items():
             todo = variants(ws, settings.image, cold_cfg, warm_cfg, api)
-            times = sequential(todo, args.runs)
+            times = sequential(todo, args.runs, args.gap)
             rows = {
                 v: {"p50_ms": statistics.median(s), "p90_ms": pct(s, 0.9), "p99_ms": pct(s, 0.99)}
                 for v, s in times.items()

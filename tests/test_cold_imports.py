@@ -13,7 +13,8 @@ import pytest
 from sandboxrun._dialects import AGENTS
 from sandboxrun._dialects.registry import DIALECTS, WHERE
 
-HEAVY = ("docker", "requests", "loguru", "pydantic", "pydantic_settings", "prometheus_client")
+HEAVY = ("docker", "requests", "loguru", "pydantic", "pydantic_settings", "prometheus_client",
+         "regex", "sandboxrun._review")
 
 PROBE = """
 import json, sys
@@ -109,6 +110,29 @@ def test_run_imports_only_the_dialect_of_its_agent(
     )  # fmt: skip
     assert flags or json.loads(out) is not None
     assert dialect_modules(loaded) == {f"sandboxrun._dialects.{m}" for m in modules}, loaded
+
+
+def test_a_hook_under_review_imports_no_other_agents_dialect(tmp_path: Path) -> None:
+    """With a hook to run, the review gate (`_review`) runs before the engine is asked:
+    it too imports no other agent's dialect (it imported Cursor's, and with it Claude's
+    settings and matchers and the `regex` module, for every agent's run)."""
+    ws = tmp_path / "ws"
+    hooks = ws / ".clinerules" / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "PreToolUse").write_text("#!/bin/sh\necho '{}'\n")
+    (hooks / "PreToolUse").chmod(0o755)
+    (tmp_path / "home").mkdir()
+    config = tmp_path / "config.toml"  # no engine answers there: the run ends at `check`
+    config.write_text(f'serve = "off"\ndocker_host = "unix://{tmp_path}/none.sock"\n')
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY), "run", "PreToolUse", "--config",
+         str(config), "--home", str(tmp_path / "home"), "--workspace", str(ws)],
+        input="{}", capture_output=True, text=True, timeout=120, cwd=ws,
+    )  # fmt: skip
+    line = next(ln for ln in done.stderr.splitlines() if ln.startswith("IMPORTED"))
+    loaded = json.loads(line.split(" ", 1)[1])
+    assert dialect_modules(loaded) == {"sandboxrun._dialects.cline"}, loaded
+    assert "regex" not in loaded
 
 
 REGISTRY_PROBE = """

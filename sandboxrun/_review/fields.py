@@ -44,9 +44,11 @@ LEGACY_UNKNOWN = frozenset({"timeout"})
 def default(agent: str, event: str, name: str) -> Any:
     """The value field `name` has when the entry does not set it."""
     if name == "loop_limit":
+        if agent != "cursor":  # only Cursor has it: its dialect is not imported otherwise
+            return None
         from .._dialects.cursor.answer import DEFAULT_LOOP_LIMIT, FOLLOWUP_EVENTS
 
-        return DEFAULT_LOOP_LIMIT if agent == "cursor" and event in FOLLOWUP_EVENTS else None
+        return DEFAULT_LOOP_LIMIT if event in FOLLOWUP_EVENTS else None
     if name == "env":
         return {}
     return None if name == "timeout" else False

@@ -289,3 +289,31 @@ def test_a_container_that_ended_while_idle_is_never_used(
     for _ in idle:
         result = warm.run(replace(req, stdin=b"event"))
         assert not result.warm and (result.exit_code, result.stdout) == (0, b"event"), result
+
+
+def test_a_warm_run_asks_the_engine_nothing_before_its_answer(
+    warm: DockerBackend, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pooled container is attached at its launch, before its start: the run that
+    takes it only writes its event and reads its answer (the final frame). No attach,
+    no inspect, no wait on the answer's path: the engine calls made while the run is in
+    flight are the pool's own (its replacement's create, attach and start)."""
+    req = request(ws, "cat")
+    assert warm.prewarm(req, wait=WAIT) and warm._pool is not None and warm._pool.settle(WAIT)
+    calls: list[str] = []
+    api = warm.api
+    for name in ("attach_socket", "inspect_container", "wait", "create_container"):
+        real = getattr(api, name)
+
+        def spy(*a: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
+            calls.append(_name)
+            return _real(*a, **kw)
+
+        monkeypatch.setattr(api, name, spy)
+    helper = warm.helper()
+    result = warm.run(replace(req, stdin=b"event"))
+    assert result.warm and (result.exit_code, result.stdout) == (0, b"event"), result
+    own = [c for c in calls if c in ("inspect_container", "wait")]
+    assert own == [] or helper is None or not helper.frame, calls
+    # Every attach is a replacement's, each after its create (none for the run itself).
+    assert calls.count("attach_socket") <= calls.count("create_container"), calls

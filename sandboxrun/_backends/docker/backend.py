@@ -20,8 +20,8 @@ attach stream before a container can exit, so a reader that stopped to kill
 would wait behind its own unread output.
 
 The warm path (`warm=True`, `.._backends/pool.py`) runs the same config with a gate: the container
-is started ahead of time, and a run attaches to it and delivers the event instead of
-starting it; the reading, limits and reporting are this same `_Run`. With an image whose
+is attached and started ahead of time, and a run takes its stream and delivers the event
+instead of starting it; the reading, limits and reporting are this same `_Run`. With an image whose
 helper writes a final frame (`helper.FrameReader`), a run (warm or cold) answers when the frame
 has come on both streams: the exit status and the kill reason (deadline, output cap, OOM)
 come from the helper, before the container's exit and teardown (~50-70 ms on runc), and
@@ -35,6 +35,7 @@ import contextlib
 import dataclasses
 import os
 import re
+import select
 import socket
 import tempfile
 import threading
@@ -145,6 +146,7 @@ class DockerBackend:
         self._tools_lock = threading.Lock()  # one probe, however many hooks ask at once
         self.warm = warm and settings.pool_size > 0
         self._pool: Pool | None = None  # made at the first warm run, ended by close()
+        self._attached: dict[str, Any] = {}  # idle pooled containers' streams, by id
 
     @property
     def client(self) -> Any:
@@ -367,11 +369,13 @@ class DockerBackend:
         with self._lock:
             self._active.add(cid)
         framed = bool(self._helper and isinstance(self._helper, Helper) and self._helper.frame)
+        with self._lock:
+            attached = self._attached.pop(cid, None)  # attached at its launch (`_launch`)
         try:
             with cancellable(request, lambda: self._remove(cid)):
                 run = _Run(self, cid, request, time.monotonic(), warm=True, framed=framed)
                 try:
-                    run.attach()
+                    run.attach(attached)
                 except Exception as exc:  # gone (removed by someone else?): nothing delivered
                     logger.info("pooled container {} unreachable: {}", cid[:12], exc)
                     return None
@@ -388,10 +392,16 @@ class DockerBackend:
             pool.want(key, make)  # and replaced (unless closed meanwhile)
 
     def _launch(self, config: dict[str, Any]) -> str:
-        """Create and start a pooled container; it waits at its gate."""
+        """Create, attach and start a pooled container; it waits at its gate. Attached
+        before its start (as `docker run` does), so a run that takes it only writes its
+        event and reads: no attach on the answer's path, and no question to the engine
+        whether it still runs (an exit ends the stream we hold: `_Run.attach`)."""
         with engine_errors(self.settings.docker_host, self.settings.image):
             cid = str(retry_engine(self.api.create_container)(**config)["Id"])
             try:
+                attached = _attach(self.api, cid)
+                with self._lock:
+                    self._attached[cid] = attached
                 self.api.start(cid)
             except BaseException:
                 self._remove(cid)
@@ -455,6 +465,10 @@ class DockerBackend:
             return self._hosts or None
 
     def _remove(self, cid: str) -> None:
+        with self._lock:
+            attached = self._attached.pop(cid, None)  # an idle pooled container's stream
+        if attached is not None:
+            _detach(attached)
         try:
             # v: an image's VOLUMEs make anonymous volumes; they go with the container.
             retry_engine(self.api.remove_container)(cid, force=True, v=True)
@@ -618,16 +632,32 @@ class _Run:
         self.killed_reason: str | None = None
         self.sock: Any = None
         self.attached: Any = None
+        self.preattached = False  # the stream was attached at the container's launch
 
-    def attach(self) -> None:
-        """Attach to the container's stdin/stdout/stderr. For a warm run, whether it
-        still runs is asked beside the delivery, not before it (`_check_alive`)."""
+    def attach(self, attached: Any = None) -> None:
+        """Attach to the container's stdin/stdout/stderr, or take the stream a pooled
+        container was attached with at its launch (`attached`).
+
+        A stream attached before the container's start ends when it exits: if it is
+        readable now (an end, or the gate's own error), the container ended while idle
+        and nothing is delivered (`_Stale`); if it ends later without a word, `execute`
+        asks when it exited (`_ended_before`). A warm run attached only now asks the
+        engine beside the delivery whether it still runs (`_check_alive`): an attach to
+        a container that had already exited would wait forever."""
         self.attach_at = time.time()
-        self.attached = retry_engine(self.b.api.attach_socket)(
-            self.cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
-        )
-        self.sock = getattr(self.attached, "_sock", self.attached)
-        if self.warm:
+        self.preattached = attached is not None
+        if attached is None:
+            attached = _attach(self.b.api, self.cid)
+        self.attached = attached
+        self.sock = getattr(attached, "_sock", attached)
+        if self.preattached:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+            if readable:
+                self._hang_up()
+                self.sock.close()
+                attached.close()
+                raise _Stale(self.cid)
+        elif self.warm:
             threading.Thread(target=self._check_alive, daemon=True).start()
 
     def _check_alive(self) -> None:
@@ -695,6 +725,8 @@ class _Run:
             attached.close()
         if self.stale and not self.total:
             raise _Stale(self.cid)
+        if self.preattached and frame is None and not self.total and self._ended_before():
+            raise _Stale(self.cid)
         if frame is not None:
             return self._result(frame, duration_ms)
         exit_code = retry_engine(api.wait)(self.cid, timeout=STREAM_GRACE)["StatusCode"]
@@ -715,6 +747,16 @@ class _Run:
             killed_reason=self.killed_reason,
             warm=self.warm,
         )
+
+    def _ended_before(self) -> bool:
+        """Whether a pooled container had exited (or gone) before its event was
+        delivered: its silent stream then says only that nothing took the event."""
+        try:
+            state = self._state()
+        except Exception as exc:  # gone: the same as exited before
+            logger.debug("inspect {}: {}", self.cid[:12], exc)
+            return True
+        return not state["Running"] and _finished(state) < self.attach_at
 
     def _frame(self) -> Frame | None:
         """The helper's final frame, when it came whole and alike on both streams."""
@@ -826,6 +868,19 @@ class _Run:
     def _hang_up(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
+
+
+def _attach(api: Any, cid: str) -> Any:
+    """A stream to the container's stdin, stdout and stderr (docker-py's socket)."""
+    params = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+    return retry_engine(api.attach_socket)(cid, params=params)
+
+
+def _detach(attached: Any) -> None:
+    """Close a stream no run will use (its container is being removed)."""
+    with contextlib.suppress(OSError):
+        getattr(attached, "_sock", attached).close()
+        attached.close()
 
 
 def _finished(state: dict[str, Any]) -> float:
