@@ -16,6 +16,7 @@ bare interpreter (`python -c pass`, to its exit, and `python -I -S -c pass`). Th
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import socket
@@ -102,6 +103,8 @@ def main() -> None:
                         help="also time the console script in this bin folder (another"
                         " install, e.g. the main branch's .venv/bin), interleaved")  # fmt: skip
     args = parser.parse_args()
+    # Bytecode as an installed package has it (bench/run.py `compiled`).
+    compileall.compile_dir(str(Path(__file__).resolve().parents[1] / "sandboxrun"), quiet=1)
     with tempfile.TemporaryDirectory(prefix="sr-") as tmp:
         folder = Path(tmp) / "run"
         folder.mkdir(mode=0o700)

@@ -28,6 +28,7 @@ Needs a running engine and the hook image (scripts/setup). Takes a few minutes.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -236,13 +237,22 @@ def main() -> None:
     in_tmp(bench, parser.parse_args(), "sandboxrun-bench-")
 
 
+def compiled() -> None:
+    """Write sandboxrun's bytecode, as pip does when it installs a package: from an
+    editable checkout under PYTHONDONTWRITEBYTECODE (set on some machines), every
+    process would compile each edited module again, which is no cost of sandboxrun's."""
+    compileall.compile_dir(str(ROOT / "sandboxrun"), quiet=1)
+
+
 def in_tmp(
     bench: Callable[[argparse.Namespace, Path], dict[str, Any]],
     args: argparse.Namespace,
     prefix: str,
 ) -> None:
     """Run `bench` in a temporary folder (readable by the hooks' user), removed after;
-    its report also goes to `args.json` when given."""
+    its report also goes to `args.json` when given. The package's bytecode is brought
+    up to date first (`compiled`)."""
+    compiled()
     tmp = Path(tempfile.mkdtemp(prefix=prefix))
     tmp.chmod(0o755)
     try:

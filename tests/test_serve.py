@@ -1259,3 +1259,22 @@ def test_a_tcp_request_never_gets_the_servers_transcripts(tenant: Tenant) -> Non
             assert len(tenant.backend.requests) == before + 1, (command, reply)
             mounted = str(transcript) in tenant.backend.requests[-1].mounts
             assert mounted is not tcp, (command, tcp, tenant.backend.requests[-1].mounts)
+
+
+def test_the_command_answered_by_the_server_exits_with_its_whole_answer(
+    served: Served, ws: Path
+) -> None:
+    """`python -m sandboxrun` (the command itself, not `main(argv)`) leaves without the
+    interpreter's teardown once the server has answered: its stdout and stderr are
+    still whole, and its exit code is the answer's."""
+    exec_argv = ["exec", "--agent", "claude", "--config", str(served.config), "--",
+                 "binary"]  # fmt: skip
+    stdin = bytes(range(256)) * 400  # past every buffer on the way
+    done = subprocess.run(
+        [sys.executable, "-m", "sandboxrun", *exec_argv], input=stdin, capture_output=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == b"\x00\xff" + stdin
+    assert done.stderr.endswith(b"to stderr\n")
+    assert served.app.answered == 1
