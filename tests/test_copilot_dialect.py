@@ -137,6 +137,37 @@ def test_version_and_structure(tmp_path: Path, ws: Path, home: Path) -> None:
     assert "e.json: not valid JSON" in text
 
 
+def test_an_entrys_env_never_replaces_the_sandboxs_variables(ws: Path, home: Path) -> None:
+    """A repository entry's `env` may add variables, never replace one the sandbox sets
+    for every hook (HOME, PATH, TMPDIR...): each is left out with a warning naming it,
+    and the hook runs with the sandbox's value."""
+    from sandboxrun._backends.environment import PATH, SANDBOX_VARS, hook_environment
+    from sandboxrun._envfile import VAR
+    from sandboxrun._runner import HookFactory
+    from sandboxrun._settings import Settings
+
+    assert {*hook_environment({}, "/h"), VAR} == SANDBOX_VARS  # the list is what is set
+
+    env = {"HOME": "/", "PATH": "/evil", "TMPDIR": "/x", "CLAUDE_ENV_FILE": "/e",
+           "MODE": "strict"}  # fmt: skip
+    write(ws / ".github/hooks/h.json", hooks_file("preToolUse", {"bash": "guard", "env": env}))
+    fake = FakeBackend(lambda r: ExecResult(0, b"", b"", 5))
+    factory = HookFactory(Settings(agent="copilot", review="off"), fake, home=str(home),
+                          cwd=str(ws))  # fmt: skip
+    lines: list[str] = []
+    logger.enable("sandboxrun")
+    logger.add(lines.append, level="WARNING", format="{message}")  # removed by the fixture
+    factory.run("preToolUse", {"cwd": str(ws), "toolName": "bash", "toolArgs": "{}"})
+    [request] = fake.requests
+    assert dict(request.env) == {"MODE": "strict"}
+    inside = hook_environment(request.env, "/home/sandbox")
+    assert (inside["HOME"], inside["PATH"], inside["TMPDIR"]) == ("/home/sandbox", PATH, "/tmp")
+    [hook] = factory.discover("preToolUse", [str(ws)]).hooks
+    assert dict(hook.entry_env) == {"MODE": "strict"}  # what the pin holds
+    for var in ("HOME", "PATH", "TMPDIR", "CLAUDE_ENV_FILE"):
+        assert any(f"env's {var} is not set" in line for line in lines), var
+
+
 def test_entry_fields(tmp_path: Path, ws: Path, home: Path) -> None:
     """exec+args run without a shell; timeoutSec wins over its alias; cwd is the
     repository's; an env value naming a variable is not set (named); powershell-only,

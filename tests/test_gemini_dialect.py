@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from loguru import logger
 
 from sandboxrun import ExecRequest, ExecResult, FakeBackend
+from sandboxrun._backends.environment import PATH, hook_environment
 from sandboxrun._dialects import AGENTS
 from sandboxrun._dialects.gemini.dialect import GEMINI, GeminiDialect
-from sandboxrun._dialects.gemini.settings import strip_comments
+from sandboxrun._dialects.gemini.settings import PROJECT_VARS, strip_comments
 from sandboxrun._dialects.registry import DIALECTS
 from sandboxrun._errors import EngineError
 from sandboxrun._exec import run_exec
@@ -127,11 +131,56 @@ def test_broken_entries_are_named(places: Any) -> None:
         "enabled": True,
     }})  # fmt: skip
     found = dialect.discover(None, [str(ws)], str(home))
-    assert found.hooks == ()
+    # y's `env` sets only the sandbox's HOME: left out, the hook still runs (below)
+    assert [(h.name, dict(h.env), dict(h.entry_env)) for h in found.hooks] == [
+        ("y", dict.fromkeys(PROJECT_VARS, str(ws)), {})
+    ]
     reasons = " | ".join(s.reason for s in found.skipped)
     for part in ("unknown event name (did you mean BeforeTool?)", "milliseconds",
-                 "HOME is set by the sandbox", "runtime", "longer than 256"):  # fmt: skip
+                 "runtime", "longer than 256"):  # fmt: skip
         assert part in reasons
+
+
+@contextmanager
+def warnings_logged() -> Iterator[list[str]]:
+    """The library's warning lines while the block runs (quiet again after)."""
+    lines: list[str] = []
+    logger.enable("sandboxrun")
+    sink = logger.add(lines.append, level="WARNING", format="{message}")
+    try:
+        yield lines
+    finally:
+        logger.remove(sink)
+        logger.disable("sandboxrun")
+
+
+def test_an_entrys_env_adds_variables_never_over_sandboxruns(places: Any) -> None:
+    """A hook's `env` (here a repository's) may add variables, never replace one
+    sandboxrun sets: a guard reading $GEMINI_PROJECT_DIR finds the project it guards
+    (Gemini itself lets the entry's win; inside, the sandbox's paths are what is true).
+    Each pair left out is named in a warning; the hook runs with ours."""
+    from sandboxrun._runner import HookFactory
+
+    _, _, home, ws = places
+    env = {"GEMINI_PROJECT_DIR": "/elsewhere", "CLAUDE_PROJECT_DIR": "/", "GEMINI_CWD": "",
+           "HOME": "/", "PATH": "/evil", "TMPDIR": "/x", "LEVEL": "strict"}  # fmt: skip
+    write(ws / ".gemini" / "settings.json", {"hooks": {"BeforeTool": [entry("guard", env=env)]}})
+    fake = FakeBackend(lambda r: ExecResult(2, b"", b"no\n", 5))
+    factory = HookFactory(Settings(agent="gemini", review="off"), fake, home=str(home),
+                          cwd=str(ws))  # fmt: skip
+    event = {"cwd": str(ws), "tool_name": "run_shell_command", "tool_input": {"command": "ls"}}
+    with warnings_logged() as lines:
+        result = factory.run("BeforeTool", event)
+    assert result.answer["blocked"] is True
+    [request] = fake.requests
+    assert dict(request.env) == {**dict.fromkeys(PROJECT_VARS, str(ws)), "LEVEL": "strict"}
+    inside = hook_environment(request.env, "/home/sandbox")
+    assert (inside["HOME"], inside["PATH"], inside["TMPDIR"]) == ("/home/sandbox", PATH, "/tmp")
+    assert [h.entry_env for h in factory.discover("BeforeTool", [str(ws)]).hooks] == [
+        {"LEVEL": "strict"}  # what the pin holds: the pairs the hook gets
+    ]
+    left_out = [v for v in env if v != "LEVEL"]
+    assert all(any(f"env's {v} is not set" in line for line in lines) for v in left_out)
 
 
 def test_the_same_hook_runs_once_but_a_project_copy_never_replaces_a_trusted_one(

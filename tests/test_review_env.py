@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sandboxrun import ExecRequest, ExecResult, FakeBackend, HookFactory, Settings, _review
 from sandboxrun._review.pins import PinStore
 from sandboxrun._review.show import diff, pending, scan
@@ -116,3 +118,42 @@ def test_a_guard_turned_off_by_its_env_runs_with_the_approved_env_under_required
     warn = run(Settings.load(agent="gemini"), home, ws, FakeBackend(guard))
     assert warn.answer["blocked"] is False  # warn: runs as it is, reported
     assert warn.to_json()["hooks"][0]["review"] == "changed"
+
+
+@pytest.mark.parametrize("var", ["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"])
+def test_the_approved_run_keeps_sandboxruns_own_variables(home, ws, var) -> None:
+    """A pull sets one of sandboxrun's variables (and GUARD_OFF) in an approved guard's
+    `env`: its approved version runs with sandboxrun's value, not the pull's and not none
+    (a guard that reads it must still find the project, and block). GEMINI_PROJECT_DIR
+    also names where the hook's pins are (`_review.hook_root`): the pull's moved them, so
+    the guard was `new` (under warn, pinned quietly on first sight), never `changed`."""
+    required = Settings.load(agent="gemini", review="required", fail_closed=True)
+    project(ws)
+    approve(home, ws)
+    project(ws, {var: "/elsewhere", "GUARD_OFF": "1"})
+    fake = FakeBackend(guard)
+    result = run(required, home, ws, fake)
+    [request] = fake.requests
+    assert request.env.get(var) == str(ws) and "GUARD_OFF" not in request.env
+    assert result.answer["blocked"] is True
+    assert result.to_json()["hooks"][0]["ranApproved"] is True
+    warn = run(Settings.load(agent="gemini"), home, ws, FakeBackend(guard))
+    assert warn.to_json()["hooks"][0]["review"] == "changed"  # not a checkout's first sight
+
+
+def test_an_approved_env_never_replaces_sandboxruns_own(home, ws) -> None:
+    """A pin written before sandboxrun's own variables were left out of an entry's `env`
+    may hold one (GEMINI_PROJECT_DIR): the approved run still gets sandboxrun's value."""
+    required = Settings.load(agent="gemini", review="required", fail_closed=True)
+    project(ws, {"LEVEL": "strict"})
+    approve(home, ws)
+    store = PinStore(str(home), str(ws))
+    data = json.loads(store.path.read_text())
+    [pin] = data["hooks"]
+    pin["entry"]["runs"]["env"]["GEMINI_PROJECT_DIR"] = "/elsewhere"
+    store.path.write_text(json.dumps(data))
+    assert [s.status for s in seen(home, ws)] == ["changed"]  # the safe side: once
+    fake = FakeBackend(guard)
+    assert run(required, home, ws, fake).answer["blocked"] is True
+    [request] = fake.requests
+    assert request.env.get("GEMINI_PROJECT_DIR") == str(ws) and request.env["LEVEL"] == "strict"

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from .._backends.environment import SANDBOX_VARS
+from .._log import logger
 from .._text import printable
 from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
 
@@ -106,6 +108,22 @@ def unique_mounts(paths: Sequence[str]) -> tuple[str, ...]:
         if not any(p == k or Path(p).is_relative_to(k) for k in kept):
             kept.append(p)
     return tuple(kept)
+
+
+def entry_env(own: Mapping[str, str], entry: Mapping[str, str], hook: str) -> dict[str, str]:
+    """The pairs of a hook entry's own `env` (Gemini's, Copilot's) that are added to
+    `own`, the variables sandboxrun sets for the hook (the project dir...). One naming
+    ours, or the sandbox's (`SANDBOX_VARS`), is left out with a warning and the hook
+    runs with our value: an entry, a repository's too, may add variables, never replace
+    or unset ours (a guard reading $GEMINI_PROJECT_DIR must find the project it guards:
+    inside, only the sandbox's paths are true)."""
+    kept = {}
+    for name, value in entry.items():
+        if name in own or name in SANDBOX_VARS:
+            logger.warning("hook {}: its env's {} is not set: sandboxrun sets it", hook, name)
+        else:
+            kept[name] = value
+    return kept
 
 
 def source_of(path: str, workspaces: Sequence[str], trusted: str) -> str:

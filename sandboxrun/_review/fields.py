@@ -10,8 +10,8 @@ pinned with it (`pins.identify`: the entry's `runs`).
 - `timeout`: a shortened one can end a guard before it answers, and a timeout lets
   the action through unless fail-closed.
 - `env` (Gemini, Copilot): the entry's own variables (`HookSpec.entry_env`, the pairs
-  it sets, never the ones sandboxrun sets): `GUARD_OFF=1` can turn a guard off without
-  a change to its files.
+  it sets, never the ones sandboxrun sets, which it cannot replace: `_dialects.base.
+  entry_env`): `GUARD_OFF=1` can turn a guard off without a change to its files.
 
 Each is pinned only when it is not what the entry gets without it (`default`), so the
 pins of hooks that set none of them are as before and stay approved. A pin written
@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from .._dialects.base import entry_env
 from .._types import HookSpec
 
 # (the pin's name, HookSpec's field)
@@ -80,7 +81,10 @@ def restore(spec: HookSpec, agent: str, pinned: dict[str, Any], known: bool = Tr
 
 
 def _env(spec: HookSpec, approved: dict[str, str]) -> dict[str, Any]:
-    """`spec`'s env with the entry's pairs as approved: the ones it sets now taken out,
-    the approved ones set (over sandboxrun's own, as the dialects merge them)."""
-    base = {k: v for k, v in spec.env.items() if k not in spec.entry_env}
-    return {"env": {**base, **approved}, "entry_env": approved}
+    """`spec`'s env with the entry's pairs as approved: the ones it sets now taken out
+    (never one of sandboxrun's: the dialects leave those out of `entry_env`), the approved
+    ones added as the dialects add them, never over sandboxrun's own (a pin written
+    before may hold GEMINI_PROJECT_DIR: the approved run still gets ours)."""
+    own = {k: v for k, v in spec.env.items() if k not in spec.entry_env}
+    kept = entry_env(own, approved, spec.name)
+    return {"env": {**own, **kept}, "entry_env": kept}

@@ -46,7 +46,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..._types import Discovery, HookSpec, Skipped
-from ..base import escape_name, source_of, unique_mounts
+from ..base import entry_env, escape_name, source_of, unique_mounts
 from ..claude.handler import MAX_TIMEOUT, brief, unicode_ok
 from ..claude.settings import _load, project_root
 from .events import HOOK_NAMES, MATCH_FIELDS, check_matcher
@@ -258,7 +258,7 @@ def _entry(
     name, argv = command
     if not argv:
         return replace(spec, name=name, kind="powershell")
-    options = _options(hook, template, project, notes)
+    options = _options(hook, template, project, notes, name)
     if isinstance(options, str):
         return options
     return replace(spec, name=name, argv=argv, **options)
@@ -295,7 +295,7 @@ def _command(hook: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | str:
 
 
 def _options(
-    hook: Mapping[str, Any], template: HookSpec, project: str, notes: list[str]
+    hook: Mapping[str, Any], template: HookSpec, project: str, notes: list[str], name: str
 ) -> dict[str, Any] | str:
     """timeout (seconds: timeoutSec, else its alias timeout), cwd and env, checked;
     what is left out of a hook that still runs is added to `notes`."""
@@ -323,16 +323,17 @@ def _options(
         if not isinstance(env, dict):
             return "env must be an object of strings"
         kept: dict[str, str] = {}
-        for name, value in env.items():
-            if not _NAME.fullmatch(name) or not isinstance(value, str) or "\0" in value:
-                return f"env {brief(name)}: a variable name and a string value, please"
+        for var, value in env.items():
+            if not _NAME.fullmatch(var) or not isinstance(value, str) or "\0" in value:
+                return f"env {brief(var)}: a variable name and a string value, please"
             if "$" in value:  # the agent expands it from its own environment: never ours
                 notes.append(
-                    f"env {name}: not set (its value names a variable; the"
+                    f"env {var}: not set (its value names a variable; the"
                     " agent's environment is not expanded into a sandboxed hook's)"
                 )
                 continue
-            kept[name] = value
-        out["env"] = kept
-        out["entry_env"] = kept  # pinned (`_review.fields`): the template sets none
+            kept[var] = value
+        kept = entry_env(template.env, kept, name)  # never over the sandbox's own
+        out["env"] = {**template.env, **kept}
+        out["entry_env"] = kept  # pinned (`_review.fields`)
     return out

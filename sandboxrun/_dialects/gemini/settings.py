@@ -51,7 +51,7 @@ from ..._errors import ConfigError
 from ..._install.record import Record
 from ..._install.sessionrecord import check_in, is_check
 from ..._types import Discovery, HookSpec, Skipped
-from ..base import WORKSPACE_SOURCES, escape_name, source_of, unique_mounts
+from ..base import WORKSPACE_SOURCES, entry_env, escape_name, source_of, unique_mounts
 from ..claude.handler import CHECK_SKIPPED, MAX_TIMEOUT, SESSION_CHECK, brief, unicode_ok
 from ..claude.matchers import MAX_WORKSPACE_PATTERN, _compile
 from ..claude.settings import _read_regular
@@ -69,8 +69,6 @@ CONFIG_FIELDS = frozenset({"enabled", "disabled", "notifications"})
 TOOL_EVENTS = frozenset({"BeforeTool", "AfterTool"})
 TRIGGER_FIELDS = {"SessionStart": "source", "SessionEnd": "reason", "PreCompress": "trigger"}
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# Variables the sandbox itself sets for every hook: a hook's `env` cannot move them.
-_FIXED_ENV = frozenset({"HOME", "TMPDIR", "CLAUDE_ENV_FILE"})
 MAX_ENV = 64  # entries of one hook's `env`
 MAX_ENV_VALUE = 8192  # characters of one value
 
@@ -338,7 +336,9 @@ def handler(
         problem = _env(env)
         if problem:
             return problem
-        extra = dict(env)
+        # Gemini spreads the entry's `env` over its own GEMINI_PROJECT_DIR and
+        # CLAUDE_PROJECT_DIR (`hookRunner.ts`, `executeCommandHook`); here ours stay.
+        extra = entry_env(template.env, env, fields["name"])
     command = expand(command, template.workdir)
     return replace(template, argv=("bash", "-c", command), env={**template.env, **extra},
                    entry_env=extra, **fields)  # fmt: skip
@@ -390,8 +390,6 @@ def _env(env: Any) -> str | None:
     for key, value in env.items():
         if not _ENV_NAME.fullmatch(key):
             return f"env: {brief(key)} is not a variable name"
-        if key in _FIXED_ENV:
-            return f"env: {key} is set by the sandbox; a hook cannot set it"
         if not isinstance(value, str) or "\0" in value or not unicode_ok(value):
             return f"env.{key} must be a string (no NUL)"
         if len(value) > MAX_ENV_VALUE:
