@@ -13,8 +13,10 @@ import pytest
 from sandboxrun._dialects import AGENTS
 from sandboxrun._dialects.registry import DIALECTS, WHERE
 
-HEAVY = ("docker", "requests", "loguru", "pydantic", "pydantic_settings", "prometheus_client",
-         "regex", "sandboxrun._review")
+HEAVY = (
+    "docker", "requests", "loguru", "pydantic", "pydantic_settings", "prometheus_client",
+    "regex", "sandboxrun._review",
+)  # fmt: skip
 
 PROBE = """
 import json, sys

@@ -141,7 +141,8 @@ def test_an_entrys_env_never_replaces_the_sandboxs_variables(ws: Path, home: Pat
     """A repository entry's `env` may add variables, never replace one the sandbox sets
     for every hook (HOME, PATH, TMPDIR...): each is left out with a warning naming it,
     and the hook runs with the sandbox's value."""
-    from sandboxrun._backends.environment import PATH, SANDBOX_VARS, hook_environment
+    from sandboxrun._backends.environment import PATH, hook_environment
+    from sandboxrun._dialects.base import SANDBOX_VARS
     from sandboxrun._envfile import VAR
     from sandboxrun._runner import HookFactory
     from sandboxrun._settings import Settings

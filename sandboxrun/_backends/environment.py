@@ -5,9 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-# Set for every hook by the sandbox (`hook_environment`'s base, and the runner's
-# CLAUDE_ENV_FILE): what is true inside, which a hook entry's own `env` never moves.
-SANDBOX_VARS = frozenset({"HOME", "PATH", "LANG", "TMPDIR", "CLAUDE_ENV_FILE"})
 
 
 def hook_environment(extra: Mapping[str, str], home: str) -> dict[str, str]:

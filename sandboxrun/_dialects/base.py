@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from .._backends.environment import SANDBOX_VARS
 from .._log import logger
 from .._text import printable
 from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
@@ -108,6 +107,13 @@ def unique_mounts(paths: Sequence[str]) -> tuple[str, ...]:
         if not any(p == k or Path(p).is_relative_to(k) for k in kept):
             kept.append(p)
     return tuple(kept)
+
+
+# Set for every hook by the sandbox (`_backends.environment.hook_environment`'s base, and
+# the runner's CLAUDE_ENV_FILE): what is true inside, which a hook entry's own `env` never
+# moves. Here, not beside them: the dialects never import a backend (DESIGN.md §6);
+# tests/test_copilot_dialect.py checks that the two agree.
+SANDBOX_VARS = frozenset({"HOME", "PATH", "LANG", "TMPDIR", "CLAUDE_ENV_FILE"})
 
 
 def entry_env(own: Mapping[str, str], entry: Mapping[str, str], hook: str) -> dict[str, str]:

@@ -376,8 +376,13 @@ class DockerBackend:
                 run = _Run(self, cid, request, time.monotonic(), warm=True, framed=framed)
                 try:
                     run.attach(attached)
+                except _Stale:  # its stream says it ended while idle: nothing delivered
+                    logger.info("pooled container {} had exited: running cold", cid[:12])
+                    return None
                 except Exception as exc:  # gone (removed by someone else?): nothing delivered
                     logger.info("pooled container {} unreachable: {}", cid[:12], exc)
+                    if attached is not None:
+                        _detach(attached)
                     return None
                 try:
                     with engine_errors(self.settings.docker_host, self.settings.image):
@@ -651,8 +656,9 @@ class _Run:
         self.attached = attached
         self.sock = getattr(attached, "_sock", attached)
         if self.preattached:
-            readable, _, _ = select.select([self.sock], [], [], 0)
-            if readable:
+            poller = select.poll()  # not select(): a busy server's descriptors pass 1024
+            poller.register(self.sock, select.POLLIN)
+            if poller.poll(0):
                 self._hang_up()
                 self.sock.close()
                 attached.close()
