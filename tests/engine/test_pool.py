@@ -10,15 +10,17 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+import docker.errors
 import pytest
 
-from sandboxrun import DockerBackend, ExecRequest, ExecResult, HookFactory
+from sandboxrun import DockerBackend, ExecRequest, ExecResult, HookFactory, SandboxrunError
 from sandboxrun._backends.labels import MANAGED as LABEL
 from sandboxrun._state import hook_ids
 
@@ -317,3 +319,30 @@ def test_a_warm_run_asks_the_engine_nothing_before_its_answer(
     assert own == [] or helper is None or not helper.frame, calls
     # Every attach is a replacement's, each after its create (none for the run itself).
     assert calls.count("attach_socket") <= calls.count("create_container"), calls
+
+
+def test_a_warm_run_whose_container_is_removed_under_it_is_not_run_again(
+    warm: DockerBackend, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pooled container removed while its hook runs (`abort`, a SIGTERM of ours) ends
+    its stream without a word, as one that ended while idle does; but the hook had its
+    event, so it is never run again cold: the run ends in an error. (The engine is made
+    to say the container is gone at once, as it may once the removal is through.)"""
+    req = request(ws, "sleep 4; echo done", timeout=30)
+    assert warm.prewarm(req, wait=WAIT) and warm._pool is not None and warm._pool.settle(WAIT)
+
+    def gone(cid: str) -> Any:
+        raise docker.errors.NotFound(f"No such container: {cid}")
+
+    monkeypatch.setattr(warm.api, "inspect_container", gone)
+    timer = threading.Timer(1.5, warm.abort)
+    timer.start()
+    started = time.monotonic()
+    try:
+        result: ExecResult | None = warm.run(req)
+    except SandboxrunError:
+        result = None
+    finally:
+        timer.join()
+    assert result is None or (result.warm and b"done" not in result.stdout), result
+    assert time.monotonic() - started < 3.5, "the hook ran a second time"

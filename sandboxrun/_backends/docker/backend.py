@@ -755,13 +755,15 @@ class _Run:
         )
 
     def _ended_before(self) -> bool:
-        """Whether a pooled container had exited (or gone) before its event was
-        delivered: its silent stream then says only that nothing took the event."""
+        """Whether a pooled container had exited before its event was delivered: its
+        silent stream then says only that nothing took the event (the run goes cold).
+        Gone, it may have been removed under a run that had started (`abort`): unknown,
+        and a hook is never run twice, so not before (the run ends in an error)."""
         try:
             state = self._state()
-        except Exception as exc:  # gone: the same as exited before
+        except Exception as exc:
             logger.debug("inspect {}: {}", self.cid[:12], exc)
-            return True
+            return False
         return not state["Running"] and _finished(state) < self.attach_at
 
     def _frame(self) -> Frame | None:
