@@ -7,8 +7,9 @@ No engine needed: this process plays the server (its own socket, in a temporary 
 of mode 0700, named by a config file given with `--config`), times the first byte of
 each request, and answers it with an empty 200, so the client exits at once. "Start"
 is taken just before `fork` (subprocess.Popen), so the interpreter's own start-up is in
-it, as an agent's hook sees it. Rows: the console script agents call (`sandboxrun`:
-pip's launcher, which imports `re` itself), `python -m sandboxrun`, and for scale the
+it, as an agent's hook sees it. Rows: the command agents call (`sandboxrun`: the
+script `bin/sandboxrun`, not an installer's entry-point launcher, which imports `re`
+before anything of ours), `python -m sandboxrun` (runpy's imports), and for scale the
 bare interpreter (`python -c pass`, to its exit, and `python -I -S -c pass`). Then
 `python -X importtime` of `sandboxrun._client`: what the client's imports cost.
 """

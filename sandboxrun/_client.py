@@ -25,9 +25,11 @@ sends nothing until it knows the server is the user's own:
 
 Light on purpose: the standard library's cheapest modules only, no docker, pydantic,
 loguru, pathlib, typing, tomllib (a simple config file is read without it:
-`_userconfig.simple_toml`), socket.py (the C `_socket` does) or http.client (its import
+`_userconfig.simple_toml`), socket.py (the C `_socket` does), http.client (its import
 costs tens of ms, as much as the rest of the client; `bench/serve.py` measures it), so
-the request is a hand-written HTTP/1.1 POST; `bench/client_start.py` measures the start.
+the request is a hand-written HTTP/1.1 POST, nor `json` (it imports `re`, and with it
+`enum`: 11 ms of a 13 ms start on Python 3.11), so JSON goes through `json`'s own C
+accelerator `_json` (`dumps`, `loads`); `bench/client_start.py` measures the start.
 The server side is the standard library's http.server.
 """
 
@@ -38,7 +40,6 @@ from __future__ import annotations
 import _socket as socket
 import binascii
 import io
-import json
 import os
 import stat
 import struct
@@ -330,7 +331,7 @@ def connect(path: str, warn: bool = False) -> socket.socket | None:
 
 def post(sock: socket.socket, target: str, document: dict[str, Any]) -> tuple[int, Any]:
     """One HTTP/1.1 POST of a JSON document; (status, the JSON answer or None)."""
-    return exchange(sock, "POST", target, json.dumps(document).encode())
+    return exchange(sock, "POST", target, dumps(document).encode())
 
 
 def exchange(
@@ -361,7 +362,54 @@ def parse_response(raw: bytes) -> tuple[int, Any]:
     length = headers.get("content-length")
     if length is not None and len(body) != int(length):
         raise ValueError("the answer was cut short")
-    return int(parts[1]), json.loads(body) if body else None
+    return int(parts[1]), loads(body.decode("utf-8")) if body else None
+
+
+def dumps(document: Any) -> str:
+    """`json.dumps(document)`, compact, by `json`'s C encoder without importing `json`
+    (see the module); `json` itself where that accelerator is missing or differs."""
+    try:
+        from _json import encode_basestring_ascii, make_encoder
+
+        encode = make_encoder(
+            {}, _unencodable, encode_basestring_ascii, None, ":", ",", False, False, True
+        )  # json.encoder's c_make_encoder call: markers, default, ..., allow_nan
+    except (ImportError, TypeError):  # a Python without it, or another signature
+        import json
+
+        return json.dumps(document, separators=(",", ":"))
+    return "".join(encode(document, 0))
+
+
+def _unencodable(value: object) -> object:
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+class _Scanning:
+    """What `json`'s C scanner reads of its decoder: `json.loads`'s defaults."""
+
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_float, parse_int, parse_constant = float, int, float  # float("NaN") and ±Infinity
+
+
+def loads(text: str) -> Any:
+    """`json.loads(text)` by `json`'s C scanner without importing `json`; ValueError
+    when it is not one JSON document (whitespace around it allowed, as `json` does)."""
+    try:
+        from _json import make_scanner
+    except ImportError:
+        import json
+
+        return json.loads(text)
+    start = len(text) - len(text.lstrip(" \t\n\r"))
+    try:
+        document, end = make_scanner(_Scanning())(text, start)  # type: ignore[arg-type]
+    except StopIteration:
+        raise ValueError(f"no JSON document at character {start}") from None
+    if text[end:].strip(" \t\n\r"):
+        raise ValueError(f"extra data after the JSON document at character {end}")
+    return document
 
 
 def _decode(reply: Any) -> tuple[bytes, bytes, int] | None:

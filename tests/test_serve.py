@@ -1278,3 +1278,46 @@ def test_the_command_answered_by_the_server_exits_with_its_whole_answer(
     assert done.stdout == b"\x00\xff" + stdin
     assert done.stderr.endswith(b"to stderr\n")
     assert served.app.answered == 1
+
+
+def test_the_installed_command_imports_neither_re_nor_json(served: Served, ws: Path) -> None:
+    """The `sandboxrun` script an agent starts (`bin/sandboxrun`, installed beside this
+    Python), answered by the server, imports neither `re` nor `json` (their `enum` is
+    most of Python 3.11's start-up cost of a hook: `bench/client_start.py`), and the
+    answer it decodes with `json`'s C accelerator is whole."""
+    script = Path(sys.executable).parent / "sandboxrun"
+    assert script.read_text().startswith("#!"), "pip install -e . puts bin/sandboxrun here"
+    exec_argv = ["exec", "--agent", "claude", "--config", str(served.config), "--",
+                 "binary"]  # fmt: skip
+    stdin = 'é\u2028\x00 {"json": [1]}'.encode() * 100
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", str(script), *exec_argv], input=stdin,
+        capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == b"\x00\xff" + stdin
+    imported = {
+        line.rpartition("|")[2].strip()
+        for line in done.stderr.decode().splitlines() if line.startswith("import time:")
+    }  # fmt: skip
+    assert "sandboxrun._client" in imported
+    assert not imported & {"re", "json", "enum", "typing"}, sorted(imported)
+
+
+def test_the_clients_json_is_jsons() -> None:
+    """The client's `dumps`/`loads` (json's C accelerator, without importing `json`)
+    give what `json` gives, and refuse what it refuses."""
+    document = {"args": ["run", "é", "\x00", '"\\', "\u2028"], "cwd": "/w", "verbose": 2,
+                "env": {"SANDBOXRUN_X": "1"}, "none": None, "yes": True, "f": 1.5,
+                "emoji": "😀", "empty": [{}, []]}  # fmt: skip
+    assert json.loads(client.dumps(document)) == document
+    assert client.dumps(document) == json.dumps(document, separators=(",", ":"))
+    with pytest.raises(TypeError, match="set is not JSON serializable"):
+        client.dumps({"a": {1}})
+    for text in ['{"a": 1}', ' [1, 2.5e3, "x\\u00e9", null, true] \n', '"s"', "-0"]:
+        assert client.loads(text) == json.loads(text)
+    for bad in ["", "  ", '{"a": 1} x', '{"a":', '"\x01"', "{1: 2}", "[1,]"]:
+        with pytest.raises(ValueError):
+            client.loads(bad)
+        with pytest.raises(ValueError):
+            json.loads(bad)
