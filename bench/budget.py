@@ -27,9 +27,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from run import in_tmp, pct, server  # noqa: E402 - the bench's own helpers, beside this file
+from run import SANDBOXRUN, in_tmp, pct, server  # noqa: E402 - the bench's helpers, beside it
 
-CLI = str(Path(sys.executable).parent / "sandboxrun")  # the console script agents call
 BUDGET_S = 1.0  # Codex's SessionEnd default (`_dialects.codex.discovery.SHORT_EVENTS`)
 GUARD = """#!/usr/bin/env bash
 # The reference guard's work (bench/run.py's bash + 2x jq), on Codex's SessionEnd event.
@@ -90,7 +89,7 @@ def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     ws.mkdir(mode=0o755)
 
     def cli(home: Path, cold: bool) -> list[str]:
-        return [CLI, "run", "SessionEnd", "--agent", "codex",
+        return [*SANDBOXRUN, "run", "SessionEnd", "--agent", "codex",
                 "--config", str(config), "--home", str(home), "--workspace", str(ws),
                 *(["--no-serve"] if cold else [])]  # fmt: skip
 

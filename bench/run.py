@@ -10,6 +10,9 @@ event, answers `{}`). Variants, interleaved so machine noise hits them alike:
                    root and workspace, no capabilities, no-new-privileges, nobody, limits)
     cold CLI       `sandboxrun run` with the server off: Python start-up, a fresh container
     warm CLI       `sandboxrun run` answered by `sandboxrun serve` (its pool)
+
+(both CLI rows start the command as `install` writes it into an agent's config:
+`PYTHON -I SCRIPT`, `_install.command.launcher`)
     warm API       `HookFactory.run` on `DockerBackend(warm=True)`, in this process
 
 Then: throughput with 8 invocations at a time, a burst of 32 from idle (the warm rows
@@ -45,6 +48,7 @@ from typing import Any
 
 from sandboxrun import DockerBackend, HookFactory, Settings
 from sandboxrun._check.command import WARM_FROM
+from sandboxrun._install.command import launcher
 
 ROOT = Path(__file__).resolve().parents[1]
 EVENT = json.loads((ROOT / "examples" / "demo" / "event.json").read_text())
@@ -52,6 +56,7 @@ STDIN = json.dumps(EVENT).encode()
 NOOP = "#!/bin/sh\ncat >/dev/null\necho '{}'\n"
 FLOOD = "#!/bin/sh\ncat >/dev/null\nexec yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n"
 Call = Callable[[], object]
+SANDBOXRUN = launcher()  # the command an agent starts for each hook, as install writes it
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -103,7 +108,7 @@ def variants(
     ]  # fmt: skip
 
     def cli(config: Path) -> list[str]:
-        return [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--config",
+        return [*SANDBOXRUN, "run", "PreToolUse", "--config",
                 str(config), "--workspace", str(ws)]  # fmt: skip
 
     def run(cmd: list[str]) -> Call:
@@ -309,7 +314,7 @@ def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             print(f"  {name:<11} {tp:7.2f}/s  {tp / docker_tp:5.2f}x docker run   {each} ms")
         report["check"] = check_rows(hooks["bash+jq"], tmp, cold_cfg, no_pool_cfg, args.check_runs)
         report["pooled_container"] = idle_container_memory(warm)
-        cli = [sys.executable, "-m", "sandboxrun", "run", "PreToolUse", "--workspace",
+        cli = [*SANDBOXRUN, "run", "PreToolUse", "--workspace",
                str(flood_ws)]  # fmt: skip
         report["flood_rss_mib"] = {
             "cold CLI": peak_rss_mib([*cli, "--config", str(cold_cfg)], flood_ws),
