@@ -268,13 +268,20 @@ def in_tmp(
         args.json.write_text(json.dumps(report, indent=2) + "\n")
 
 
-def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+def configs(args: argparse.Namespace, tmp: Path) -> tuple[Path, Path, Path]:
+    """(the server's socket, the cold config, the warm one), in `tmp`, for `args.image`."""
     socket = tmp / "run" / "serve.sock"
     (tmp / "run").mkdir(mode=0o700)
     common = f'image = "{args.image}"\n' if args.image else ""
     cold_cfg, warm_cfg = tmp / "cold.toml", tmp / "warm.toml"
     cold_cfg.write_text(common + 'serve = "off"\n')
-    warm_cfg.write_text(common + f'serve = "auto"\nserve_socket = "{socket}"\n')
+    warm_cfg.write_text(common + f'serve = "use"\nserve_socket = "{socket}"\n')
+    return socket, cold_cfg, warm_cfg
+
+
+def bench(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    socket, cold_cfg, warm_cfg = configs(args, tmp)
+    common = f'image = "{args.image}"\n' if args.image else ""
     no_pool_cfg = tmp / "no-pool.toml"
     no_pool_cfg.write_text(common + 'serve = "off"\npool_size = 0\n')
     hooks = {
