@@ -7,10 +7,11 @@ No engine needed: this process plays the server (its own socket, in a temporary 
 of mode 0700, named by a config file given with `--config`), times the first byte of
 each request, and answers it with an empty 200, so the client exits at once. "Start"
 is taken just before `fork` (subprocess.Popen), so the interpreter's own start-up is in
-it, as an agent's hook sees it. Rows: the command agents call (`sandboxrun`: the
-script `bin/sandboxrun`, not an installer's entry-point launcher, which imports `re`
-before anything of ours), `python -m sandboxrun` (runpy's imports), and for scale the
-bare interpreter (`python -c pass`, to its exit, and `python -I -S -c pass`). Then
+it, as an agent's hook sees it. Rows: the command installed hooks start (`PYTHON -I
+.../sandboxrun-hook`: bin/sandboxrun-hook), the `sandboxrun` console script (an
+installer's entry-point launcher, which imports `re` before anything of ours), `python -m
+sandboxrun` (runpy's imports), and for scale the bare interpreter (`python -c pass`, to
+its exit, and `python -I -S -c pass`). Then
 `python -X importtime` of `sandboxrun._client`: what the client's imports cost.
 """
 
@@ -27,6 +28,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from sandboxrun._install.command import launcher
 
 CLI = str(Path(sys.executable).parent / "sandboxrun")
 REPLY = json.dumps({"stdout": "", "stderr": "", "exitCode": 0}).encode()
@@ -101,8 +104,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--against", metavar="BIN", type=Path,
-                        help="also time the console script in this bin folder (another"
-                        " install, e.g. the main branch's .venv/bin), interleaved")  # fmt: skip
+                        help="also time the hooks' command of the install in this bin folder"
+                        " (e.g. the main branch's .venv/bin), interleaved")  # fmt: skip
     args = parser.parse_args()
     # Bytecode as an installed package has it (bench/run.py `compiled`).
     compileall.compile_dir(str(Path(__file__).resolve().parents[1] / "sandboxrun"), quiet=1)
@@ -114,13 +117,16 @@ def main() -> None:
         config.write_text(f'serve_socket = "{path}"\n')
         server = FirstByte(path)
         request = ["run", "PreToolUse", "--config", str(config)]
+        hook = launcher()  # `PYTHON -I .../sandboxrun-hook`, as installed hooks start it
         rows = {
+            "installed hooks' command, to first byte": [*hook, *request],
             "sandboxrun (console script), to first byte": [CLI, *request],
             "python -m sandboxrun, to first byte": [sys.executable, "-m", "sandboxrun", *request],
         }
-        if args.against:
-            other = str(args.against / "sandboxrun")
-            rows[f"{other}, to first byte"] = [other, *request]
+        if args.against:  # that install's hooks' command (an older one: no sandboxrun-hook)
+            found = [args.against / n for n in ("sandboxrun-hook", "sandboxrun")]
+            other = str(next(p for p in found if p.exists()))
+            rows[f"{other}, to first byte"] = [str(args.against / "python3"), "-I", other, *request]
         bare = {
             "python -c pass, to exit": [sys.executable, "-c", "pass"],
             "python -I -S -c pass, to exit": [sys.executable, "-I", "-S", "-c", "pass"],

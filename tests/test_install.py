@@ -71,6 +71,7 @@ def sandboxrun(*args: str) -> int:
 
 
 SR = os.path.join(os.path.dirname(sys.executable), "sandboxrun")  # this venv's script
+HOOK = os.path.join(os.path.dirname(sys.executable), "sandboxrun-hook")  # what hooks start
 
 
 def launcher() -> list[str]:
@@ -172,7 +173,7 @@ def test_install_wraps_every_command_hook_and_keeps_the_rest(project, home, caps
     data = json.loads(text)
     pre = data["hooks"]["PreToolUse"][0]["hooks"]
     py, flag, sr = launcher()
-    assert (flag, sr) == ("-I", SR) and os.path.isabs(py)  # Python isolated from the agent's env
+    assert (flag, sr) == ("-I", HOOK) and os.path.isabs(py)  # Python isolated from the agent's env
     assert shlex.split(pre[0]["command"]) == [
         py, "-I", sr, "exec", "--agent", "claude", "--untrusted", "--timeout", "28", "--",
         "./hooks/guard.sh | tee -a /tmp/log 2>&1",
@@ -296,7 +297,7 @@ def test_a_pulled_hook_is_named_and_a_second_install_wraps_it(project, home, cap
     out = capsys.readouterr().out
     assert f"not wrapped: {local} hooks.PreToolUse[0].hooks[0]: './new.sh' runs unsandboxed" in out
     assert sandboxrun("install", *args) == 0
-    assert "./new.sh" in local.read_text() and "sandboxrun exec" in local.read_text()
+    assert "./new.sh" in local.read_text() and f"{HOOK} exec" in local.read_text()
     capsys.readouterr()
     sandboxrun("list", "--agent", "claude", "--workspace", str(project), "--home", str(home))
     assert "not wrapped" not in capsys.readouterr().out
@@ -975,3 +976,33 @@ def test_errors_of_ours_do_not_block_unless_fail_closed() -> None:
     assert closed.exit_code == 2 and b"no engine" in closed.stderr
     cline = _answer.error_answer(CLINE, True, "no engine")
     assert json.loads(cline.stdout)["cancel"] is True and cline.exit_code == 0
+
+
+def test_hooks_start_sandboxrun_hook_and_an_older_scripts_forms_still_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed hooks start `sandboxrun-hook` (the command without the entry point
+    launcher's `import re`) when it lies beside `sandboxrun`, else `sandboxrun` itself;
+    what an earlier install or `list` wrote with `sandboxrun` still counts as ours."""
+    from sandboxrun._install import status as _status
+    from sandboxrun._install.managed import is_forwarder
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    command = bin_dir / "sandboxrun"
+    command.write_bytes(Path(SR).read_bytes())
+    monkeypatch.setattr(_command, "executable", lambda: str(command))
+    assert _command.hook_script() == str(command)  # an install without it
+    hook = bin_dir / "sandboxrun-hook"
+    hook.write_bytes(Path(HOOK).read_bytes())
+    assert _command.hook_script() == str(hook)
+    assert _command.launcher()[1:] == ["-I", str(hook)]
+    for script in (command, hook):
+        form = _status._hand_wrapper(str(script), "qwen", "./g.sh", True)
+        assert _status._hand_wrapped(form, "qwen", workspace=True), form
+        forwarder = {"command": f"{sys.executable} -I {script} run PreToolUse --answer agent"}
+        assert is_forwarder(forwarder)
+    other = bin_dir / "not-sandboxrun"
+    form = _status._hand_wrapper(str(other), "qwen", "./g.sh", True)
+    assert not _status._hand_wrapped(form, "qwen", workspace=True)
+    assert not is_forwarder({"command": f"{sys.executable} -I {other} run X --answer agent"})

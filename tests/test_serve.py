@@ -31,6 +31,7 @@ from sandboxrun import (
 )
 from sandboxrun import _client as client
 from sandboxrun._backends.docker import backend as _docker
+from sandboxrun._install.command import launcher
 from sandboxrun._server import App, close_servers, open_servers, prepare_socket
 from sandboxrun._server import app as _app
 from tests.test_cli_unit import _restore_library_logging  # noqa: F401 - autouse, shared
@@ -1281,17 +1282,17 @@ def test_the_command_answered_by_the_server_exits_with_its_whole_answer(
 
 
 def test_the_installed_command_imports_neither_re_nor_json(served: Served, ws: Path) -> None:
-    """The `sandboxrun` script an agent starts (`bin/sandboxrun`, installed beside this
-    Python), answered by the server, imports neither `re` nor `json` (their `enum` is
-    most of Python 3.11's start-up cost of a hook: `bench/client_start.py`), and the
-    answer it decodes with `json`'s C accelerator is whole."""
-    script = Path(sys.executable).parent / "sandboxrun"
-    assert script.read_text().startswith("#!"), "pip install -e . puts bin/sandboxrun here"
+    """What installed hooks start (`launcher`: `PYTHON -I .../sandboxrun-hook`, from
+    bin/sandboxrun-hook), answered by the server, imports neither `re` nor `json` (their
+    `enum` is most of Python 3.11's start-up cost of a hook: `bench/client_start.py`),
+    and the answer it decodes with `json`'s C accelerator is whole."""
+    python, isolated, script = launcher()
+    assert Path(script).name == "sandboxrun-hook", "pip install -e . puts it beside python"
     exec_argv = ["exec", "--agent", "claude", "--config", str(served.config), "--",
                  "binary"]  # fmt: skip
     stdin = 'é\u2028\x00 {"json": [1]}'.encode() * 100
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", str(script), *exec_argv], input=stdin,
+        [python, "-X", "importtime", isolated, script, *exec_argv], input=stdin,
         capture_output=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 3, done.stderr

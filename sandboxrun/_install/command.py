@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 from .._dialects.base import Dialect
 from .._dialects.claude.dialect import ClaudeDialect
+from .._dialects.claude.wrapped import HOOK_SCRIPT
 from .._dialects.cline import ClineDialect
 from .._dialects.cursor import CursorDialect
 from .._dialects.installed import MOVED, moved_folder, read_shim
@@ -294,8 +295,9 @@ def launcher() -> list[str]:
     repository's settings `env` block sets, and Python would otherwise run a
     `sitecustomize.py` from its `PYTHONPATH` (or honour `PYTHONHOME`...) on the host,
     before any code of ours. pip writes console scripts with a bare `#!PYTHON` (it
-    drops flags), so the interpreter is named here, not left to the shebang."""
-    script = executable()
+    drops flags), so the interpreter is named here, not left to the shebang.
+    SCRIPT is `hook_script()`: the command without the entry point launcher's cost."""
+    script = hook_script()
     python = _python_of(script)
     import subprocess  # only here: checking the launcher is install's alone
 
@@ -328,6 +330,15 @@ def _python_of(script: str) -> str:
     if named and os.path.isabs(python) and " " not in python and os.access(python, os.X_OK):
         return python
     return os.path.abspath(sys.executable)
+
+
+def hook_script() -> str:
+    """The script installed hooks start: `sandboxrun-hook` beside the `sandboxrun`
+    command (`bin/sandboxrun-hook`: the same command, 8 ms sooner on every hook), else,
+    for an install without it, the command itself."""
+    command = executable()
+    beside = os.path.join(os.path.dirname(command), HOOK_SCRIPT)
+    return beside if os.path.isfile(beside) else command
 
 
 def executable() -> str:

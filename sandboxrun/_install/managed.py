@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._dialects.claude.wrapped import missing_guard
+from .._dialects.claude.wrapped import SCRIPTS, missing_guard
 from .._errors import ConfigError
 from . import jsonspan
 from .claude import Change, parse
@@ -62,7 +62,7 @@ def is_forwarder(hook: Any) -> bool:
     if len(words) > 3 and words[1] == "-I":  # PYTHON -I SCRIPT run ...
         words = words[2:]
     return (
-        len(words) > 2 and words[0].endswith("sandboxrun") and words[1] == "run"
+        len(words) > 2 and os.path.basename(words[0]) in SCRIPTS and words[1] == "run"
         and "--answer" in words
     )  # fmt: skip
 

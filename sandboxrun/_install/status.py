@@ -8,6 +8,7 @@ import functools
 import os
 import shlex
 from collections.abc import Sequence
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +25,14 @@ from .._dialects.registry import DIALECTS
 from .._dialects.windsurf import WindsurfDialect
 from .._errors import ConfigError
 from . import claude as _claude
+from . import command as _command
 from . import crush as _crush
 from . import gemini as _gemini
 from . import legacy
 from . import managed as _managed
 from . import windsurf as _windsurf
 from .cline import forwarders_installed, listdir
-from .command import NOT_YET, _python_of, executable
+from .command import NOT_YET
 from .cursor import SHAPE as CURSOR_SHAPE
 from .files import BackupStore, read_bytes
 from .record import Record, names_sandboxrun
@@ -83,7 +85,11 @@ def hand_wrapper(agent: str, command: str, untrusted: bool) -> str:
     (`command.launcher`'s `PYTHON -I SCRIPT`: a PATH or PYTHONPATH an agent's
     environment sets chooses nothing), `--untrusted` for a repository's hook, and the
     original as ONE single-quoted argument, so the agent's shell runs nothing of it."""
-    head = [_python_of(executable()), "-I", executable(), "exec", "--agent", agent]
+    return _hand_wrapper(_command.hook_script(), agent, command, untrusted)
+
+
+def _hand_wrapper(script: str, agent: str, command: str, untrusted: bool) -> str:
+    head = [_command._python_of(script), "-I", script, "exec", "--agent", agent]
     return shlex.join([*head, *(["--untrusted"] if untrusted else []), "--", command])
 
 
@@ -97,8 +103,9 @@ def _hand_wrapped(name: str, agent: str, workspace: bool) -> bool:
         return False
     if shlex.join(words) != name:  # only that quoting: the shell expands nothing of it
         return False
-    for untrusted in (True, False) if not workspace else (True,):
-        form = shlex.split(hand_wrapper(agent, "x", untrusted))[:-1]
+    scripts = {_command.hook_script(), _command.executable()}  # and what `list` printed before
+    for script, untrusted in product(scripts, (True, False) if not workspace else (True,)):
+        form = shlex.split(_hand_wrapper(script, agent, "x", untrusted))[:-1]
         for options in ([], ["--fail-closed"]):
             head = form[:-1] + options + form[-1:]  # options before the `--`
             if len(words) == len(head) + 1 and words[: len(head)] == head:

@@ -1,9 +1,10 @@
 """The wrapper `sandboxrun install` writes around a Claude-family hook command.
 
 `install` turns `"command": "./hooks/guard.sh"` into
-`"command": "'/…/bin/python3' -I '/…/bin/sandboxrun' exec --agent claude --untrusted --
-./hooks/guard.sh"` (an `args` handler: `"command": "/…/bin/python3", "args": ["-I",
-"/…/sandboxrun", "exec", …, "--", argv…]`). The launcher (`python -I script`) starts
+`"command": "'/…/bin/python3' -I '/…/bin/sandboxrun-hook' exec --agent claude --untrusted
+-- ./hooks/guard.sh"` (an `args` handler: `"command": "/…/bin/python3", "args": ["-I",
+"/…/sandboxrun-hook", "exec", …, "--", argv…]`; an older install's script is
+`/…/bin/sandboxrun`, the same command). The launcher (`python -I script`) starts
 sandboxrun's Python isolated: the agent starts hooks with the environment a
 repository's settings `env` block sets (`PYTHONPATH` and a `sitecustomize.py`,
 `PYTHONHOME`...), and `-I` makes Python ignore every `PYTHON*` variable, the user's
@@ -18,6 +19,9 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+HOOK_SCRIPT = "sandboxrun-hook"  # the script installed hooks start (bin/sandboxrun-hook)
+SCRIPTS = ("sandboxrun", HOOK_SCRIPT)  # what an installed hook's script may be named
 
 
 @dataclass(frozen=True, slots=True)
