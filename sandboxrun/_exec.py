@@ -51,6 +51,7 @@ from ._log import logger
 from ._mounts import (
     HOOK_HOME,
     agent_transcript,
+    git_folders,
     hook_mount,
     mountable_file,
     sandbox_home,
@@ -146,13 +147,15 @@ def exec_request(
         extra.append(transcript)
     extra += [goose_root] if goose_root else []  # at its path: `${PLUGIN_ROOT}/x` inside
     user_hooks = None
+    others: list[str] = []  # the other roots of a multi-root workspace (Cursor's)
     if crush_shaped(dialect):  # CRUSH_* as Crush sets them, of the mounted root
         env.update(dialect.event_env(event, root))
     if windsurf_shaped(dialect):  # ROOT_WORKSPACE_PATH: a name, never a mount
         env.update(dialect.event_env(event, root, transcript, environ))
     if cursor_shaped(dialect):
         env.update(dialect.event_env(event, root, transcript))
-        extra += _other_roots(roots, root, settings)
+        others = _other_roots(roots, root, settings)
+        extra += others
         # A user hook starts in ~/.cursor (`./hooks/x.sh`), an enterprise one in
         # /etc/cursor: there, with only its hooks folder mounted (the rest of ~/.cursor
         # holds the agent's credentials).
@@ -178,7 +181,11 @@ def exec_request(
             private, data_note = plugin_data(settings, data, os.path.basename(data), label, root)
             if data_note:
                 logger.warning("{}", data_note)
-    mounts = unique_mounts([root, *extra])
+    # A linked worktree's git folder, as `run` gives it (`_mounts.git_folders`).
+    git, git_notes = git_folders([root, *others], settings)
+    for git_note in git_notes:  # the agent shows stderr: say why git inside may fail
+        logger.warning("{}", git_note)
+    mounts = unique_mounts([root, *extra, *git])
     # tmp = "session": a plugin's hook keeps its own /tmp, as in `run` (`_sessiontmp`)
     session = _sessiontmp.session_for(settings.agent, root, event, dialect)
     source = "plugin" if plugin else "exec"

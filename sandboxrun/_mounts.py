@@ -27,6 +27,7 @@ A hook's file kept in such a place is mounted alone (the file, not its folder).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -178,6 +179,96 @@ def _home_reason(real: str, home: str, allowed: Sequence[str]) -> str | None:
     if any(under(real, (a,)) and under(a, (guarded,)) for a in allowed):
         return None
     return f"{what}; list it in allowed_roots in your config to allow it"
+
+
+# A `.git` file, a worktree folder's `gitdir` or `commondir`: a line with a path.
+GIT_FILE_MAX = 4096
+
+
+def git_folders(roots: Sequence[str], settings: Settings) -> tuple[list[str], list[str]]:
+    """What git needs beyond the workspace to answer about each root that is a linked
+    worktree (its `.git` a file: `gitdir: <common>/worktrees/<name>`): the common git
+    folder, which holds that worktree's own folder, to mount read-only at its path; and a
+    note for each `.git` file not followed (why). Nothing else of the main checkout (its
+    working tree) and nothing for a root whose `.git` is a folder, a link or absent.
+
+    The `.git` file is the repository's to shape, so it is followed only to a real
+    `<common>/worktrees/<name>` folder outside the workspace whose `gitdir` file points
+    back at this root's `.git` and whose `commondir` is `<common>`, a real git folder
+    (HEAD, objects, refs) that neither is nor holds the workspace; both folders pass
+    `workspace_root` (allowed places, the home's dot-folders, sandboxrun's own files, a
+    server's allowed_roots). A submodule's `.git` file (`.git/modules/<name>`) is not
+    followed either: git inside says it is not a repository, as it did before."""
+    found: list[str] = []
+    notes: list[str] = []
+    for root in roots:
+        dotgit = os.path.join(root, ".git")
+        try:
+            if not stat.S_ISREG(os.lstat(dotgit).st_mode):
+                continue
+        except OSError:
+            continue
+        try:
+            common = _worktree_common(root, settings)
+        except ConfigError as exc:
+            notes.append(f"git folder of {root} not mounted: {exc}")
+            continue
+        if common not in found:
+            found.append(common)
+    return found, notes
+
+
+def _worktree_common(root: str, settings: Settings) -> str:
+    """The common git folder of the linked worktree at `root` (`git_folders`' rules),
+    else `ConfigError` saying why not."""
+    dotgit = os.path.join(root, ".git")
+    text = _git_line(dotgit)
+    if not text.startswith("gitdir: "):
+        raise ConfigError(f"{dotgit} is not a `gitdir: PATH` file")
+    named = os.path.normpath(os.path.join(root, text[len("gitdir: ") :]))
+    gitdir, real_root = os.path.realpath(named), os.path.realpath(root)
+    common = os.path.dirname(os.path.dirname(named))
+    real_common = os.path.realpath(common)
+    if (
+        not os.path.isdir(gitdir)
+        or os.path.basename(os.path.dirname(gitdir)) != "worktrees"
+        or os.path.dirname(os.path.dirname(gitdir)) != real_common
+    ):
+        raise ConfigError(f"{named!r} is not a worktree's folder (<git folder>/worktrees/<name>)")
+    if under(gitdir, (real_root,)) or under(real_root, (real_common,)):
+        raise ConfigError(f"{named!r} is inside the workspace, or its git folder holds it")
+    back = os.path.join(gitdir, _git_line(os.path.join(gitdir, "gitdir")))
+    if os.path.realpath(back) != os.path.join(real_root, ".git"):
+        raise ConfigError(f"{named!r} belongs to another worktree ({back})")
+    if os.path.realpath(os.path.join(gitdir, _git_line(os.path.join(gitdir, "commondir")))) != (
+        real_common
+    ):
+        raise ConfigError(f"{named!r}: its commondir is not {common!r}")
+    if not (
+        os.path.isfile(os.path.join(real_common, "HEAD"))
+        and all(os.path.isdir(os.path.join(real_common, d)) for d in ("objects", "refs"))
+    ):
+        raise ConfigError(f"{common!r} is not a git folder (HEAD, objects, refs)")
+    workspace_root(named, settings)
+    return workspace_root(common, settings)
+
+
+def _git_line(path: str) -> str:
+    """The one line of a small regular file (git's `.git`, `gitdir` and `commondir`
+    files), opened without following a link or waiting on a FIFO; `ConfigError` if the
+    file is anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror}") from None
+    try:
+        data = os.read(fd, GIT_FILE_MAX + 1) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    finally:
+        os.close(fd)
+    line = data.decode("utf-8", "replace").rstrip("\r\n")
+    if not line or len(data) > GIT_FILE_MAX or any(c in line for c in "\x00\n\ufffd"):
+        raise ConfigError(f"{path} is not one line naming a path")
+    return line
 
 
 def mountable_file(path: str) -> bool:

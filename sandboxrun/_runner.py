@@ -19,14 +19,14 @@ from typing import Any
 from . import _envfile, _review, _sessiontmp
 from ._backends.base import Backend
 from ._cache import cached
-from ._dialects.base import WORKSPACE_SOURCES, Dialect
+from ._dialects.base import WORKSPACE_SOURCES, Dialect, unique_mounts
 from ._dialects.claude.plugins import DATA_VAR
 from ._dialects.registry import claude_shaped, dialect_of, gemini_shaped
 from ._dialects.registry import load as load_dialect
 from ._errors import ConfigError, SandboxrunError
 from ._hints import hint
 from ._log import logger
-from ._mounts import agent_transcript, check_root, workspace_root
+from ._mounts import agent_transcript, check_root, git_folders, workspace_root
 from ._preflight import check_hook
 from ._session import answer_event
 from ._settings import Settings, account_home
@@ -58,10 +58,12 @@ class HookRunner:
         settings: Settings,
         env_target: str | None = None,
         session: _sessiontmp.Session | None = None,
+        notes: Sequence[str] = (),
     ) -> None:
         self.spec, self.backend, self.dialect, self.settings = spec, backend, dialect, settings
         self.env_target = env_target  # the agent's CLAUDE_ENV_FILE, checked (`_envfile`)
         self.session = session  # whose /tmp it shares under tmp = "session"
+        self.notes = tuple(notes)  # what the run was not given, for its report (a git folder)
 
     @property
     def timeout(self) -> float:
@@ -80,7 +82,7 @@ class HookRunner:
             state_note = "; ".join(n for n in (state_note, data_note) if n) or None
         mounted = (*spec.mounts, *(path for path, _ in private))
         tmp, tmp_note = _sessiontmp.prepare(self.settings, self.session, spec.source, mounted)
-        state_note = "; ".join(n for n in (state_note, tmp_note) if n) or None
+        state_note = "; ".join(n for n in (state_note, tmp_note, *self.notes) if n) or None
         env_file = None
         if claude_shaped(self.dialect) and spec.hook_name in _envfile.EVENTS:
             env_file = _envfile.new_file(*hook_ids(self.settings.user))
@@ -162,7 +164,7 @@ class HookRunner:
             allow = self.settings.env_file_allow
             parsed = _envfile.collect(request.env_file, allow, _envfile.places(request))
             outcome = self._env_lines(outcome, parsed)
-        if state_note:  # state was asked for but not given: say so, never silently
+        if state_note:  # state (a git folder...) was asked for but not given: say so
             logger.warning("hook {}: {}", spec.name, state_note)
             error = f"{outcome.error}; {state_note}" if outcome.error else state_note
             outcome = replace(outcome, error=error)
@@ -424,6 +426,11 @@ class HookFactory:
             own = [shared or h.source not in WORKSPACE_SOURCES for h in hooks]
             hooks = [replace(h, mounts=(*h.mounts, transcript)) if o else h
                      for h, o in zip(hooks, own, strict=True)]  # fmt: skip
+        # A linked worktree's git folder, so that git inside answers about it as outside;
+        # a `.git` file not followed is named in each hook's report.
+        git, git_notes = git_folders(workspaces, s)
+        if git:
+            hooks = [replace(h, mounts=unique_mounts([*h.mounts, *git])) for h in hooks]
         event_env = getattr(self.dialect, "event_env", None)  # Cursor: CURSOR_VERSION...
         if event_env is not None and workspaces:
             more = event_env(event or {}, workspaces[0], transcript)
@@ -440,7 +447,8 @@ class HookFactory:
         if workspaces:  # tmp = "session": whose /tmp the hooks share (`_sessiontmp`)
             session = _sessiontmp.session_for(s.agent, workspaces[0], event or {}, self.dialect)
         runners = [
-            HookRunner(h, self.backend, reader, s, target, session) for h in hooks[: s.max_hooks]
+            HookRunner(h, self.backend, reader, s, target, session, git_notes)
+            for h in hooks[: s.max_hooks]
         ]
         not_run = held + [
             HookOutcome(
