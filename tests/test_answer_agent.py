@@ -151,6 +151,23 @@ def test_a_guards_allow_stays_an_allow(agent: str, answered: Answered) -> None:
     assert not read_back(agent, event, code, out, err), (agent, code, out, err)
 
 
+GUARDS = [(2, "", "no"), (1, "", "oops"), (0, "", ""), (0, "not json", ""), (49, "", "halt")]
+
+
+@pytest.mark.parametrize("guard", GUARDS, ids=["exit2", "exit1", "silent", "garbage", "exit49"])
+@pytest.mark.parametrize("agent", list(DIALECTS))
+def test_the_agent_blocks_on_the_answer_exactly_when_it_blocks_on_the_guard(
+    agent: str, guard: tuple[int, Any, str], answered: Answered
+) -> None:
+    """Whatever the agent makes of the guard run bare (exit 2, a crash, silence, text),
+    it makes the same of `run --answer agent` running it."""
+    event = case(agent)[0]
+    bare = _exec_result(guard)
+    expected = read_back(agent, event, guard[0], bare.stdout, bare.stderr)
+    code, out, err = answered(agent, guard)
+    assert read_back(agent, event, code, out, err) is expected, (code, out, err)
+
+
 @pytest.mark.parametrize("agent", list(DIALECTS))
 def test_fail_closed_blocks_a_failed_guard_in_the_agents_terms(agent: str) -> None:
     """Under fail-closed, a hook that failed blocks, read back as the agent reads it."""
