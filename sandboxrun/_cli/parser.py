@@ -80,7 +80,8 @@ def parser() -> argparse.ArgumentParser:
         default="report",
         help="report: the combined answer and each hook's report (default); agent: answer"
         " as one of the agent's own hooks would (Claude family: exit 0 with its JSON, or"
-        " exit 2 with the reason on stderr; Cline family: its JSON alone)",
+        " exit 2 with the reason on stderr; Cline family: its JSON alone; every other"
+        " agent in its own protocol: a deny stays a deny)",
     )
 
     ex = sub.add_parser(

@@ -91,6 +91,42 @@ class Dialect(Protocol):
         was dropped (None: the bytes passed unchanged). `stdin`: the event the command
         read, for agents whose schema depends on the event (Codex)."""
 
+    def agent_answer(
+        self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
+    ) -> AgentReply | None:
+        """`run --answer agent`: the combined `answer` (this dialect's `combine`) as the
+        agent reads one of its own hooks: (stdout, stderr, exit code). A block stays a
+        block in the agent's own terms, an allow stays an allow. `notes` (one line each:
+        a hook's failure, what the sandbox stopped) go to stderr, and only beside the
+        answer, never where the agent would read them as one. None: the agent has no
+        such answer form (`no_answer_form`, the default); `run` then refuses, as the
+        dialect's `wrapper_failure` under fail-closed and one line naming the agent."""
+
+
+# (stdout, stderr, exit code): what an agent reads of one hook's run.
+AgentReply = tuple[bytes, bytes, int]
+
+
+def no_answer_form(event: str, answer: Mapping[str, Any], notes: Sequence[str]) -> None:
+    """`Dialect.agent_answer`'s default: this agent has no answer form (`run` refuses)."""
+    return None
+
+
+def lines(texts: Sequence[str]) -> bytes:
+    """One line each, for stderr (undecodable characters escaped)."""
+    return "".join(f"{t}\n" for t in texts).encode("utf-8", "backslashreplace")
+
+
+def json_line(document: Mapping[str, Any]) -> bytes:
+    """A JSON object on one line, ASCII only (every agent's parser reads it)."""
+    return json.dumps(document, ensure_ascii=True).encode() + b"\n"
+
+
+def block_on_stderr(reason: str, notes: Sequence[str], code: int = 2) -> AgentReply:
+    """A block read from the exit code with the reason on stderr (the Claude family,
+    Windsurf, Kiro, Crush): the reason first, then the notes it does not already say."""
+    return b"", lines([reason, *(n for n in notes if n not in reason)]), code
+
 
 def failure_on_stderr(reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
     """`wrapper_failure` for agents that read exit 2 with the reason on stderr as a block

@@ -37,9 +37,12 @@ from .._log import logger
 from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
 from . import cline_sdk as sdk
 from .base import (
+    AgentReply,
     clean_answer,
     escape_name,
     event_bytes,
+    json_line,
+    lines,
     outcome_fields,
     sandbox_ending,
     source_of,
@@ -141,6 +144,15 @@ class ClineDialect:
             return b"", f"sandboxrun: {reason}\n".encode(), 1
         answer = self.blocked_answer(f"sandboxrun (fail-closed): {reason}")
         return json.dumps(answer).encode() + b"\n", b"", 0
+
+    def agent_answer(
+        self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
+    ) -> AgentReply:
+        """`{"cancel", "contextModification", "errorMessage"}` (and the SDK's
+        `overrideInput` when a user's hook rewrote the tool's input) on stdout, exit 0;
+        what went wrong with a hook on stderr, which Cline shows the user."""
+        fields = ("cancel", "contextModification", "errorMessage", "overrideInput")
+        return json_line({k: answer[k] for k in fields if k in answer}), lines(notes), 0
 
     def untrusted_stdout(self, stdout: bytes, stdin: bytes = b"") -> tuple[bytes, str | None]:
         """The SDK's `overrideInput` dropped; the extension's answer has nothing to drop."""

@@ -42,6 +42,7 @@ from .._dialects.cline import ClineDialect, every_variant
 from .._dialects.installed import MOVED, SHIM_MARK, missing_guard, read_shim
 from .._errors import ConfigError
 from . import legacy
+from .answer import answer_form
 from .files import atomic_write, diff, read_bytes, sha256, sync_folder
 from .record import Record
 
@@ -50,6 +51,7 @@ def shim_text(
     launcher: Sequence[str], agent: str, hook_name: str, run_options: Sequence[str]
 ) -> bytes:
     """A shim (`_dialects.installed` reads it back): `run` answering in Cline's terms."""
+    answer_form(agent)
     command = shlex.join([*launcher, "run", hook_name, "--agent", agent, "--answer", "agent",
                           *run_options])  # fmt: skip
     guard = f"{missing_guard(launcher)}\n" if "--fail-closed" in run_options else ""

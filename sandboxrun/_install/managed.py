@@ -18,6 +18,7 @@ from typing import Any
 from .._dialects.claude.wrapped import SCRIPTS, missing_guard
 from .._errors import ConfigError
 from . import jsonspan
+from .answer import answer_form
 from .claude import Change, parse
 from .files import Backup, BackupStore, atomic_write, file_mode, read_bytes, sha256
 
@@ -40,7 +41,9 @@ def managed_file(files: Mapping[str, str] = MANAGED_FILES, what: str = "managed 
 def forwarder(
     launcher: Sequence[str], event: str, options: Sequence[str], agent: str = "claude"
 ) -> str:
-    """The managed hook that runs the project's (ignored) hooks of `event` sandboxed."""
+    """The managed hook that runs the project's (ignored) hooks of `event` sandboxed;
+    a `ConfigError` for an agent `run --answer agent` cannot answer for."""
+    answer_form(agent)
     run = [*launcher, "run", event, "--agent", agent, "--answer", "agent", *options]
     guard = missing_guard(launcher) if "--fail-closed" in options else ""
     return guard + shlex.join(run)

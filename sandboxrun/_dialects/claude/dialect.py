@@ -56,6 +56,8 @@ from ..base import (
     sandbox_ending,
 )
 from . import matchers as _claude_match
+from .answer import StrictAnswer
+from .answer import agent_answer as claude_answer
 from .handler import SECONDS, Timeouts
 from .matchers import MATCH_FIELDS as MATCH_FIELDS  # re-exported for tests
 from .settings import ConfigFile, discover
@@ -125,9 +127,10 @@ class Reader(Protocol):
     ) -> Discovery: ...  # fmt: skip
 
 
-class StrictOutput(Protocol):
+class StrictOutput(StrictAnswer, Protocol):
     """An agent that reads a hook's JSON against a closed schema (Codex): what it ignores,
-    and what a repository's command may hand it (`untrusted_stdout`)."""
+    what a repository's command may hand it (`untrusted_stdout`), and what `run --answer
+    agent` may hand it (`StrictAnswer`)."""
 
     def ignored(self, event: str, stdout: str) -> str | None:
         """Why the agent ignores this exit-0 stdout (the hook then failed), or None."""
@@ -189,6 +192,12 @@ class ClaudeDialect:
 
     def wrapper_failure(self, reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
         return failure_on_stderr(reason, fail_closed)  # exit 2 blocks; 1 is non-blocking
+
+    def agent_answer(
+        self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
+    ) -> tuple[bytes, bytes, int]:
+        """Exit 2 with the reason for a block, else the documented JSON (`answer.py`)."""
+        return claude_answer(event, answer, notes, self.strict)
 
     def untrusted_stdout(self, stdout: bytes, stdin: bytes = b"") -> tuple[bytes, str | None]:
         if self.strict is not None:

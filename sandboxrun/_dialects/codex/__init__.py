@@ -1,7 +1,8 @@
 """OpenAI Codex CLI hooks: Claude-shaped, with Codex's own files, shell, timeouts and
 its strict output schema. A row of the Claude table (`CODEX`) plus the three things the
 row cannot say: where the hooks are (`discover`), what Codex ignores (`Schema.ignored`),
-and what a repository's command may hand it (`Schema.untrusted`).
+and what a repository's command may hand it (`Schema.untrusted`); with them, what `run
+--answer agent` may hand it (`Schema.agent_answer`, `Schema.takes_stop`).
 
 Confirmed in openai/codex's source (the commits are those the reading used):
 

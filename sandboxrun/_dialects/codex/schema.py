@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..base import dropped_note
+from ..base import dropped_note, json_line, lines
 from ..claude.dialect import workspace_json
 
 # -- the output schema, as data ------------------------------------------------------
@@ -200,6 +200,10 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+# Events whose `continue: false` Codex rejects (output_parser.rs): a block there instead.
+NO_STOP = frozenset({"PreToolUse", "PermissionRequest"})
+
+
 class Schema:
     """Codex's strict reading of a hook's stdout (`ClaudeDialect.strict`)."""
 
@@ -211,6 +215,46 @@ class Schema:
             return "is not a JSON object Codex can read: ignored by Codex"
         problem = schema_problem(event, data) or semantic_problem(event, data)
         return f"ignored by Codex: {problem}" if problem else None
+
+    def takes_stop(self, event: str) -> bool:
+        """Whether Codex takes `continue: false` on `event` (output_parser.rs rejects it
+        on PreToolUse and PermissionRequest: `run --answer agent` blocks there instead)."""
+        return event not in NO_STOP
+
+    def agent_answer(
+        self, event: str, document: dict[str, Any], notes: list[str]
+    ) -> tuple[bytes, bytes, int]:
+        """The Claude family's exit-0 answer (`run --answer agent`) as Codex's parser
+        takes it: a PreToolUse `allow` without `updatedInput` and an `ask` are dropped
+        (Codex would ignore the whole answer: its own approval flow decides, as it does
+        then), so is a PermissionRequest verdict with `updatedInput` (an allow of a
+        rewritten call is no allow of the original one). Anything still invalid is
+        dropped whole. Never an allow made of a deny: a block is exit 2 before this."""
+        document = json.loads(json.dumps(document))  # a copy to change
+        specific = document.get("hookSpecificOutput") or {}
+        dropped = []
+        decision = specific.get("permissionDecision")
+        if (
+            event == "PreToolUse"
+            and decision in ("allow", "ask")
+            and specific.get("updatedInput") is None
+        ):
+            specific.pop("permissionDecision")
+            specific.pop("permissionDecisionReason", None)
+            dropped.append(f"permissionDecision {decision} (Codex takes an allow only with"
+                           " updatedInput, and no ask)")  # fmt: skip
+        verdict = specific.get("decision")
+        if event == "PermissionRequest" and isinstance(verdict, dict) and "updatedInput" in verdict:
+            specific.pop("decision")
+            dropped.append("the allow of a rewritten request (Codex takes no updatedInput there)")
+        if specific and len(specific) == 1:
+            document.pop("hookSpecificOutput")
+        problem = schema_problem(event, document) or semantic_problem(event, document)
+        if problem:  # nothing of ours should get here: what Codex would ignore, it never sees
+            dropped.append(f"the whole answer ({problem})")
+            document = {}
+        notes = [*notes, *(f"sandboxrun: {event}: dropped {d}" for d in dropped)]
+        return json_line(document) if document else b"", lines(notes), 0
 
     def untrusted(self, stdout: bytes, stdin: bytes) -> tuple[bytes, str | None]:
         """The Claude family's rule (`workspace_json`: approvals, input and output

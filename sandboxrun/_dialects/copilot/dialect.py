@@ -48,9 +48,12 @@ from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     JS_SPACE,
     WORKSPACE_SOURCES,
+    AgentReply,
     clean_answer,
     dropped_note,
     event_bytes,
+    json_line,
+    lines,
     outcome_fields,
     sandbox_ending,
 )
@@ -209,6 +212,14 @@ class CopilotDialect:
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         answer = _answer(blocked=True, permissionDecision="deny", reason=reason)
         return {**answer, "interrupt": False}
+
+    def agent_answer(
+        self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
+    ) -> AgentReply:
+        """The combined answer as one hook's JSON (`agent_document`), exit 0: a deny is
+        JSON (a non-zero exit would deny too, our own failures with it)."""
+        document = agent_document(event, answer)
+        return json_line(document) if document else b"", lines(notes), 0
 
     def wrapper_failure(self, reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
         """The CLI denies a preToolUse hook's ANY non-zero exit (not only 2): our own

@@ -59,11 +59,15 @@ from typing import Any
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     WORKSPACE_SOURCES,
+    AgentReply,
+    block_on_stderr,
     clean_answer,
     dropped_note,
     event_bytes,
     failure_on_stderr,
     filter_json_stdout,
+    json_line,
+    lines,
     outcome_fields,
     sandbox_ending,
 )
@@ -327,6 +331,20 @@ class CrushDialect:
 
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         return {"blocked": True, **_answer("deny", reason=reason)}
+
+    def agent_answer(
+        self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
+    ) -> AgentReply:
+        """A halt is exit 49, a deny exit 2, each with the reason on stderr; anything
+        else exit 0 with the envelope (`allow`, which skips Crush's permission prompt,
+        comes only from a user's hook: `interpret` drops a repository's), or nothing."""
+        if answer.get("halt"):
+            return block_on_stderr(answer.get("reason") or "turn halted by hook", notes, HALT_EXIT)
+        if answer.get("blocked") or answer.get("decision") == "deny":
+            return block_on_stderr(answer.get("reason") or "blocked by hook", notes)
+        fields = ("decision", "context", "updated_input")
+        document = {k: answer[k] for k in fields if answer.get(k)}
+        return json_line({"version": 1, **document}) if document else b"", lines(notes), 0
 
     def wrapper_failure(self, reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
         """Crush reads exit 2 as a deny, 49 as a halt and any other non-zero exit as a

@@ -207,5 +207,25 @@ def untrusted_stdout(stdout: bytes) -> tuple[bytes, str | None]:
     return filter_json_stdout(stdout, rule)
 
 
+def agent_document(event: str, answer: Mapping[str, Any]) -> dict[str, Any]:
+    """The combined answer as one Cursor hook's stdout JSON (`run --answer agent`): the
+    fields `event` honours, a block as `permission: "deny"` (or `continue: false` on
+    beforeSubmitPrompt), empty ones left out."""
+    blocked = bool(answer.get("blocked"))
+    document: dict[str, Any] = {}
+    if event in PERMISSION_EVENTS and (answer.get("permission") or blocked):
+        document["permission"] = "deny" if blocked else answer["permission"]
+    if event == "beforeSubmitPrompt" and (blocked or answer.get("continue") is False):
+        document["continue"] = False
+    fields = ["user_message", "agent_message"]
+    fields += ["followup_message"] if event in FOLLOWUP_EVENTS else []
+    fields += ["additional_context"] if event in CONTEXT_EVENTS else []
+    fields += ["env"] if event == "sessionStart" else []
+    document |= {k: answer[k] for k in fields if answer.get(k)}
+    if event == "preToolUse" and not blocked and answer.get("updated_input") is not None:
+        document["updated_input"] = answer["updated_input"]
+    return document
+
+
 def join(parts: Sequence[str]) -> str:
     return "\n".join(p for p in parts if p)

@@ -70,8 +70,11 @@ from ..._errors import ConfigError
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     WORKSPACE_SOURCES,
+    AgentReply,
     event_bytes,
     failure_on_stderr,
+    json_line,
+    lines,
     outcome_fields,
     sandbox_ending,
 )
@@ -82,6 +85,7 @@ from .answer import (
     MATCH_FIELDS,
     PERMISSION_EVENTS,
     STRICTNESS,
+    agent_document,
     answer_of,
     join,
     parse_answer,
@@ -130,6 +134,14 @@ class CursorDialect:
             "user_message": reason,
             "agent_message": reason,
         }
+
+    def agent_answer(
+        self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
+    ) -> AgentReply:
+        """The combined answer as one hook's JSON (`answer.agent_document`: a block is
+        `permission: "deny"`), exit 0; the notes on stderr."""
+        document = agent_document(event, answer)
+        return json_line(document) if document else b"", lines(notes), 0
 
     def wrapper_failure(self, reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
         """Cursor reads exit 2 as a block and any other non-zero exit as a failed hook,

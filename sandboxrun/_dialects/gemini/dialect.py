@@ -44,9 +44,12 @@ from ..._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
 from ..base import (
     JS_SPACE,
     WORKSPACE_SOURCES,
+    AgentReply,
     clean_answer,
     dropped_note,
     event_bytes,
+    json_line,
+    lines,
     outcome_fields,
     sandbox_ending,
 )
@@ -252,6 +255,17 @@ class GeminiDialect:
 
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         return {"blocked": True, "decision": "deny", "reason": reason}
+
+    def agent_answer(
+        self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
+    ) -> AgentReply:
+        """The combined output in Gemini's own fields, JSON on stdout, exit 0 (a block is
+        `decision: "deny"` there, a stop `continue: false`); the notes on stderr, which
+        Gemini reads as the answer when stdout is empty: then stdout is `{}`."""
+        document = {k: v for k, v in answer.items() if k != "blocked"}
+        if not document and not notes:
+            return b"", b"", 0
+        return json_line(document), lines(notes), 0
 
     def wrapper_failure(self, reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
         """Gemini reads any exit code but 0 and 1 that comes with text as a block, and with

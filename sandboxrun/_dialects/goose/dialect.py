@@ -54,9 +54,13 @@ from typing import Any
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     WORKSPACE_SOURCES,
+    AgentReply,
+    block_on_stderr,
     clean_text,
     event_bytes,
     failure_on_stderr,
+    json_line,
+    lines,
     outcome_fields,
     sandbox_ending,
 )
@@ -155,6 +159,20 @@ class GooseDialect:
 
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         return answer_of("block", reason)
+
+    def agent_answer(
+        self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
+    ) -> AgentReply:
+        """A deny both ways Goose reads one: `{"decision": "block", "reason"}` on stdout
+        (a deny whatever the exit code) and exit 2 with the reason on stderr. Anything
+        else is exit 0 with nothing on stdout: an allow (what `combine` gives when no
+        hook blocked); the notes on stderr."""
+        if answer.get("decision") == "block" or answer.get("blocked"):
+            reason = answer.get("reason") or DEFAULT_DENY
+            document = {"decision": "block", "reason": reason}
+            _, stderr, code = block_on_stderr(reason, notes)
+            return json_line(document), stderr, code
+        return b"", lines(notes), 0
 
     def wrapper_failure(self, reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
         """Exit 1 with the reason on stderr and nothing on stdout: no decision in Goose's

@@ -87,7 +87,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
-from ..base import event_bytes, failure_on_stderr, outcome_fields, sandbox_ending
+from ..base import (
+    AgentReply,
+    block_on_stderr,
+    event_bytes,
+    failure_on_stderr,
+    lines,
+    outcome_fields,
+    sandbox_ending,
+)
 from .config import DEFAULT_MAX_OUTPUT, HOOK_NAMES, discover
 from .files import IDE_EVENTS, V3_EVENTS, V3_FILE_EVENTS, V3_TOOL_EVENTS, event_path, regex_matches
 from .matcher import tool_matches
@@ -178,6 +186,19 @@ class KiroDialect:
 
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         return answer_of(blocked=True, reason=reason)
+
+    def agent_answer(
+        self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
+    ) -> AgentReply:
+        """A block is exit 2 with the reason on stderr (Kiro puts its own "PreToolHook
+        blocked..." before it: taken off here); else exit 0 with the context on stdout
+        (the events whose stdout Kiro adds to the context) and the notes on stderr."""
+        if answer.get("blocked"):
+            reason = answer.get("reason") or "blocked by a hook"
+            reason = "\n".join(line.removeprefix(BLOCK_PREFIX) for line in reason.split("\n"))
+            return block_on_stderr(reason, notes)
+        context = answer.get("additional_context") or ""
+        return context.encode("utf-8", "backslashreplace"), lines(notes), 0
 
     def wrapper_failure(self, reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
         """Kiro reads exit 2 on preToolUse as a block and any other non-zero exit as a

@@ -65,7 +65,15 @@ from typing import Any
 
 from ..._mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
-from ..base import event_bytes, failure_on_stderr, outcome_fields, sandbox_ending
+from ..base import (
+    AgentReply,
+    block_on_stderr,
+    event_bytes,
+    failure_on_stderr,
+    lines,
+    outcome_fields,
+    sandbox_ending,
+)
 from . import config
 
 HOOK_NAMES = (
@@ -180,6 +188,15 @@ class WindsurfDialect:
 
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         return _answer(True, reason)
+
+    def agent_answer(
+        self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
+    ) -> AgentReply:
+        """Exit codes only: a block is exit 2 with the reason on stderr, else exit 0 and
+        nothing on stdout (Windsurf never reads it)."""
+        if answer.get("blocked"):
+            return block_on_stderr(answer.get("reason") or "blocked by a hook", notes)
+        return b"", lines(notes), 0
 
     def wrapper_failure(self, reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
         """Windsurf reads exit 2 as a block (pre-hooks) and any other exit as the action
