@@ -107,10 +107,11 @@ def confined(path: str) -> bool:
 def for_tenant(paths: Sequence[str], settings: Settings) -> tuple[str, ...]:
     """What of `paths` (mount sources) a tenant's run may be given: each whose real path
     lies at or below the allowed_roots (the server's, `serving`, and the settings', each
-    where set: any of their folders) and is neither nor holds sandboxrun's own files.
-    Nothing else, whatever named it (a command's words, an event's paths, a plugin
-    root): the rest is left out, each named in a warning. Per-tenant roots are out of
-    scope: a tenant may be given what lies below any of the allowed_roots."""
+    where set: any of their folders; with neither set, nothing) and is neither nor holds
+    sandboxrun's own files. Nothing else, whatever named it (a command's words, an
+    event's paths, a plugin root): the rest is left out, each named in a warning.
+    Per-tenant roots are out of scope: a tenant may be given what lies below any of the
+    allowed_roots."""
     tops = [t for t in (_server.confine, settings.allowed_roots) if t]
     own = [os.path.realpath(p) for p in (*own_files(settings), *_server.own)]
     kept = []
