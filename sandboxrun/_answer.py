@@ -40,7 +40,8 @@ class Caller:
     its current directory (`cwd`: absolute, or "" for a folder removed under it).
     `gone`: set when the caller has gone (`serve`: its client hung up mid-request).
     `tenant`: a request over serve's TCP listener, from someone other than the server's
-    user: nothing of that user's own agent (its transcripts) is mounted for it.
+    user: it is given nothing of that user's account, only what lies below the server's
+    allowed_roots (`_mounts.for_tenant`), beside the server's own hooks' folders.
     `served`: answered by `sandboxrun serve` (the audit trail says so).
 
     The answer never reads the answering process's own current directory: `serve`
@@ -133,7 +134,7 @@ def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
         env_file=args.env_file,
         cwd=caller.cwd,
         cancel=caller.gone,
-        transcripts=not caller.tenant,
+        tenant=caller.tenant,
         entry="run",
         served=caller.served,
     )
@@ -199,6 +200,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
             caller.environ,
             cwd=caller.cwd,
             transcripts=not caller.tenant and (not args.untrusted or shared),
+            tenant=caller.tenant,
         )
         # A repository's command new or changed since approved: held, told, or its
         # approved version run in its place (`_review`).

@@ -51,6 +51,7 @@ from ._log import logger
 from ._mounts import (
     HOOK_HOME,
     agent_transcript,
+    for_tenant,
     git_folders,
     hook_mount,
     mountable_file,
@@ -87,6 +88,7 @@ def exec_request(
     *,
     cwd: str,
     transcripts: bool = True,
+    tenant: bool = False,
 ) -> ExecRequest:
     """The sandboxed run of `command` in the workspace (given, else the project the
     caller's folder `cwd` belongs to: the agent starts its hooks there). The hook
@@ -98,6 +100,12 @@ def exec_request(
     the variable names the workspace actually mounted. `environ`: the agent's
     environment (default ours; `serve` passes its client's), read for the variables
     the agent hands a hook (plugin root and data, CLAUDE_ENV_FILE).
+
+    `tenant`: a request over serve's TCP listener. It is given nothing of the server's
+    account: no trusted place (`trusted_places`) for the files its command names, and of
+    every mount, only what lies below the allowed_roots (`_mounts.for_tenant`: the
+    workspace, a Cursor root, a project plugin; never a user hook folder, a plugin root
+    or a transcript of the server's user).
     """
     environ = os.environ if environ is None else environ
     if not command:
@@ -140,7 +148,8 @@ def exec_request(
         env = dict.fromkeys(dialect.project_vars, root)
     if kiro_shaped(dialect):  # USER_PROMPT, from the event as Kiro derives it
         env.update(dialect.event_env(event, root, None, environ))
-    extra = _files_named(command, root, trusted_places(settings, account_home()))
+    places = [] if tenant else trusted_places(settings, account_home())
+    extra = _files_named(command, root, places)
     # The transcript is the server user's own agent's: never mounted for a tenant (TCP).
     transcript = agent_transcript(dialect, event, account_home()) if transcripts else None
     if transcript:
@@ -186,6 +195,8 @@ def exec_request(
     for git_note in git_notes:  # the agent shows stderr: say why git inside may fail
         logger.warning("{}", git_note)
     mounts = unique_mounts([root, *extra, *git])
+    if tenant:  # the one decision for a tenant's mounts, whatever named them
+        mounts = for_tenant(mounts, settings)
     # tmp = "session": a plugin's hook keeps its own /tmp, as in `run` (`_sessiontmp`)
     session = _sessiontmp.session_for(settings.agent, root, event, dialect)
     source = "plugin" if plugin else "exec"
@@ -266,9 +277,10 @@ def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> l
     workspace (`~/.claude/hooks/g.sh`, `python3 /usr/local/lib/g.py`): each one's folder,
     or the file alone where its folder is a system folder or the home (`_mounts`).
 
-    Only files under a `trusted` place are mounted: the command may come from a
-    repository's settings, and naming `~/.ssh/id_rsa` must not mount it. Others stay
-    missing inside (the hook then fails, which fail-closed turns into a block).
+    Only files under a `trusted` place are mounted (none for a tenant's request): the
+    command may come from a repository's settings, and naming `~/.ssh/id_rsa` must not
+    mount it. Others stay missing inside (the hook then fails, which fail-closed turns
+    into a block).
     """
     words: list[str] = []
     for part in command:
@@ -291,9 +303,9 @@ def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> l
             found.append(hook_mount(os.path.abspath(word)))
         else:
             logger.warning(
-                "not mounted: {} is not under a place hooks may come from"
-                " (hook_paths in your config adds one)",
+                "not mounted: {} is not under a place hooks may come from{}",
                 word,
+                " (hook_paths in your config adds one)" if trusted else "",
             )
     return found
 

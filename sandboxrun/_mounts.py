@@ -21,6 +21,10 @@ image's own programs (`/usr/local/bin`). So every root is checked here:
   as admits. A server's own `allowed_roots` (`serve` registers them at start-up,
   `serving`) confine every request it answers, whatever config the request names.
 
+A tenant's run (a request over serve's TCP listener) is given nothing of the server's
+account: of what is mounted for it, only what lies below the allowed_roots (`for_tenant`),
+and the server's own hooks' folders for those hooks alone.
+
 A hook's file kept in such a place is mounted alone (the file, not its folder).
 """
 
@@ -91,6 +95,39 @@ def serving(own: Sequence[str], confine: Sequence[str]) -> None:
     own, whose `allowed_roots` could only narrow them)."""
     global _server
     _server = _Server(tuple(os.path.abspath(p) for p in own if p), tuple(confine))
+
+
+def confined(path: str) -> bool:
+    """Whether `path` (its real path) lies at or below the allowed_roots of the server
+    answering (`serving`); always, outside `serve`. A project found by walking up from a
+    root never leaves them (`_dialects.claude.settings.project_root`)."""
+    tops = _server.confine
+    return not tops or under(os.path.realpath(path), tops) is not None
+
+
+def for_tenant(paths: Sequence[str], settings: Settings) -> tuple[str, ...]:
+    """What of `paths` (mount sources) a tenant's run may be given: each whose real path
+    lies at or below the allowed_roots (the server's, `serving`, and the settings', each
+    where set: any of their folders; with neither set, nothing) and is neither nor holds
+    sandboxrun's own files. Nothing else, whatever named it (a command's words, an
+    event's paths, a plugin root): the rest is left out, each named in a warning.
+    Per-tenant roots are out of scope: a tenant may be given what lies below any of the
+    allowed_roots."""
+    tops = [t for t in (_server.confine, settings.allowed_roots) if t]
+    own = [os.path.realpath(p) for p in (*own_files(settings), *_server.own)]
+    kept = []
+    for path in paths:
+        real = os.path.realpath(path)
+        if (
+            tops
+            and all(under(real, t) for t in tops)
+            and not any(under(real, (o,)) or under(o, (real,)) for o in own)
+        ):
+            kept.append(path)
+        else:
+            logger.warning("not mounted for a TCP request: {} (only what lies below the"
+                           " server's allowed_roots is)", path)  # fmt: skip
+    return tuple(kept)
 
 
 def own_files(settings: Settings) -> tuple[str, ...]:

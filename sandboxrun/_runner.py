@@ -26,7 +26,7 @@ from ._dialects.registry import load as load_dialect
 from ._errors import ConfigError, SandboxrunError
 from ._hints import hint
 from ._log import logger
-from ._mounts import agent_transcript, check_root, git_folders, workspace_root
+from ._mounts import agent_transcript, check_root, for_tenant, git_folders, workspace_root
 from ._preflight import check_hook
 from ._session import answer_event
 from ._settings import Settings, account_home
@@ -345,6 +345,7 @@ class HookFactory:
         transcripts: bool = True,
         entry: str = "api",
         served: bool = False,
+        tenant: bool = False,
     ) -> None:
         self.settings = settings
         # Who asked, for the audit trail (`_audit`): run, check or the Python API, and
@@ -352,7 +353,11 @@ class HookFactory:
         self.entry, self.served = entry, served
         # Whether the transcript an event names may be mounted (`_mounts.transcript_file`):
         # not for a tenant of serve's TCP listener, whose event names the server user's.
-        self.transcripts = transcripts
+        self.transcripts = transcripts and not tenant
+        # A tenant of serve's TCP listener: its repository's hooks are given only what
+        # lies below the allowed_roots (`_mounts.for_tenant`); the server's own hooks
+        # keep their folders (the platform's guards), with the tenant's roots beside them.
+        self.tenant = tenant
         # Set when the caller has gone (`serve`: its client hung up): the env file is
         # left alone (`CombinedHookRunner`); the backend stops the runs themselves.
         self.cancel = cancel
@@ -431,6 +436,9 @@ class HookFactory:
         git, git_notes = git_folders(workspaces, s)
         if git:
             hooks = [replace(h, mounts=unique_mounts([*h.mounts, *git])) for h in hooks]
+        if self.tenant:  # nothing of the server's account for the tenant's own hooks
+            hooks = [replace(h, mounts=for_tenant(h.mounts, s))
+                     if h.source in WORKSPACE_SOURCES else h for h in hooks]  # fmt: skip
         event_env = getattr(self.dialect, "event_env", None)  # Cursor: CURSOR_VERSION...
         if event_env is not None and workspaces:
             more = event_env(event or {}, workspaces[0], transcript)

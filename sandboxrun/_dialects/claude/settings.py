@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from ..._errors import ConfigError
 from ..._install.record import Record
 from ..._install.sessionrecord import check_in, is_check
+from ..._mounts import confined
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, source_of, unique_mounts
 from .handler import MAX_TIMEOUT as MAX_TIMEOUT  # re-exported for tests
@@ -79,8 +80,10 @@ def project_root(start: str, home: str, marker: str) -> str:
 
     Found from the filesystem only, never from a variable (a repository's settings `env`
     block sets the hook's environment). The walk never reaches the user's home, its
-    ancestors or `/`, and stops at a folder owned by another user than `start`: a
-    project is one user's folder tree.
+    ancestors or `/`, nor leaves the allowed_roots of the server answering
+    (`_mounts.confined`: a tenant's folder never makes the platform's checkout above it
+    its project), and stops at a folder owned by another user than `start`: a project is
+    one user's folder tree.
     """
     start = os.path.abspath(start)
     homes = {os.path.abspath(home), os.path.realpath(home)}
@@ -91,6 +94,8 @@ def project_root(start: str, home: str, marker: str) -> str:
     folder = start
     while True:
         if folder == "/" or any(Path(h).is_relative_to(folder) for h in homes):
+            return start
+        if not confined(folder):
             return start
         try:
             if os.stat(folder).st_uid != owner:
