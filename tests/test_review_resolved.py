@@ -10,8 +10,9 @@ from pathlib import Path
 
 from sandboxrun import Settings, _review
 from sandboxrun._review import Seen
-from sandboxrun._review.pins import PinStore
+from sandboxrun._review.pins import PinStore, identify
 from sandboxrun._review.show import diff, pending, scan
+from sandboxrun._types import HookSpec
 from tests.test_review import (
     COMMAND,
     GUARD,
@@ -127,14 +128,18 @@ def test_a_chain_of_links_is_pinned_link_by_link(home, ws) -> None:
     (ws / "x").symlink_to("y/w")  # the link in the middle, elsewhere
     assert only(settings, home, ws).status == "changed"
     (ws / "x").unlink()
-    (ws / "x").symlink_to("x")  # a loop: names no file, as the kernel finds it
-    assert only(settings, home, ws).pin.files == {}
+    (ws / "x").symlink_to("x")  # a loop: no file, but where the links lead is pinned
+    seen = only(settings, home, ws)
+    [(path, record)] = seen.pin.files.items()
+    assert record["sha256"] is None and record["link"].startswith(".claude/hooks -> ../x")
+    assert seen.status == "changed" and path.startswith("x")
 
 
 def test_a_path_that_leaves_the_workspace_and_comes_back(home, ws, tmp_path) -> None:
-    """Out by `..` and back by name, with or without a symlink, or through a symlink
-    outside: pinned where it lands, its bytes read there; the links on the way pinned
-    too, so a change outside the workspace of where it leads is a change."""
+    """Out by `..` to the folders above the workspace and back by its name, with or
+    without a symlink: pinned where it lands, its bytes read there. Out through any
+    other place: the sandbox has its own files there, not the host's, so a symlink of
+    the host there is not followed: pinned as outside, never read."""
     settings = Settings.load(agent="claude", review="required")
     project(ws, command=f'sh "$CLAUDE_PROJECT_DIR"/../{ws.name}/.claude/hooks/guard.sh')
     record = only(settings, home, ws).pin.files[".claude/hooks/guard.sh"]
@@ -147,19 +152,31 @@ def test_a_path_that_leaves_the_workspace_and_comes_back(home, ws, tmp_path) -> 
     (ws / ".claude" / "hooks").symlink_to(f"../../{ws.name}/a/b")
     record = only(settings, home, ws).pin.files["a/b/guard.sh"]
     assert record["link"] == f".claude/hooks -> ../../{ws.name}/a/b" and record["bytes"]
+    approve_all(settings, home, ws)
+    (ws / ".claude" / "hooks").unlink()
+    (ws / ".claude" / "hooks").symlink_to(f"../../{ws.name}/a/../a/b")  # the same file
+    assert only(settings, home, ws).status == "changed"  # but not the same way there
     outside = tmp_path / "out"
     outside.symlink_to(ws / "a" / "b")
     (ws / ".claude" / "hooks").unlink()
     (ws / ".claude" / "hooks").symlink_to(outside)
-    record = only(settings, home, ws).pin.files["a/b/guard.sh"]
-    assert record["link"] == f".claude/hooks -> {outside}; {outside} -> {ws / 'a' / 'b'}"
-    assert record["bytes"] and "outside" not in record
-    approve_all(settings, home, ws)
-    (ws / "a" / "c").mkdir()
-    (ws / "a" / "c" / "guard.sh").write_text(GUARD)
-    outside.unlink()
-    outside.symlink_to(ws / "a" / "c")  # only the link outside the workspace changed
-    assert only(settings, home, ws).status == "changed"
+    seen = only(settings, home, ws)
+    [(path, record)] = seen.pin.files.items()
+    assert path == str(outside / "guard.sh") and record["outside"] and record["bytes"] is None
+    assert record["link"] == f".claude/hooks -> {outside}" and seen.status == "changed"
+
+
+def test_a_symlink_to_no_regular_file_is_pinned_as_such(home, ws) -> None:
+    """A word that a symlink of the workspace sends to a device, or to nothing: not a
+    file to hash, but where it leads is in the pin and its diff (`sh x` with `x ->
+    /dev/stdin` runs the event as a script)."""
+    project(ws, command="sh ./x ./gone")
+    (ws / "x").symlink_to("/dev/stdin")
+    (ws / "gone").symlink_to("nothing/here")
+    pin = only(Settings.load(agent="claude"), home, ws).pin
+    assert pin.files["/dev/stdin"]["link"] == "x -> /dev/stdin"
+    assert pin.files["/dev/stdin"]["outside"] and pin.files["/dev/stdin"]["sha256"] is None
+    assert pin.files["nothing/here"]["link"] == "gone -> nothing/here"
 
 
 def test_words_that_name_no_workspace_file_are_words(home, ws) -> None:
@@ -244,3 +261,17 @@ def test_a_version_2_pin_changed_through_a_symlink_is_held(home, ws, tmp_path) -
     res = run(gate, home, ws, fake)
     assert fake.requests == [] and len(res.outcomes) == 2
     assert all("one is reached by a symlink" in (o.error or "") for o in res.outcomes)
+
+
+def test_words_count_their_links_from_where_the_hook_stands(ws) -> None:
+    """A working directory reached through a symlink is where the agent put the hook:
+    its words resolve from there, and words that name nothing stay words."""
+    (ws / "real").mkdir()
+    (ws / "real" / "guard.sh").write_text(GUARD)
+    (ws / "sub").symlink_to("real")
+    spec = HookSpec(hook_name="PreToolUse", name="g", source="project", mounts=(),
+                    argv=("/bin/sh", "-c", "echo hi && sh ./guard.sh"),
+                    workdir=str(ws / "sub"))  # fmt: skip
+    pin = identify("claude", spec, str(ws))
+    assert set(pin.files) == {"real/guard.sh"} and pin.files["real/guard.sh"]["link"] is None
+    assert pin.entry["shape"][:5] == ["/bin/sh", "-c", "echo", "hi", "&&"]

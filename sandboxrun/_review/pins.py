@@ -226,16 +226,21 @@ class Resolved:
 def resolve(word: str, workdir: str, root: str) -> Resolved | None:
     """The file `word` names as the kernel finds it from `workdir` (components in turn,
     a symlink followed where it is met, so `link/..` is the link's target's parent), when
-    it is a regular file inside the workspace `root` (a real path) or reached through a
-    symlink inside it; else None (a word that names no file, or a file of the host the
-    repository did not point at: `/bin/sh`)."""
+    it is a regular file inside the workspace `root` (a real path), or anything a symlink
+    inside it leads to: another kind of file, nothing, a loop, or a place outside the
+    workspace (`path` then says how far it got: outside, the sandbox has its own files,
+    not the host's, so the host's are not followed there); else None (a word that names
+    no file, or a file of the host the repository did not point at: `/bin/sh`)."""
     if not word or "\0" in word or word.startswith("-"):
         return None
-    todo = os.path.join(root, workdir, word).split("/")[::-1]  # the next part last
-    path = "/"
+    # Where the hook stands is where the agent put it (a change of where it leads moves
+    # every relative word): the words' own links count from there.
+    path = "/" if word.startswith("/") else os.path.realpath(os.path.join(root, workdir))
+    todo = word.split("/")[::-1]  # the next part last
     links: list[str] = []
     followed = 0
-    entered = False  # links on the way to the workspace are the host's, not the repository's
+    entered = _inside(path, root)  # links before the workspace are the host's, not its
+    part = ""
     try:
         while todo:
             part = todo.pop()
@@ -245,30 +250,34 @@ def resolve(word: str, workdir: str, root: str) -> Resolved | None:
                 path = os.path.dirname(path)
                 continue
             step = os.path.join(path, part)
+            if entered and not (_inside(step, root) or _inside(root, step)):
+                raise FileNotFoundError(step)  # left the workspace (but by its own path)
             if not stat.S_ISLNK(os.lstat(step).st_mode):
                 path = step
                 entered = entered or _inside(path, root)
                 continue
-            followed += 1
-            if followed > MAX_LINKS:
-                return None
             target = os.readlink(step)
             if entered or _inside(path, root):
                 entered = True
                 links.append(f"{relative(step, root)} -> {target}")
+            followed += 1
+            if followed > MAX_LINKS:
+                raise OSError("too many levels of symbolic links")
             todo += target.split("/")[::-1]
             if target.startswith("/"):
                 path = "/"
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-    except (OSError, ValueError):
-        return None
-    if not links and not (_inside(path, root) and path != root):
-        return None
-    return Resolved(path, tuple(links))
+    except OSError:  # nothing there, not a folder, outside, a loop: as far as it got
+        path = os.path.join(path, part, *todo[::-1])
+        regular = False
+    else:
+        regular = os.path.isfile(path) and not os.path.islink(path)
+    if links or (regular and _inside(path, root) and path != root):
+        return Resolved(path, tuple(links))
+    return None
 
 
 def _inside(path: str, root: str) -> bool:
+    """`path` is `root` or below it (both real paths, or `/`)."""
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
