@@ -215,9 +215,10 @@ def command_words(spec: HookSpec) -> list[str]:
 
 @dataclass(frozen=True)
 class Resolved:
-    """Where a word of a command leads: `path`, the real path of the regular file the
-    kernel opens, and `links`, each symlink followed on the way once inside the
-    workspace ("where -> target", where relative to the workspace when inside it)."""
+    """Where a word of a command leads: `path`, the real path of the file the kernel
+    opens (or as far as it got, `resolve`), and `links`, each symlink followed on the
+    way once inside the workspace ("where -> target", where relative to the workspace
+    when inside it)."""
 
     path: str
     links: tuple[str, ...]
