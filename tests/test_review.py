@@ -185,7 +185,8 @@ def test_a_swapped_symlink_is_a_change(home, ws) -> None:
     run(settings, home, ws, fake)
     assert fake.requests == []
     [seen] = pending(scan(settings, [str(ws)], str(home), ["claude"]))
-    assert seen.status == "changed" and "symlink .claude/hooks/guard.sh:" in diff(seen)
+    assert seen.status == "changed"
+    assert f"symlinks to b.sh: approved .claude/hooks/guard.sh -> {ws / 'a.sh'}; now" in diff(seen)
 
 
 def test_a_symlink_out_of_the_workspace_is_pinned_by_target_never_read(home, ws, tmp_path):
@@ -196,8 +197,9 @@ def test_a_symlink_out_of_the_workspace_is_pinned_by_target_never_read(home, ws,
     hook.symlink_to(secret)
     settings = Settings.load(agent="claude")
     [seen] = scan(settings, [str(ws)], str(home), ["claude"])
-    record = seen.pin.files[".claude/hooks/guard.sh"]
-    assert record["link"] == str(secret) and record["bytes"] is None and record["outside"]
+    record = seen.pin.files[str(secret)]  # pinned where it resolves
+    assert record["link"] == f".claude/hooks/guard.sh -> {secret}"
+    assert record["bytes"] is None and record["outside"]
     assert "hunter2" not in diff(seen)
 
 
@@ -311,8 +313,9 @@ def test_a_folder_symlink_out_of_the_workspace_is_never_read(home, ws, tmp_path)
     shutil.rmtree(ws / ".claude" / "hooks")
     (ws / ".claude" / "hooks").symlink_to(outside)
     [seen] = scan(Settings.load(agent="claude"), [str(ws)], str(home), ["claude"])
-    record = seen.pin.files[".claude/hooks/guard.sh"]
+    record = seen.pin.files[str(outside / "guard.sh")]
     assert record["outside"] and record["bytes"] is None and record["sha256"] is None
+    assert record["link"] == f".claude/hooks -> {outside}"
     assert "PRIVATE KEY" not in diff(seen)
 
 

@@ -8,9 +8,12 @@ import json
 import shutil
 
 import sandboxrun._cli as cli
+from sandboxrun import ExecResult
 from tests import test_check, test_cli_unit
 from tests.conftest import user_config
 from tests.test_check import cline_event, engine, events_file, guard
+from tests.test_review import WEAK, event
+from tests.test_review_resolved import reproduction
 
 ws = test_cli_unit.ws
 __all__ = ["engine", "ws"]  # fixtures
@@ -79,3 +82,21 @@ def test_list_says_what_awaits_review(home, ws, make_hook, capsys, monkeypatch) 
     assert cli.main(["list", "--agent", "cline", "--json"]) == 0
     [item] = json.loads(capsys.readouterr().out)["awaitingReview"]
     assert item["status"] == "new"
+
+
+def test_check_require_reviewed_fails_on_the_file_that_runs(
+    home, ws, engine, tmp_path, capsys
+) -> None:
+    runs = reproduction(ws)
+    pins = tmp_path / "ci" / "pins.json"
+    assert cli.main(["review", "--agent", "claude", "--approve", "--pins", str(pins)]) == 0
+    requests = engine(lambda request: ExecResult(0, b"", b"", 3))
+    events = events_file(tmp_path, json.dumps(event(ws)))
+    gate = ["check", "--agent", "claude", "--events", str(events), "--require-reviewed",
+            "--pins", str(pins)]  # fmt: skip
+    assert cli.main(gate) == 0 and len(requests) == 1
+    capsys.readouterr()
+    runs.write_text(WEAK)
+    assert cli.main(gate) == 1
+    assert "not as approved in" in capsys.readouterr().out
+    assert len(requests) == 1  # held: never started

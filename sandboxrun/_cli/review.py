@@ -16,7 +16,7 @@ def command(args: argparse.Namespace) -> int:
     from .._answer import absolute_paths
     from .._dialects.registry import dialect_of
     from .._errors import ConfigError
-    from .._review import approve, audit, record
+    from .._review import approve, audit, migrate, record
     from .._review.show import diff, pending, scan, summary
     from .._runner import resolve_workspaces
     from .._settings import account_home
@@ -37,6 +37,7 @@ def command(args: argparse.Namespace) -> int:
         # Where the runs read (`review_pins` of the config, unless `--pins`): what was
         # compared above is what is approved.
         approve(chosen, settings.review_pins)
+        migrate(seen, settings.review_pins)  # older pins still approved: as they are now
         audit(settings, [record(settings, s, "approved", "review") for s in chosen])
         for s in chosen:
             what = "approved removal" if s.status == "removed" else "approved"

@@ -36,7 +36,7 @@ from .removed import REMOVED, as_spec, dropped, pin_roots
 
 __all__ = [
     "HELD", "ExecReview", "Gated", "NotFaithful", "Scope", "approve", "bound", "cannot_run",
-    "exec_gate", "exec_note", "gate", "pin_roots",
+    "exec_gate", "exec_note", "gate", "migrate", "pin_roots",
 ]  # fmt: skip
 
 if TYPE_CHECKING:
@@ -110,6 +110,26 @@ def approve(seen: Sequence[Seen], pins_file: str | None = None) -> None:
                 if s.old is not None and s.status == "renamed":
                     pins.pop(s.old.key, None)
                 pins[s.pin.key] = s.pin
+
+
+def migrate(seen: Sequence[Seen], pins_file: str | None = None) -> None:
+    """Pins of an earlier version that `compare` found approved (`Pin.known`: the bytes
+    they approved are the bytes the kernel opens now) written again as the current
+    version, each only if the pin stored is still the one compared. Never raises: a
+    pins file that cannot be written keeps the older pins, still compared so."""
+    stale = [s for s in seen if s.status == "approved" and s.old is not None
+             and s.old.version < VERSION and s.old.key == s.pin.key]  # fmt: skip
+    by_root: dict[str, list[Seen]] = {}
+    for s in stale:
+        by_root.setdefault(s.workspace, []).append(s)
+    for root, items in by_root.items():
+        try:
+            with PinStore(_home(), root, pins_file).locked() as pins:
+                for s in items:
+                    if pins.get(s.pin.key) == s.old:
+                        pins[s.pin.key] = s.pin
+        except (OSError, ValueError) as exc:
+            logger.warning("review: could not write the pins of {} anew: {}", root, exc)
 
 
 def first_sight(
@@ -190,6 +210,8 @@ def gate(
                              source="project", argv=(), workdir="", mounts=())]  # fmt: skip
         return Gated(kept, [HookOutcome(spec=replace(s, review="awaiting review"),
                                         status="error", error=why) for s in held], [])  # fmt: skip
+    if settings.review_pins is None:  # an export is written by `review --approve` only
+        migrate(seen)
     found = iter(seen)  # in the order of the repository hooks of `specs`
     run: list[HookSpec] = []
     held_out: list[HookOutcome] = []
@@ -204,7 +226,7 @@ def gate(
         files = in_place(s) if hold else None
         if isinstance(files, tuple):  # its approved version runs instead, marked
             assert s.old is not None  # `in_place` gives files only for an approved one
-            approved = restore(spec, agent, s.old.runs, s.old.version >= VERSION)
+            approved = restore(spec, agent, s.old.runs, s.old.knows_timeout)
             run.append(replace(approved, review="awaiting review", approved=files,
                                as_approved=True))  # fmt: skip
             logger.warning("hook {} changed since approved: its approved version runs", spec.name)
@@ -324,11 +346,14 @@ def exec_gate(
     # this command): its files decide; else this command's own pin from an earlier exec.
     old = pinned.get("\x1f".join(("run", settings.agent, name, pin.name)))
     if old is not None:
-        status = "changed" if old.files_digest != pin.files_digest else (
-            "approved" if old.modes() == pin.modes() else "mode")  # fmt: skip
+        now = pin.known(old)
+        status = "changed" if old.files_digest != now.files_digest else (
+            "approved" if old.modes() == now.modes() else "mode")  # fmt: skip
     else:
         status, old = compare(pin, pinned)
     if status == "approved":
+        if old is not None and old.key == pin.key and settings.review_pins is None:
+            migrate([Seen(pin, status, old, os.path.realpath(root))])
         return ExecReview(None)
     seen = Seen(pin, status, old, os.path.realpath(root), not pinned)
     held = settings.review == "required" and status in ("new", "changed")

@@ -70,11 +70,18 @@ def approved_files(
         for key in SAME_ENTRY:
             if old.entry.get(key) != new.entry.get(key):
                 return f"its {key} changed"
+    view = new.known(old)  # of an older pin: its files where it looked, as they are now
+    if view is not new and (view.files.keys() != new.files.keys()
+                            or any(f.get("link") for f in new.files.values())):  # fmt: skip
+        # Where an older pin looked is where the kernel opens only without a symlink.
+        return "approved before files were pinned as resolved, and one is reached by a symlink"
+    new = view
     if set(old.files) != set(new.files):
         gone = sorted(set(old.files) - set(new.files))
         added = sorted(set(new.files) - set(old.files))
-        what = f"{', '.join(gone)} is no longer a file" if gone else f"{', '.join(added)} is new"
-        return f"the files its command names differ: {what}"
+        what = [f"{', '.join(gone)} is no longer a file it reaches"] if gone else []
+        what += [f"{', '.join(added)} is new"] if added else []
+        return f"the files its command names differ: {'; '.join(what)}"
     out: list[ApprovedFile] = []
     for rel, was in sorted(old.files.items()):
         now = new.files[rel]
@@ -86,7 +93,7 @@ def approved_files(
         data = file_bytes(was)
         assert data is not None  # `_unfit` checked
         out.append(ApprovedFile(os.path.join(root, rel), data, int(str(was["mode"]), 8) & 0o777))
-    if not out and not (entry and old.runs != new.known(old).runs):
+    if not out and not (entry and old.runs != new.runs):
         return "nothing of its files differs but a symlink"
     return tuple(out)
 

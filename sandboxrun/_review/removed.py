@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .._dialects.base import WORKSPACE_SOURCES
 from .._types import HookSpec
 from .fields import restore
-from .pins import VERSION, Pin, PinStore, key_of
+from .pins import Pin, PinStore, key_of
 
 if TYPE_CHECKING:
     from . import Seen
@@ -99,7 +99,7 @@ def as_spec(pin: Pin, workspace: str) -> HookSpec:
         workdir=workspace, mounts=(), matcher=entry.get("matcher"),
         condition=entry.get("condition"), review=REMOVED,
     )  # fmt: skip
-    return restore(spec, pin.agent, pin.runs, pin.version >= VERSION)
+    return restore(spec, pin.agent, pin.runs, pin.knows_timeout)
 
 
 def dropped(
@@ -136,7 +136,7 @@ def dropped(
             continue
         before = restore(
             replace(c, matcher=pin.entry.get("matcher"), condition=pin.entry.get("condition")),
-            agent, pin.runs, pin.version >= VERSION,
+            agent, pin.runs, pin.knows_timeout,
         )  # fmt: skip
         if before != c and applies(before):
             out.append(Seen(pin, REMOVED, pin, store.workspace))

@@ -109,8 +109,10 @@ def _file_diff(
     if before and after:
         if before.get("mode") != after.get("mode"):
             out.append(f"mode {path}: {before.get('mode')} -> {after.get('mode')}\n")
-        if before.get("link") != after.get("link"):
-            out.append(f"symlink {path}: {before.get('link')} -> {after.get('link')}\n")
+        if before.get("link") != after.get("link"):  # where the command's word leads
+            out.append(
+                f"symlinks to {path}: approved {before.get('link')}; now {after.get('link')}\n"
+            )
         if before.get("sha256") == after.get("sha256"):
             return out
     old_bytes = file_bytes(before) if before else b""

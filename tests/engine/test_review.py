@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 from sandboxrun import DockerBackend
@@ -194,3 +197,91 @@ def test_a_guard_made_async_still_blocks_under_required(
     warned = run(ws, warn, engine)
     assert warned.get("permissionDecision") != "deny"  # as it is now: async decides nothing
     assert warned["hooks"][0]["review"] == "changed"
+
+
+def climbing(tmp_path: Path) -> tuple[Path, Path, str]:
+    """Issue 29's repository: `.claude/hooks -> ../a/b` and a command that climbs out of
+    it with `..`; the workspace, the file that runs (a guard), and the command."""
+    ws, _ = project(tmp_path)
+    command = 'sh "$CLAUDE_PROJECT_DIR"/.claude/hooks/../hooks/guard.sh'
+    entry = {"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [entry]}}))
+    (ws / ".claude" / "hooks" / "guard.sh").unlink()
+    (ws / ".claude" / "hooks").rmdir()
+    runs = ws / "a" / "hooks" / "guard.sh"
+    for path, body in ((ws / "a" / "b" / "guard.sh", "#!/bin/sh\nexit 0\n"),
+                       (runs, GUARD.replace("no rm -rf", "the guard that runs"))):  # fmt: skip
+        path.parent.mkdir(parents=True)
+        path.write_text(body)
+    (ws / ".claude" / "hooks").symlink_to("../a/b")
+    return ws, runs, command
+
+
+UNREVIEWED = "#!/bin/sh\necho UNREVIEWED-CODE-RAN >&2; exit 0\n"
+
+
+def test_review_pins_the_file_that_runs_through_a_symlink(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """Issue 29: `.claude/hooks -> ../a/b` and a command that climbs out of it with `..`.
+    The kernel follows the link before `..`: `a/hooks/guard.sh` runs, and that is the
+    file `review` shows and pins. A later commit that changes it is held under
+    required (reached through a symlink: its approved bytes are never bound), through
+    `run` and `exec --untrusted`, and reported by `review`."""
+    ws, runs, command = climbing(tmp_path)
+    required, warn = config(tmp_path, "required"), config(tmp_path, "warn")
+    pins = ["--pins", str(tmp_path / "pins.json")]
+    review = cli("review", "--agent", "claude", "--workspace", str(ws), *pins, config=required)
+    shown = subprocess.run(review, capture_output=True, timeout=120, check=True).stdout.decode()
+    assert "now: a/hooks/guard.sh" in shown and "the guard that runs" in shown
+    subprocess.run([*review, "--approve"], capture_output=True, timeout=120, check=True)
+    first = run(ws, required)
+    assert first["permissionDecision"] == "deny"
+    assert "the guard that runs" in first["hooks"][0]["stderr"]
+    runs.write_text(UNREVIEWED)  # a later commit
+    held = run(ws, required, engine)
+    [report] = held["hooks"]
+    assert held["permissionDecision"] == "deny" and report["exitCode"] is None
+    assert report["review"] == "awaiting review" and "is or was a symlink" in report["error"]
+    argv = cli("exec", "--agent", "claude", "--untrusted", "--", command, config=required)
+    event = json.dumps({**EVENT, "cwd": str(ws)}).encode()
+    done = subprocess.run(argv, input=event, capture_output=True, timeout=180, cwd=ws)
+    assert done.returncode == 2 and b"awaiting review" in done.stderr
+    assert b"UNREVIEWED-CODE-RAN" not in done.stderr
+    shown = subprocess.run(review, capture_output=True, timeout=120, check=True).stdout.decode()
+    assert "changed: claude PreToolUse" in shown and "+echo UNREVIEWED-CODE-RAN" in shown
+    warned = run(ws, warn, engine)  # warn runs it as it is, and says so
+    assert warned["hooks"][0]["review"] == "changed"
+
+
+def test_serve_holds_the_changed_file_that_runs(engine: DockerBackend) -> None:
+    """The same through `sandboxrun serve`'s unix socket as cold: `run` and `exec
+    --untrusted` of issue 29's repository after a commit changed the file that runs."""
+    from .test_serve import Server, answer, both
+
+    folder = Path(tempfile.mkdtemp(prefix="srv-", dir="/tmp"))  # a socket's path is short
+    try:
+        ws, runs, command = climbing(folder)
+        pins = folder / "pins.json"
+        srv = Server(folder, config=f'review = "required"\nreview_pins = "{pins}"\n'
+                                    "fail_closed = true\n")  # fmt: skip
+        try:
+            approve = [sys.executable, "-m", "sandboxrun", "review", "--config", str(srv.config),
+                       "--agent", "claude", "--workspace", str(ws), "--approve"]  # fmt: skip
+            subprocess.run(approve, capture_output=True, timeout=120, check=True)
+            runs.write_text(UNREVIEWED)
+            event = json.dumps({**EVENT, "cwd": str(ws)}).encode()
+            args = ("run", "PreToolUse", "--agent", "claude", "--workspace", str(ws))
+            cold, warm = both(srv, *args, stdin=event, cwd=ws)
+            assert answer(cold) == answer(warm)
+            assert answer(warm)["permissionDecision"] == "deny"
+            assert answer(warm)["hooks"][0]["exitCode"] is None  # held: never started
+            exec_ = ("exec", "--agent", "claude", "--untrusted", "--", command)
+            for done in both(srv, *exec_, stdin=event, cwd=ws):
+                assert done.returncode == 2 and b"awaiting review" in done.stderr
+                assert b"UNREVIEWED-CODE-RAN" not in done.stderr
+        finally:
+            srv.stop()
+        assert srv.proc.returncode == 0, srv.logged()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
