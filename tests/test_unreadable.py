@@ -1,0 +1,155 @@
+"""Issue 29 item 4: a config file sandboxrun cannot read never turns a policy off in
+silence. For every agent of the registry, a broken file at the project's level is named
+in `run`'s report (`skipped`) and on stderr, and under --fail-closed the answer blocks in
+the agent's own terms, naming the file."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from loguru import logger
+
+import sandboxrun._cli as cli
+from sandboxrun._dialects.files import DANGLING, read_json, read_regular
+from sandboxrun._dialects.registry import DIALECTS
+
+# A file at the project's level of each agent, and an event its hooks can block.
+PROJECT_FILES: dict[str, tuple[str, str]] = {
+    "cline": (".clinerules/hooks/PreToolUse", "PreToolUse"),
+    "careti": (".agents/hooks/PreToolUse", "PreToolUse"),
+    "claude": (".claude/settings.json", "PreToolUse"),
+    "qoder": (".qoder/settings.json", "PreToolUse"),
+    "qoder-cn": (".qoder/settings.json", "PreToolUse"),
+    "factory": (".factory/settings.json", "PreToolUse"),
+    "qwen": (".qwen/settings.json", "PreToolUse"),
+    "codebuddy": (".codebuddy/settings.json", "PreToolUse"),
+    "iflow": (".iflow/settings.json", "PreToolUse"),
+    "devin": (".devin/config.json", "PreToolUse"),
+    "augment": (".augment/settings.json", "PreToolUse"),
+    "codex": (".codex/hooks.json", "PreToolUse"),
+    "cursor": (".cursor/hooks.json", "beforeShellExecution"),
+    "copilot": (".github/hooks/guard.json", "preToolUse"),
+    "gemini": (".gemini/settings.json", "BeforeTool"),
+    "goose": (".agents/plugins/guard/hooks/hooks.json", "PreToolUse"),
+    "crush": ("crush.json", "PreToolUse"),
+    "windsurf": (".windsurf/hooks.json", "pre_run_command"),
+    "kiro": (".kiro/hooks/guard.kiro.hook", "preToolUse"),
+}
+# Cline's hooks are executables, not a config file: a dangling link stands for one.
+SCRIPT_AGENTS = ("cline", "careti")
+BROKEN = {
+    "not JSON": b'{"hooks": {',
+    "hooks of the wrong type": b'{"hooks": "all"}',
+    "top level of the wrong type": b'["hooks"]',
+    "a dangling link": None,
+}
+
+
+def test_every_agent_of_the_registry_is_covered() -> None:
+    assert set(PROJECT_FILES) == set(DIALECTS)
+
+
+@pytest.fixture(autouse=True)
+def _restore_library_logging() -> Iterator[None]:
+    yield
+    logger.remove()
+    logger.disable("sandboxrun")
+
+
+@pytest.fixture
+def ws(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    return root
+
+
+def break_file(ws: Path, agent: str, how: str) -> Path:
+    """The agent's project file, made unreadable `how` (`BROKEN`)."""
+    path = ws / PROJECT_FILES[agent][0]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    content = BROKEN[how]
+    if content is None or agent in SCRIPT_AGENTS:
+        path.symlink_to(ws.parent / "nowhere")
+    else:
+        path.write_bytes(content)
+    return path
+
+
+def run(monkeypatch: pytest.MonkeyPatch, capsys: Any, agent: str, *flags: str) -> Any:
+    event = PROJECT_FILES[agent][1]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"{}")))
+    assert cli.main(["run", event, "--agent", agent, *flags]) == 0
+    out, err = capsys.readouterr()
+    return json.loads(out), err
+
+
+@pytest.mark.parametrize("how", list(BROKEN))
+@pytest.mark.parametrize("agent", list(PROJECT_FILES))
+def test_run_names_an_unreadable_file_and_fail_closed_blocks(
+    agent: str, how: str, home: Path, ws: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    if agent in SCRIPT_AGENTS and BROKEN[how] is not None:
+        pytest.skip("Cline's hooks are executables: only a dangling link stands for one")
+    path = break_file(ws, agent, how)
+    # Cline's SDK runs regular files only (a link is a near-miss): the folder is the link
+    if agent == "cline":
+        path.unlink()
+        path.parent.rmdir()
+        path = path.parent
+        path.symlink_to(ws.parent / "nowhere")
+    open_doc, err = run(monkeypatch, capsys, agent)
+    assert [s["path"] for s in open_doc["skipped"]] == [str(path)], open_doc
+    assert open_doc["skipped"][0]["source"] in ("project", "workspace")
+    assert str(path) in err and "could not be read" in err
+    closed_doc, _ = run(monkeypatch, capsys, agent, "--fail-closed")
+    answer = {k: v for k, v in closed_doc.items() if k not in ("hooks", "skipped")}
+    assert str(path) in json.dumps(answer), closed_doc  # the block names the file
+    assert answer != {k: v for k, v in open_doc.items() if k not in ("hooks", "skipped")}
+
+
+def test_a_readable_file_is_not_skipped(home: Path, ws: Path, monkeypatch, capsys) -> None:
+    """The control: a valid file without hooks is no problem, fail-closed or not."""
+    (ws / ".claude").mkdir()
+    (ws / ".claude/settings.json").write_text('{"hooks": {}}')
+    doc, err = run(monkeypatch, capsys, "claude", "--fail-closed")
+    assert "skipped" not in doc and doc["blocked"] is False, doc
+    assert "could not be read" not in err
+
+
+def test_a_wrong_typed_entry_of_the_event_is_named_and_blocks(
+    home: Path, ws: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """An entry of the wrong type inside a readable file: named, a block under fail-closed;
+    one of another event concerns this event's hooks not."""
+    (ws / ".claude").mkdir()
+    settings = ws / ".claude/settings.json"
+    settings.write_text('{"hooks": {"PreToolUse": "guard.sh"}}')
+    doc, _ = run(monkeypatch, capsys, "claude", "--fail-closed")
+    assert doc["skipped"][0]["reason"].startswith("hooks.PreToolUse: must be a list"), doc
+    assert doc["blocked"] is True
+    settings.write_text('{"hooks": {"Stop": "guard.sh"}}')
+    doc, _ = run(monkeypatch, capsys, "claude", "--fail-closed")
+    assert "skipped" not in doc and doc["blocked"] is False, doc
+
+
+def test_read_regular_names_a_dangling_link_and_ignores_a_missing_file(tmp_path: Path) -> None:
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")
+    assert read_regular(str(tmp_path / "link")) == (None, DANGLING)
+    assert read_regular(str(tmp_path / "missing")) == (None, None)
+    assert read_json(str(tmp_path / "missing"), must_exist=True) == (None, "not found")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_file_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text("{}")
+    path.chmod(0)
+    assert read_json(str(path), must_exist=False)[1] == "cannot read: Permission denied"
