@@ -149,10 +149,15 @@ def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
 
 def answer_run(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
     """`sandboxrun run HOOK`: one JSON answer on stdout, exit 0 when the hooks ran."""
+    from ._runner import unread_note
+
     result = run_result(args, caller, backend_for)
+    # What could not be read is said on the caller's stderr (`serve` logs it in its own)
+    notes = "".join(f"sandboxrun: {printable(unread_note(s))}\n" for s in result.skipped)
     return Reply(
-        dumps(result.to_json()), b"", 0, abandoned=result.abandoned, outcomes=result.outcomes
-    )
+        dumps(result.to_json()), notes.encode(), 0, abandoned=result.abandoned,
+        outcomes=result.outcomes,
+    )  # fmt: skip
 
 
 def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:

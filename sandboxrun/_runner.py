@@ -319,8 +319,13 @@ def unread_of(discovery: Discovery) -> tuple[Skipped, ...]:
     answer where it must: `_exec`)."""
     lost = tuple(s for s in discovery.skipped if s.unreadable)
     for s in lost:
-        logger.warning("{} ({}): could not be read: {}", s.path, s.source, s.reason)
+        logger.warning("{}", unread_note(s))
     return lost
+
+
+def unread_note(skipped: Skipped) -> str:
+    """The line that says a config file (or entry) could not be read (`unread_of`)."""
+    return f"{skipped.path} ({skipped.source}): could not be read: {skipped.reason}"
 
 
 def resolve_workspaces(

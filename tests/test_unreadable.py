@@ -72,8 +72,12 @@ def ws(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def break_file(ws: Path, agent: str, how: str) -> Path:
-    """The agent's project file, made unreadable `how` (`BROKEN`)."""
+    """The agent's project file, made unreadable `how` (`BROKEN`); for Cline's SDK, which
+    runs regular files only (a link is a near-miss it skips too), its hooks folder is the
+    dangling link."""
     path = ws / PROJECT_FILES[agent][0]
+    if agent == "cline":
+        path = path.parent
     path.parent.mkdir(parents=True, exist_ok=True)
     content = BROKEN[how]
     if content is None or agent in SCRIPT_AGENTS:
@@ -99,12 +103,6 @@ def test_run_names_an_unreadable_file_and_fail_closed_blocks(
     if agent in SCRIPT_AGENTS and BROKEN[how] is not None:
         pytest.skip("Cline's hooks are executables: only a dangling link stands for one")
     path = break_file(ws, agent, how)
-    # Cline's SDK runs regular files only (a link is a near-miss): the folder is the link
-    if agent == "cline":
-        path.unlink()
-        path.parent.rmdir()
-        path = path.parent
-        path.symlink_to(ws.parent / "nowhere")
     open_doc, err = run(monkeypatch, capsys, agent)
     assert [s["path"] for s in open_doc["skipped"]] == [str(path)], open_doc
     assert open_doc["skipped"][0]["source"] in ("project", "workspace")
@@ -153,3 +151,23 @@ def test_an_unreadable_file_is_named(tmp_path: Path) -> None:
     path.write_text("{}")
     path.chmod(0)
     assert read_json(str(path), must_exist=False)[1] == "cannot read: Permission denied"
+
+
+@pytest.mark.parametrize("agent", list(PROJECT_FILES))
+def test_check_fails_on_an_unreadable_file(
+    agent: str, home: Path, ws: Path, tmp_path: Path, capsys: Any
+) -> None:
+    """`check` exits 1 naming the file, fail-open or not; without it the line passes."""
+    from sandboxrun._check.events import name_field
+
+    event = PROJECT_FILES[agent][1]
+    events = tmp_path / "events.jsonl"
+    events.write_text(json.dumps({name_field(DIALECTS[agent]): event}) + "\n")
+    assert cli.main(["check", "--agent", agent, "--events", str(events)]) == 0
+    capsys.readouterr()
+    path = break_file(ws, agent, "a dangling link")
+    for extra in ((), ("--fail-open",)):
+        assert cli.main(["check", "--agent", agent, "--events", str(events), *extra]) == 1
+        out = capsys.readouterr().out
+        assert f"line 1 {event}: unreadable config ({path.relative_to(ws)})" in out, out
+        assert "FAILED: 1 of 1 events did not pass (1 unreadable config" in out
