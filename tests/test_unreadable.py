@@ -171,3 +171,17 @@ def test_check_fails_on_an_unreadable_file(
         out = capsys.readouterr().out
         assert f"line 1 {event}: unreadable config ({path.relative_to(ws)})" in out, out
         assert "FAILED: 1 of 1 events did not pass (1 unreadable config" in out
+
+
+@pytest.mark.parametrize("agent", list(PROJECT_FILES))
+def test_doctor_fails_on_an_unreadable_file(agent: str, home: Path, ws: Path) -> None:
+    """`doctor`'s hook checks: a FAIL line naming the file (its exit is 1 on any FAIL)."""
+    from sandboxrun import FakeBackend, Settings
+    from sandboxrun._cli.doctor import hook_checks
+
+    path = break_file(ws, agent, "a dangling link")
+    lines = hook_checks(Settings(), FakeBackend(lambda request: None), [agent])  # type: ignore[arg-type]
+    named = [(ok, what, detail) for ok, what, detail in lines if str(path) in what]
+    assert named and named[0][0] is False, lines
+    assert named[0][2].startswith("could not be read: ")
+    assert not any(what == "hooks here" for _, what, _ in lines)
