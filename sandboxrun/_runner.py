@@ -21,6 +21,7 @@ from ._backends.base import Backend
 from ._cache import cached
 from ._dialects.base import WORKSPACE_SOURCES, Dialect
 from ._dialects.claude.plugins import DATA_VAR
+from ._dialects.files import unread_note
 from ._dialects.registry import claude_shaped, dialect_of, gemini_shaped
 from ._dialects.registry import load as load_dialect
 from ._errors import ConfigError, SandboxrunError
@@ -321,11 +322,6 @@ def unread_of(discovery: Discovery) -> tuple[Skipped, ...]:
     for s in lost:
         logger.warning("{}", unread_note(s))
     return lost
-
-
-def unread_note(skipped: Skipped) -> str:
-    """The line that says a config file (or entry) could not be read (`unread_of`)."""
-    return f"{skipped.path} ({skipped.source}): could not be read: {skipped.reason}"
 
 
 def resolve_workspaces(

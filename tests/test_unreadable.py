@@ -19,6 +19,7 @@ from loguru import logger
 import sandboxrun._cli as cli
 from sandboxrun._dialects.files import DANGLING, read_json, read_regular
 from sandboxrun._dialects.registry import DIALECTS
+from tests.test_exec_untrusted import Setup, exec_, setup  # noqa: F401 - a fixture, shared
 
 # A file at the project's level of each agent, and an event its hooks can block.
 PROJECT_FILES: dict[str, tuple[str, str]] = {
@@ -185,3 +186,53 @@ def test_doctor_fails_on_an_unreadable_file(agent: str, home: Path, ws: Path) ->
     assert named and named[0][0] is False, lines
     assert named[0][2].startswith("could not be read: ")
     assert not any(what == "hooks here" for _, what, _ in lines)
+
+
+@pytest.mark.parametrize("agent", [a for a in PROJECT_FILES if a not in SCRIPT_AGENTS])
+def test_exec_under_fail_closed_blocks_on_an_unreadable_file(
+    agent: str, home: Path, ws: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    """`exec --fail-closed` (as install writes it) does not run the command and answers
+    the agent's own block naming the file; without --fail-closed the command runs."""
+    from sandboxrun import ExecResult, FakeBackend
+    from sandboxrun._backends.docker import backend as _docker
+
+    ran: list[Any] = []
+    backend = FakeBackend(lambda request: ran.append(request) or ExecResult(0, b"", b"", 1))
+    backend.close = lambda: None  # type: ignore[method-assign]
+    monkeypatch.setattr(_docker, "DockerBackend", lambda settings, warm=False: backend)
+    path = break_file(ws, agent, "not JSON")
+
+    def exec_(*flags: str) -> tuple[int, bytes, bytes]:
+        event = json.dumps({"hook_event_name": PROJECT_FILES[agent][1], "cwd": str(ws)})
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(event.encode())))
+        code = cli.main(["exec", "--no-serve", "--agent", agent, *flags, "--", "guard"])
+        out, err = capsysbinary.readouterr()
+        return code, out, err
+
+    code, out, err = exec_("--fail-closed")
+    assert ran == []
+    assert code == DIALECTS[agent].wrapper_failure("why", True)[2]
+    assert str(path).encode() in out + err and b"could not be read" in out + err
+    code, _, _ = exec_()
+    assert code == 0 and len(ran) == 1
+
+
+@pytest.mark.parametrize("cold", [True, False], ids=["cold", "serve"])
+def test_exec_under_fail_closed_blocks_through_serve(
+    setup: Setup,  # noqa: F811 - the fixture imported above
+    capsysbinary: Any,
+    cold: bool,
+) -> None:
+    """The same through `serve`'s socket: the block, on the client's stderr; and once the
+    file reads again (the server's cached discovery sees the change), the command runs."""
+    settings = setup.ws / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": {')
+    code, out, err = exec_(setup, capsysbinary, "--fail-closed", cold=cold)
+    assert (code, out) == (2, b""), err
+    assert f"{settings} (project): could not be read: not valid JSON".encode() in err
+    settings.write_text('{"hooks": {}}')
+    code, out, err = exec_(setup, capsysbinary, "--fail-closed", cold=cold)
+    assert code == 0 and b'"permissionDecision":"allow"' not in out, err
+    assert b"could not be read" not in err

@@ -36,6 +36,11 @@ def unreadable(path: str, source: str, reason: str) -> Skipped:
     return Skipped(path, source, reason, unreadable=not isinstance(reason, Note))
 
 
+def unread_note(skipped: Skipped) -> str:
+    """The line that says a config file (or entry) could not be read."""
+    return f"{skipped.path} ({skipped.source}): could not be read: {skipped.reason}"
+
+
 def read_regular(path: str) -> tuple[bytes | None, str | None]:
     """A config file's bytes, only if it is a regular file (a symlink to one is fine)
     of at most `MAX_SETTINGS_BYTES`: (None, None) when missing, (None, why) when refused
