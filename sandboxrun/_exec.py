@@ -296,17 +296,22 @@ def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> l
 PLUGIN_ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
 
 
+# Where the agents' events name themselves (`_check.events.name_field`, not imported: a
+# cold `exec` would pay for `_check`): the Claude family, Codex, Cursor, Gemini, Goose,
+# Crush `hook_event_name`; Copilot's `hookEventName`; Windsurf's `agent_action_name`.
+EVENT_NAME_FIELDS = ("hook_event_name", "hookEventName", "agent_action_name", "hookName")
+
+
 def unread_configs(settings: Settings, request: ExecRequest) -> tuple[Skipped, ...]:
     """The agent's config files for the project of `request` (its workspace root, mounted
     first: `exec_request`) that would hold hooks for the event on its stdin (every event
     when it names none) and could not be read (`Skipped.unreadable`): what `exec` blocks
     on under fail-closed, as `run` does. Read as `run`'s discovery reads them, and kept
     under `serve` while every file it read stands (`_cache`, the same entry as `run`'s)."""
-    from ._check.events import name_field  # the field naming the event (`check --events`)
-
     dialect = dialect_of(settings)
-    named = _event(request.stdin).get(name_field(dialect))
-    hook_name = named if isinstance(named, str) and named in dialect.hook_names else None
+    event = _event(request.stdin)
+    named = [event.get(field) for field in EVENT_NAME_FIELDS]
+    hook_name = next((n for n in named if isinstance(n, str) and n in dialect.hook_names), None)
     roots, home = (request.mounts[0],), account_home()
     key = (settings, hook_name, roots, home, ())  # `HookFactory.discover`'s key
     found = cached("discover", key, lambda: dialect.discover(hook_name, roots, home))
