@@ -236,3 +236,19 @@ def test_exec_under_fail_closed_blocks_through_serve(
     code, out, err = exec_(setup, capsysbinary, "--fail-closed", cold=cold)
     assert code == 0 and b'"permissionDecision":"allow"' not in out, err
     assert b"could not be read" not in err
+
+
+def test_an_unreadable_plugin_list_loses_the_enabled_plugins_hooks(home: Path, ws: Path) -> None:
+    """The user's enabled plugin whose installed_plugins.json does not parse: its hooks
+    are lost (unreadable); one enabled but not installed is a remark (the agent has none)."""
+    from sandboxrun._dialects.claude.dialect import CLAUDE
+
+    (home / ".claude" / "plugins").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text('{"enabledPlugins": {"guard@team": true}}')
+    listed = home / ".claude" / "plugins" / "installed_plugins.json"
+    listed.write_text('{"plugins": {}}')
+    [note] = CLAUDE.discover("PreToolUse", [str(ws)], str(home)).skipped
+    assert not note.unreadable and "not in installed_plugins.json" in note.reason
+    listed.write_text('{"plugins": ')
+    [lost] = CLAUDE.discover("PreToolUse", [str(ws)], str(home)).skipped
+    assert lost.unreadable and lost.reason.startswith("installed_plugins.json: not valid JSON")

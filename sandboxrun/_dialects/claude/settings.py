@@ -279,7 +279,7 @@ def _plugin_hooks(
     found: list[tuple[HookSpec, str, str]] = []
     for plugin, root, problem in plugins(user_settings, home, dialect.user_dir, read_json):
         if root is None:
-            skipped.append(Skipped(escape_name(plugin), "plugin", problem or "not used"))
+            skipped.append(unreadable(escape_name(plugin), "plugin", problem or Note("not used")))
             continue
         path = os.path.join(root, "hooks", "hooks.json")
         shown = escape_name(path)
