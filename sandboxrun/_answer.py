@@ -150,16 +150,22 @@ def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
 
 def answer_run(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
     """`sandboxrun run HOOK`: one JSON answer on stdout, exit 0 when the hooks ran."""
+    from ._dialects.files import unread_note
+
     result = run_result(args, caller, backend_for)
+    # What could not be read is said on the caller's stderr (`serve` logs it in its own)
+    notes = "".join(f"sandboxrun: {printable(unread_note(s))}\n" for s in result.skipped)
     return Reply(
-        dumps(result.to_json()), b"", 0, abandoned=result.abandoned, outcomes=result.outcomes
-    )
+        dumps(result.to_json()), notes.encode(), 0, abandoned=result.abandoned,
+        outcomes=result.outcomes,
+    )  # fmt: skip
 
 
 def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
     """`sandboxrun exec -- COMMAND`: the hook's stdout, stderr and exit code, unchanged,
     or the sandbox's failure in the agent's terms (`_exec`)."""
     from . import _review
+    from ._dialects.files import unread_note
     from ._dialects.registry import DIALECTS
     from ._exec import (
         audit_exec,
@@ -168,6 +174,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         may_add_lines,
         run_exec,
         sandbox_failure,
+        unread_configs,
     )
 
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
@@ -207,7 +214,14 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         review = (_review.exec_gate(settings, command, request, stdin, caller.served)
                   if args.untrusted else _review.ExecReview(None))  # fmt: skip
         status = review.status
-        if status == "held":
+        # Under fail-closed, a config file that would hold hooks for this event and could
+        # not be read blocks, as in `run`: the policy it holds is unknown (in the
+        # dialect's own terms, on stderr: never an answer Gemini would misread).
+        lost = unread_configs(settings, request) if settings.fail_closed else ()
+        if lost:
+            why = "; ".join(unread_note(s) for s in lost)
+            out = sandbox_failure(settings, printable(f"the hook was not run: {why}"), stdin=stdin)
+        elif status == "held":
             out = sandbox_failure(settings, _review.HELD, stdin=stdin)
         else:
             out = run_exec(

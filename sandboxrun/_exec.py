@@ -31,6 +31,7 @@ from typing import Any
 
 from . import _audit, _envfile, _sessiontmp
 from ._backends.base import Backend
+from ._cache import cached
 from ._dialects.base import Dialect, sandbox_ending, unique_mounts
 from ._dialects.claude.plugins import DATA_VAR, data_dir
 from ._dialects.registry import (  # each agent's dialect is imported only when it runs
@@ -40,6 +41,7 @@ from ._dialects.registry import (  # each agent's dialect is imported only when 
     copilot_shaped,
     crush_shaped,
     cursor_shaped,
+    dialect_of,
     gemini_shaped,
     goose_shaped,
     kiro_shaped,
@@ -64,7 +66,7 @@ from ._review.approved import NotFaithful, bound, cannot_run
 from ._settings import Settings, account_home
 from ._state import hook_ids, plugin_data
 from ._state import prepare as prepare_state
-from ._types import ApprovedFile, Cancel, ExecRequest, ExecResult, HookOutcome, HookSpec
+from ._types import ApprovedFile, Cancel, ExecRequest, ExecResult, HookOutcome, HookSpec, Skipped
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +313,28 @@ def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> l
 
 
 PLUGIN_ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
+
+
+# Where the agents' events name themselves (`_check.events.name_field`, not imported: a
+# cold `exec` would pay for `_check`): the Claude family, Codex, Cursor, Gemini, Goose,
+# Crush `hook_event_name`; Copilot's `hookEventName`; Windsurf's `agent_action_name`.
+EVENT_NAME_FIELDS = ("hook_event_name", "hookEventName", "agent_action_name", "hookName")
+
+
+def unread_configs(settings: Settings, request: ExecRequest) -> tuple[Skipped, ...]:
+    """The agent's config files for the project of `request` (its workspace root, mounted
+    first: `exec_request`) that would hold hooks for the event on its stdin (every event
+    when it names none) and could not be read (`Skipped.unreadable`): what `exec` blocks
+    on under fail-closed, as `run` does. Read as `run`'s discovery reads them, and kept
+    under `serve` while every file it read stands (`_cache`, the same entry as `run`'s)."""
+    dialect = dialect_of(settings)
+    event = _event(request.stdin)
+    named = [event.get(field) for field in EVENT_NAME_FIELDS]
+    hook_name = next((n for n in named if isinstance(n, str) and n in dialect.hook_names), None)
+    roots, home = (request.mounts[0],), account_home()
+    key = (settings, hook_name, roots, home, ())  # `HookFactory.discover`'s key
+    found = cached("discover", key, lambda: dialect.discover(hook_name, roots, home))
+    return tuple(s for s in found.skipped if s.unreadable)
 
 
 def _event(stdin: bytes) -> dict[str, Any]:

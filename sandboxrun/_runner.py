@@ -21,6 +21,7 @@ from ._backends.base import Backend
 from ._cache import cached
 from ._dialects.base import WORKSPACE_SOURCES, Dialect, unique_mounts
 from ._dialects.claude.plugins import DATA_VAR
+from ._dialects.files import unread_note
 from ._dialects.registry import claude_shaped, dialect_of, gemini_shaped
 from ._dialects.registry import load as load_dialect
 from ._errors import ConfigError, SandboxrunError
@@ -216,11 +217,15 @@ class CombinedHookRunner:
         not_run: Sequence[HookOutcome] = (),
         never_run: Sequence[Skipped] = (),
         cancel: Cancel | None = None,
+        unread: Sequence[Skipped] = (),
+        hook_name: str = "",
     ):
         self.runners, self.dialect, self.fail_closed = list(runners), dialect, fail_closed
         self.parallel, self.not_run = max(1, parallel), tuple(not_run)
         self.never_run = tuple(never_run)  # handlers sandboxrun never runs (http...), reported
         self.cancel = cancel
+        # Config files or entries that would hold `hook_name`'s hooks and could not be read
+        self.unread, self.hook_name = tuple(unread), hook_name
 
     @property
     def specs(self) -> list[HookSpec]:
@@ -268,8 +273,11 @@ class CombinedHookRunner:
             for k in self.never_run
             if self.fail_closed and k.spec is not None
         )
-        answer = self.dialect.combine(outcomes + unrun, self.fail_closed)
-        return CombinedResult(answer, outcomes, not_run=self.never_run)
+        # ... and so is a config file (or entry) that could not be read: the hooks it
+        # would hold are unknown, so it blocks in the agent's terms, naming the file.
+        lost = tuple(unread_outcome(k, self.hook_name) for k in self.unread if self.fail_closed)
+        answer = self.dialect.combine(outcomes + unrun + lost, self.fail_closed)
+        return CombinedResult(answer, outcomes, not_run=self.never_run, skipped=self.unread)
 
     def _copy_env(self, outcomes: Sequence[HookOutcome]) -> None:
         """Append what the hooks handed on through CLAUDE_ENV_FILE to the agent's file,
@@ -293,9 +301,29 @@ class NoOpHookRunner(CombinedHookRunner):
     """Nothing to run: the answer of no hooks (and the report of handlers never run)."""
 
     def __init__(
-        self, dialect: Dialect, fail_closed: bool = False, never_run: Sequence[Skipped] = ()
-    ) -> None:
-        super().__init__([], dialect, fail_closed, never_run=never_run)
+        self, dialect: Dialect, fail_closed: bool = False, never_run: Sequence[Skipped] = (),
+        unread: Sequence[Skipped] = (), hook_name: str = "",
+    ) -> None:  # fmt: skip
+        super().__init__([], dialect, fail_closed, never_run=never_run, unread=unread,
+                         hook_name=hook_name)  # fmt: skip
+
+
+def unread_outcome(skipped: Skipped, hook_name: str) -> HookOutcome:
+    """A config file (or entry) that could not be read, as a hook of `hook_name` that
+    could not start in its place (what fail-closed blocks on: `Dialect.combine`)."""
+    spec = HookSpec(hook_name=hook_name, name=skipped.path, source=skipped.source, argv=(),
+                    workdir="", mounts=())  # fmt: skip
+    return HookOutcome(spec=spec, status="error", error=f"could not be read: {skipped.reason}")
+
+
+def unread_of(discovery: Discovery) -> tuple[Skipped, ...]:
+    """What `discovery` could not read (`Skipped.unreadable`), each said on stderr once per
+    event: a policy is never turned off in silence (`exec` keeps stderr for the agent's
+    answer where it must: `_exec`)."""
+    lost = tuple(s for s in discovery.skipped if s.unreadable)
+    for s in lost:
+        logger.warning("{}", unread_note(s))
+    return lost
 
 
 def resolve_workspaces(
@@ -421,7 +449,7 @@ class HookFactory:
         for_event = getattr(self.dialect, "for_event", None)
         reader: Dialect = for_event(hook_name, event or {}) if for_event else self.dialect
         if not hooks and not held:
-            return NoOpHookRunner(reader, s.fail_closed, never_run)
+            return NoOpHookRunner(reader, s.fail_closed, never_run, unread_of(discovery), hook_name)
         transcript = (
             agent_transcript(self.dialect, event or {}, self.home) if self.transcripts else None
         )
@@ -467,8 +495,9 @@ class HookFactory:
             for h in hooks[s.max_hooks :]
         ]
         return CombinedHookRunner(
-            runners, reader, s.fail_closed, s.max_parallel, not_run, never_run, self.cancel
-        )
+            runners, reader, s.fail_closed, s.max_parallel, not_run, never_run, self.cancel,
+            unread_of(discovery), hook_name,
+        )  # fmt: skip
 
     def prepare(
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str] = ()

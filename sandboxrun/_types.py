@@ -166,6 +166,13 @@ class Skipped:
     # A handler that applies to events but is never run (an `http` hook...): `run` reports
     # it beside the hooks of each event it matches.
     spec: HookSpec | None = None
+    # A config file, or an entry of one, that holds policy sandboxrun could not read
+    # (`_dialects.files`): named in every report, fails `check`, blocks under fail-closed.
+    unreadable: bool = False
+
+    def report(self) -> dict[str, str]:
+        """The element of a report's `skipped` array (DESIGN.md §3.1)."""
+        return {"path": self.path, "source": self.source, "reason": self.reason}
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,14 +253,19 @@ class CombinedResult:
     answer: Mapping[str, Any]  # the dialect's fields, e.g. cancel/contextModification
     outcomes: tuple[HookOutcome, ...]
     not_run: tuple[Skipped, ...] = ()  # handlers for this event that are never run, and why
+    # Config files (or entries) that would hold hooks for this event and could not be read
+    skipped: tuple[Skipped, ...] = ()
     # The answer was given at the event's overall deadline while work was still stuck:
     # a process should exit rather than wait for it.
     abandoned: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """What `sandboxrun run` prints: the answer plus the per-hook report (and, when
-        there are any, the handlers it did not run: `notRun`)."""
+        there are any, the files it could not read, `skipped`, and the handlers it did
+        not run, `notRun`)."""
         document = {**self.answer, "hooks": [o.report() for o in self.outcomes]}
+        if self.skipped:
+            document["skipped"] = [s.report() for s in self.skipped]
         if self.not_run:
             document["notRun"] = [
                 {"name": s.spec.name if s.spec else s.path, "source": s.source,

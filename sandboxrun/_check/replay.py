@@ -10,6 +10,9 @@ decided here that the dialect does not decide. What is added is the verdict of t
 - `failed`: under fail-closed (the default), a hook failed, timed out, or could not
   start (`error`), or a handler that applies cannot be run (`http`...); named;
 - `error`: sandboxrun could not run the hooks at all (engine, image, workspace);
+- `unreadable config`: a config file that would hold hooks for the event (or an entry
+  of one) could not be read (`CombinedResult.skipped`): the policy is not what was
+  checked, so the gate fails, fail-open or not; named with the files;
 - `unreadable`: the line is not an event (its `EventLine.problem`);
 - passing: `allowed`, `ask` (the agent would ask a person: not a block), `no hooks`,
   and `failure ignored` (under `--fail-open`, a hook failed or a handler was not run).
@@ -90,6 +93,11 @@ def judge(
         "duration_ms": ms, "outcomes": outcomes, "document": result.to_json(),
         "abandoned": result.abandoned,
     }  # fmt: skip
+    if result.skipped:
+        paths = tuple(dict.fromkeys(s.path for s in result.skipped))
+        reason = printable("; ".join(f"{s.path}: could not be read: {s.reason}"
+                                     for s in result.skipped))  # fmt: skip
+        return LineResult(line, "unreadable config", hooks=paths, reason=reason, **common)
     failed = [o for o in outcomes if o.status != "completed" and not o.spec.run_async]
     # A hook blocks when its answer alone, read by the dialect, blocks.
     deciders = [

@@ -213,12 +213,20 @@ def _agent_checks(
     try:
         roots = resolve_workspaces({}, (), dialect, settings, cwd=os.getcwd())
         home = _settings.account_home()
-        found = dialect.discover(None, roots, home).hooks
+        discovery = dialect.discover(None, roots, home)
     except SandboxrunError as exc:
         return [(None, f"{agent} hooks here", f"not checked: {exc}")], 0
+    found = discovery.hooks
     problems, unchecked = check_discovered(found, backend)
     out: list[tuple[bool | None, str, str]] = [
         (False, f"installed {agent} hooks", n) for n in notes(agent, roots, home)
+    ]
+    # A config file (or entry) that could not be read: the agent may apply a policy here
+    # that sandboxrun would not see (`Skipped.unreadable`)
+    out += [
+        (False, f"{agent} config {s.path} ({s.source})", f"could not be read: {s.reason}")
+        for s in discovery.skipped
+        if s.unreadable
     ]
     out += _review_line(settings, roots, home)
     if unchecked:

@@ -48,6 +48,7 @@ from .base import (
     source_of,
     unique_mounts,
 )
+from .files import DANGLING, unreadable
 from .installed import moved_folder, read_shim
 
 HOOK_NAMES = (
@@ -235,10 +236,12 @@ class ClineDialect:
             try:
                 entries = sorted(os.listdir(folder))
             except (FileNotFoundError, NotADirectoryError):
+                if os.path.islink(folder) and not os.path.exists(folder):
+                    skipped.append(unreadable(escape_name(folder), source, DANGLING))
                 continue
             except OSError as exc:
                 why = f"cannot list folder: {exc.strerror}"
-                skipped.append(Skipped(escape_name(folder), source, why))
+                skipped.append(unreadable(escape_name(folder), source, why))
                 continue
             for entry in entries:
                 path = os.path.join(folder, entry)
@@ -249,8 +252,10 @@ class ClineDialect:
                 if reason is None and (shim := read_shim(path, record)) is not None:
                     dirs = ", ".join(shim.hooks_dirs)
                     reason = f"a sandboxrun shim (install): it runs the hooks of {dirs}"
-                if reason is not None:
-                    skipped.append(Skipped(escape_name(path), source, reason))
+                if reason is not None:  # a near-miss the agent skips too, or a file it would
+                    # run that cannot be read here (a dangling link): a lost hook
+                    lost = reason.startswith(CANNOT_STAT)
+                    skipped.append(Skipped(escape_name(path), source, reason, unreadable=lost))
                     continue
                 argv = sdk_argv(path) if self.variant == "sdk" else vscode_argv(path)
                 spec = HookSpec(
@@ -427,12 +432,15 @@ def _sdk_name(root: str) -> str | None:
     return next((n for n in HOOK_NAMES if n.lower() == key), None)
 
 
+CANNOT_STAT = "cannot stat:"
+
+
 def _file_kind(path: str, follow: bool) -> str | None:
     """Why `path` is not a regular file (None if it is)."""
     try:
         st = os.stat(path) if follow else os.lstat(path)
     except OSError as exc:
-        return f"cannot stat: {exc.strerror} (a dangling symlink?)"
+        return f"{CANNOT_STAT} {exc.strerror} (a dangling symlink?)"
     if stat.S_ISLNK(st.st_mode):
         return "a symlink: Cline's SDK/CLI runs regular files only (readdir's isFile)"
     if stat.S_ISDIR(st.st_mode):

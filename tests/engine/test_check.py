@@ -96,3 +96,40 @@ def test_clean_session_passes_and_a_bad_line_fails(
     assert done.returncode == 1
     assert "line 2: unreadable: not JSON" in done.stdout
     assert "FAILED: 1 of 3 events did not pass (2 allowed, 1 unreadable" in done.stdout
+
+
+def test_a_policy_file_that_does_not_parse_fails_the_gate(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """Issue 29 item 4: the CI example with `.claude/settings.json` cut short fails every
+    line (exit 1), naming the file in the summary and the JUnit report, fail-open or not;
+    `run` names it in `skipped` and on stderr, and blocks under --fail-closed."""
+    ws = workspace_with_pack(tmp_path, "claude")
+    settings = ws / ".claude" / "settings.json"
+    settings.write_text('{"hooks": {')
+    events = PACK / "events" / "claude-session.jsonl"
+    total = len(events.read_text().splitlines())
+    report = tmp_path / "report.xml"
+    for extra in ((), ("--fail-open",)):
+        done = check(tmp_path, "claude", ws, events, "--junit", str(report), *extra)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert f"{total} unreadable config" in done.stdout.rstrip().splitlines()[-1]
+        assert f"line 1 SessionStart: unreadable config ({settings.relative_to(ws)})" in (
+            done.stdout
+        )
+        assert "could not be read: not valid JSON" in done.stdout
+        [suite] = list(JUnitXml.fromfile(str(report)))
+        assert (suite.tests, suite.failures, suite.errors) == (total, 0, total)
+
+    event = json.dumps({"cwd": str(ws), "tool_name": "Bash", "tool_input": {"command": "ls"}})
+    for extra in ((), ("--fail-closed",)):
+        argv = cli("run", "PreToolUse", "--agent", "claude", *extra)
+        done = subprocess.run(argv, input=event, capture_output=True, text=True, timeout=120,
+                              check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        doc = json.loads(done.stdout)
+        assert doc["skipped"] == [{"path": str(settings), "source": "project",
+                                   "reason": doc["skipped"][0]["reason"]}]  # fmt: skip
+        assert doc["skipped"][0]["reason"].startswith("not valid JSON")
+        assert str(settings) in done.stderr
+        assert doc["blocked"] is bool(extra), doc

@@ -400,3 +400,30 @@ def test_the_installed_command_starts_python_isolated(
         )  # fmt: skip
         assert (done.returncode, done.stdout) == (0, b"checked\n"), done.stderr
     assert not marker.exists()
+
+
+def test_installed_fail_closed_exec_blocks_on_a_config_file_it_cannot_read(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """Issue 29 item 4: the files `install --fail-closed` rewrote read fine (nothing
+    skipped), and its wrapper, run as Claude Code runs it, blocks (exit 2, the file named)
+    once the project's local settings stop parsing; they read again, it decides again."""
+    from sandboxrun._dialects.claude.dialect import CLAUDE
+
+    root, home = tmp_path / "project", tmp_path / "home"
+    home.mkdir()
+    settings = claude_project(root, "claude")
+    sandboxrun("install", "--agent", "claude", "--fail-closed", "--workspace", str(root),
+               "--home", str(home))  # fmt: skip
+    assert [s for s in CLAUDE.discover(None, [str(root)], str(home)).skipped if s.unreadable] == []
+    ls = claude_event("PreToolUse", root, **bash("ls"))
+    rm = claude_event("PreToolUse", root, **bash("rm -rf /"))
+    assert claude_runs(settings, root, ls, "CLAUDE_PROJECT_DIR")[0] == (0, b"", b"")
+    local = root / ".claude" / "settings.local.json"
+    local.write_text('{"hooks": {')
+    [(code, out, err), *_] = claude_runs(settings, root, ls, "CLAUDE_PROJECT_DIR")
+    assert (code, out) == (2, b""), err
+    assert f"{local} (local): could not be read: not valid JSON".encode() in err
+    local.write_text("{}")
+    assert claude_runs(settings, root, ls, "CLAUDE_PROJECT_DIR")[0] == (0, b"", b"")
+    assert claude_runs(settings, root, rm, "CLAUDE_PROJECT_DIR")[0][0] == 2

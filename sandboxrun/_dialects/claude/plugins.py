@@ -30,6 +30,7 @@ from typing import Any
 
 from ..._mounts import under
 from ..._types import HookSpec
+from ..files import Note
 
 ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
 DATA_VAR = "CLAUDE_PLUGIN_DATA"
@@ -63,7 +64,8 @@ def plugins(
     for plugin in wanted:
         paths = installs.get(plugin)
         if not paths:
-            yield plugin, None, problem or "enabled, but not in installed_plugins.json"
+            # (the agent has no such plugin either: a remark, unless the file is unreadable)
+            yield plugin, None, problem or Note("enabled, but not in installed_plugins.json")
             continue
         path = paths[0]  # the user's own scope first
         why = _unusable(path, folder)

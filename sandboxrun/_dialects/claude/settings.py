@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,6 +20,8 @@ from ..._install.sessionrecord import check_in, is_check
 from ..._mounts import confined
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, source_of, unique_mounts
+from ..files import MAX_SETTINGS_BYTES as MAX_SETTINGS_BYTES  # re-exported for tests
+from ..files import Note, read_json, unreadable
 from .handler import MAX_TIMEOUT as MAX_TIMEOUT  # re-exported for tests
 from .handler import SESSION_CHECK, Installed, Timeouts, handler, not_run_reason, unicode_ok
 from .matchers import MATCH_FIELDS, SIMPLE_MATCHER, check, matches_all
@@ -71,7 +72,6 @@ class ConfigFile:
 # Levels the user (or the machine's admin) controls; project and local files come
 # with the workspace.
 _TRUSTED = frozenset({"user", "explicit", "plugin", "managed"})
-MAX_SETTINGS_BYTES = 1 << 20  # a real settings file is a few kilobytes
 
 
 def project_root(start: str, home: str, marker: str) -> str:
@@ -207,9 +207,9 @@ def discover(
             continue
         read.add(real)
         shown = escape_name(path)
-        data, problem = _load(path, must_exist=source == "explicit")
+        data, problem = read_json(path, must_exist=source == "explicit")
         if problem is not None:
-            skipped.append(Skipped(shown, source, problem))
+            skipped.append(unreadable(shown, source, problem))
         if data is None:
             continue
         if source == "user":
@@ -239,7 +239,7 @@ def discover(
         table = {"hooks": _table(data, shape)}
         for item in _entries(dialect, table, hook_name, template, installed):
             if isinstance(item, str):
-                skipped.append(Skipped(shown, source, item))
+                skipped.append(unreadable(shown, source, item))
             elif item[0].kind != "command":
                 not_run.append(Skipped(shown, source, f"{item[1]}: {not_run_reason(item[0])}",
                                        item[0]))  # fmt: skip
@@ -282,15 +282,15 @@ def _plugin_hooks(
     """The hooks of the plugins the user enabled (`plugins`), as (spec, file,
     JSON path); what cannot be used is added to `skipped`."""
     found: list[tuple[HookSpec, str, str]] = []
-    for plugin, root, problem in plugins(user_settings, home, dialect.user_dir, _load):
+    for plugin, root, problem in plugins(user_settings, home, dialect.user_dir, read_json):
         if root is None:
-            skipped.append(Skipped(escape_name(plugin), "plugin", problem or "not used"))
+            skipped.append(unreadable(escape_name(plugin), "plugin", problem or Note("not used")))
             continue
         path = os.path.join(root, "hooks", "hooks.json")
         shown = escape_name(path)
-        data, problem = _load(path, must_exist=False)
+        data, problem = read_json(path, must_exist=False)
         if problem is not None:
-            skipped.append(Skipped(shown, "plugin", problem))
+            skipped.append(unreadable(shown, "plugin", problem))
         if data is None:
             continue
         template = HookSpec(
@@ -301,7 +301,7 @@ def _plugin_hooks(
         data_path = data_dir(home, dialect.user_dir, plugin)
         for item in _entries(dialect, data, hook_name, template):
             if isinstance(item, str):
-                skipped.append(Skipped(shown, "plugin", item))
+                skipped.append(unreadable(shown, "plugin", item))
             elif item[0].kind != "command":
                 reason = f"{item[1]}: {not_run_reason(item[0])}"
                 skipped.append(Skipped(shown, "plugin", reason, item[0]))
@@ -313,7 +313,7 @@ def _plugin_hooks(
 def installed_plugins(home: str, user_dir: str) -> list[tuple[str, str]]:
     """(id, root) of every usable install of the user's plugins (`plugins.installed`),
     read as discovery reads installed_plugins.json."""
-    return installed(home, user_dir, _load)
+    return installed(home, user_dir, read_json)
 
 
 def _once_per_source(
@@ -382,7 +382,7 @@ def _entries(
         if event not in dialect.hook_names:
             near = next((n for n in dialect.hook_names if n.lower() == event.lower()), None)
             hint = f" (did you mean {near}?)" if near else ""
-            out.append(f"{where}: unknown event name{hint}")
+            out.append(Note(f"{where}: unknown event name{hint}"))
             continue
         if wanted is not None and event != wanted:
             continue
@@ -393,64 +393,6 @@ def _entries(
             out += _entry(entry, f"{where}[{i}]", event, template, installed,
                           dialect.timeouts)  # fmt: skip
     return out
-
-
-def _load(path: str, must_exist: bool) -> tuple[dict[str, Any] | None, str | None]:
-    """(settings, None), (None, why it is skipped), or (None, None) for a missing file."""
-    raw, problem = _read_regular(path)
-    if raw is None:
-        return None, "not found" if must_exist and problem is None else problem
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None, "not valid UTF-8"
-    if not text.strip():
-        return {}, None  # an empty settings file configures nothing
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, f"not valid JSON: {exc.msg}: line {exc.lineno} column {exc.colno}"
-    except ValueError as exc:  # e.g. an integer of more than 4300 digits
-        return None, f"not valid JSON: {str(exc)[:80]}"
-    except RecursionError:
-        return None, "not valid JSON: nested too deeply"
-    if not isinstance(data, dict):
-        return None, f"not a JSON object (a {type(data).__name__})"
-    return data, None
-
-
-def _read_regular(path: str) -> tuple[bytes | None, str | None]:
-    """A settings file's bytes, only if it is a regular file (a symlink to one is fine)
-    of at most `MAX_SETTINGS_BYTES`: (None, None) when missing, (None, why) when refused.
-
-    Checked before opening (a device is never opened) and again on the open file
-    (O_NONBLOCK: a FIFO swapped in meanwhile cannot block the open)."""
-    try:
-        mode = os.stat(path).st_mode
-        if not stat.S_ISREG(mode):
-            return None, _not_regular(mode)
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None, None
-    except OSError as exc:
-        return None, f"cannot read: {exc.strerror}"
-    with os.fdopen(fd, "rb") as f:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            return None, _not_regular(mode)
-        try:
-            raw = f.read(MAX_SETTINGS_BYTES + 1)
-        except OSError as exc:
-            return None, f"cannot read: {exc.strerror}"
-    if len(raw) > MAX_SETTINGS_BYTES:
-        return None, f"larger than {MAX_SETTINGS_BYTES} bytes: not read"
-    return raw, None
-
-
-def _not_regular(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "is a directory, not a settings file"
-    return "is not a regular file (a device, FIFO or socket): not read"
 
 
 def _entry(
@@ -468,8 +410,9 @@ def _entry(
         return [f"{where}.matcher: not valid Unicode (a lone surrogate)"]
     if matcher is not None and event in MATCH_FIELDS:
         keep, problem = check(matcher, template.source)
-        if problem:
-            out.append(f"{where}.matcher: {problem}")
+        if problem:  # a matcher kept is a warning; one refused drops its hooks
+            line = f"{where}.matcher: {problem}"
+            out.append(Note(line) if keep else line)
         if not keep:
             return out
     hooks = entry.get("hooks")

@@ -16,7 +16,8 @@ from ..base import escape_name, source_of, unique_mounts
 from ..claude.dialect import ClaudeDialect
 from ..claude.handler import Installed, not_run_reason
 from ..claude.matchers import MATCH_FIELDS, SIMPLE_MATCHER, _compile, matches_all
-from ..claude.settings import _entries, _installed, _load, _read_regular, project_env, project_root
+from ..claude.settings import _entries, _installed, project_env, project_root
+from ..files import read_json, read_regular, unreadable
 from .schema import BOOL, STR, Check, _opt
 
 HOOK_NAMES = (
@@ -149,20 +150,20 @@ def _layer_files(
         candidates = [os.path.join(folder, "hooks.json"), os.path.join(folder, "config.toml")]
     out = []
     for path in candidates:
-        data, problem = _toml_hooks(path) if path.endswith(".toml") else _load(path, False)
+        data, problem = _toml_hooks(path) if path.endswith(".toml") else read_json(path, False)
         if problem is None and data is not None:
             problem = _shape(data.get("hooks"))
             if problem:
                 problem += ": Codex skips this whole file"
         if problem is not None:
-            skipped.append(Skipped(escape_name(path), source, problem))
+            skipped.append(unreadable(escape_name(path), source, problem))
         elif data:
             out.append((path, {"hooks": data.get("hooks")}))
     return out
 
 
 def _toml(path: str) -> tuple[dict[str, Any] | None, str | None]:
-    raw, problem = _read_regular(path)
+    raw, problem = read_regular(path)
     if raw is None:
         return None, problem
     try:
@@ -188,7 +189,7 @@ def _requirements(
     """(allow_managed_hooks_only, (file, managed hooks table, managed_dir) or None)."""
     data, problem = _toml(path)
     if problem is not None:
-        skipped.append(Skipped(escape_name(path), "managed", problem))
+        skipped.append(unreadable(escape_name(path), "managed", problem))
     if not data:
         return False, None
     only = data.get("allow_managed_hooks_only") is True
@@ -199,7 +200,7 @@ def _requirements(
     events = {k: v for k, v in table.items() if k not in ("managed_dir", "windows_managed_dir")}
     problem = _shape(events)
     if problem:
-        skipped.append(Skipped(escape_name(path), "managed", f"{problem}: Codex skips these"))
+        skipped.append(unreadable(escape_name(path), "managed", f"{problem}: Codex skips these"))
         return only, None
     mount = folder if isinstance(folder, str) and os.path.isabs(folder) else None
     return only, (path, events, mount)
@@ -285,10 +286,10 @@ def _specs(
     out = []
     problems: list[str] = []
     table = _as_claude(data, problems)
-    skipped += [Skipped(shown, template.source, why) for why in problems]
+    skipped += [unreadable(shown, template.source, why) for why in problems]
     for item in _entries(dialect, table, hook_name, template, installed):
         if isinstance(item, str):
-            skipped.append(Skipped(shown, template.source, item))
+            skipped.append(unreadable(shown, template.source, item))
             continue
         spec, where = item
         found = _INDEX.search(where)

@@ -48,7 +48,8 @@ from typing import Any
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import entry_env, escape_name, source_of, unique_mounts
 from ..claude.handler import MAX_TIMEOUT, brief, unicode_ok
-from ..claude.settings import _load, project_root
+from ..claude.settings import project_root
+from ..files import read_json, unreadable
 from .events import HOOK_NAMES, MATCH_FIELDS, check_matcher
 from .installed import Installed, installed
 
@@ -131,9 +132,9 @@ def discover(
         read.add(real)
         shown = escape_name(path)
         problem = _policy_problem(path) if source == "policy" else None
-        data, problem = (None, problem) if problem else _load(path, must_exist=False)
+        data, problem = (None, problem) if problem else read_json(path, must_exist=False)
         if problem is not None:
-            skipped.append(Skipped(shown, source, problem))
+            skipped.append(unreadable(shown, source, problem))
         if data is None:
             continue
         if data.get("disableAllHooks") is True:
@@ -145,7 +146,7 @@ def discover(
         version = data.get("version", 1)
         if version != 1 or isinstance(version, bool):
             why = f"version must be 1, not {brief(version)}: the whole file is rejected"
-            skipped.append(Skipped(shown, source, why))
+            skipped.append(unreadable(shown, source, why))
             continue
         mounts = unique_mounts([project, *roots, *([folder] if folder else [])])
         template = HookSpec(hook_name="", name="", source=source, argv=(), workdir=roots[0],
@@ -155,7 +156,8 @@ def discover(
         if strict and problems:
             problems.append("inline hooks are strict: none of this file's hooks is loaded")
             found = [h for h in found if h.kind != "command"]  # still listed, never run
-        skipped += [Skipped(shown, source, p) for p in (*problems, *notes)]
+        skipped += [unreadable(shown, source, p) for p in problems]
+        skipped += [Skipped(shown, source, n) for n in notes]
         for spec in found:
             if spec.kind == "command":
                 hooks.append(spec)

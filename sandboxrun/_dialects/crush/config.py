@@ -13,7 +13,8 @@ from ..._types import Discovery, HookSpec, Skipped
 from ..base import WORKSPACE_SOURCES, escape_name, unique_mounts
 from ..claude.handler import Installed, brief, unicode_ok
 from ..claude.matchers import MAX_WORKSPACE_PATTERN, _compile
-from ..claude.settings import _installed, _load  # the same checked read of a JSON file
+from ..claude.settings import _installed
+from ..files import read_json, unreadable  # the checked read of a JSON file
 
 SYSTEM_FILE = "/etc/crush/crush.json"  # `systemConfigPath` (config_unix.go)
 USER_DIR = ".config/crush"  # `GlobalConfig()`: $XDG_CONFIG_HOME/crush/crush.json
@@ -71,9 +72,9 @@ def discover(
             continue
         read.add(real)
         shown = escape_name(path)
-        data, problem = _load(path, must_exist=source == "explicit")
+        data, problem = read_json(path, must_exist=source == "explicit")
         if problem is not None:
-            skipped.append(Skipped(shown, source, f"{problem} (Crush does not start)"))
+            skipped.append(unreadable(shown, source, f"{problem} (Crush does not start)"))
         if data is None:
             continue
         template = HookSpec(
@@ -83,7 +84,7 @@ def discover(
         installed = _installed(home, path, source)
         for item in _entries(hook_names, data.get("hooks"), hook_name, template, installed):
             if isinstance(item, str):
-                skipped.append(Skipped(shown, source, item))
+                skipped.append(unreadable(shown, source, item))
             elif any(h.argv == item.argv and h.matcher == item.matcher for h in hooks):
                 # Crush runs one hook per command string (`Runner.Run`): the first kept
                 why = f"the same command is already configured: runs once ({brief(item.name)})"

@@ -13,7 +13,8 @@ from ..._types import Discovery, HookSpec, Skipped
 from ..base import WORKSPACE_SOURCES, escape_name, unique_mounts
 from ..claude.handler import Installed, brief, timeout_seconds, unicode_ok
 from ..claude.matchers import MAX_WORKSPACE_PATTERN, _compile
-from ..claude.settings import _installed, _load  # the same checked read of a JSON file
+from ..claude.settings import _installed
+from ..files import Note, read_json, unreadable  # the checked read of a JSON file
 from .answer import DEFAULT_LOOP_LIMIT, FOLLOWUP_EVENTS, MATCH_FIELDS
 
 EntryReader = Callable[[Any, str, HookSpec, "Installed | None"], "HookSpec | str"]
@@ -73,9 +74,9 @@ def discover(
             continue
         read.add(real)
         shown = escape_name(path)
-        data, problem = _load(path, must_exist=source == "explicit")
+        data, problem = read_json(path, must_exist=source == "explicit")
         if problem is not None:
-            skipped.append(Skipped(shown, source, problem))
+            skipped.append(unreadable(shown, source, problem))
         if data is None:
             continue
         version = data.get("version")
@@ -93,7 +94,7 @@ def discover(
         installed = _installed(home, path, "project" if source == "project" else "user")
         for item in _entries(dialect.hook_names, data, hook_name, template, installed):
             if isinstance(item, str):
-                skipped.append(Skipped(shown, source, item))
+                skipped.append(unreadable(shown, source, item))
             elif item.kind != "command":
                 reason = "not run: a prompt hook (asks a model); sandboxrun runs only commands"
                 skipped.append(Skipped(shown, source, reason, item))
@@ -120,7 +121,7 @@ def _entries(
         if event not in names:
             near = next((n for n in names if _folded(n) == _folded(event)), None)
             hint = f" (did you mean {near}?)" if near else ""
-            out.append(f"{where}: unknown event name{hint}: {agent} ignores it")
+            out.append(Note(f"{where}: unknown event name{hint}: {agent} ignores it"))
             continue
         if wanted is not None and event != wanted:
             continue

@@ -54,7 +54,7 @@ from ..._types import Discovery, HookSpec, Skipped
 from ..base import WORKSPACE_SOURCES, entry_env, escape_name, source_of, unique_mounts
 from ..claude.handler import CHECK_SKIPPED, MAX_TIMEOUT, SESSION_CHECK, brief, unicode_ok
 from ..claude.matchers import MAX_WORKSPACE_PATTERN, _compile
-from ..claude.settings import _read_regular
+from ..files import Note, read_json, unreadable
 
 # `getSystemSettingsPath`'s folder (system settings and system defaults) per platform.
 SYSTEM_DIR = {
@@ -119,7 +119,7 @@ def discover(
         read.add(real)
         data, problem = load(path, must_exist=source == "explicit")
         if problem is not None:
-            skipped.append(Skipped(escape_name(path), source, problem))
+            skipped.append(unreadable(escape_name(path), source, problem))
         if data is not None:
             levels.append((path, source, data, {}))
     if not explicit:
@@ -135,7 +135,7 @@ def discover(
         unwrap = installed(home, path, source) if source != "extension" else None
         for item in _entries(hook_names, data.get("hooks"), hook_name, base, hydrate, unwrap):
             if isinstance(item, str):
-                skipped.append(Skipped(shown, source, item))
+                skipped.append(unreadable(shown, source, item))
             else:
                 found.append((item[0], shown, item[1]))
     if any(on is False for s, on in off.items() if s not in WORKSPACE_SOURCES):
@@ -213,11 +213,11 @@ def _extensions(
         path = os.path.join(folder, "hooks", "hooks.json")
         data, problem = load(path, must_exist=False, comments=False)
         if problem is not None:
-            skipped.append(Skipped(escape_name(path), "extension", problem))
+            skipped.append(unreadable(escape_name(path), "extension", problem))
         if data is None:
             continue
         if not isinstance(data.get("hooks"), dict):
-            skipped.append(Skipped(escape_name(path), "extension", '"hooks" must be an object'))
+            skipped.append(unreadable(escape_name(path), "extension", '"hooks" must be an object'))
             continue
         hydrate = {
             "extensionPath": folder,
@@ -245,9 +245,8 @@ def _entries(
             continue
         if event not in hook_names:
             near = next((n for n in hook_names if n.lower() == event.lower()), None)
-            out.append(
-                f"{where}: unknown event name" + (f" (did you mean {near}?)" if near else "")
-            )
+            hint = f" (did you mean {near}?)" if near else ""
+            out.append(Note(f"{where}: unknown event name{hint}"))
             continue
         if wanted is not None and event != wanted:
             continue
@@ -280,8 +279,10 @@ def _entry(
         error = _compile(text)[1] if text not in ("", "*") else None
         if error is not None:  # the agent then compares the name exactly
             out.append(
-                f"{where}.matcher: not a regular expression here ({error}):"
-                f" matches {text!r} exactly"
+                Note(
+                    f"{where}.matcher: not a regular expression here ({error}):"
+                    f" matches {text!r} exactly"
+                )
             )
     sequential = entry.get("sequential") is True
     for j, hook in enumerate(entry["hooks"]):
@@ -434,28 +435,10 @@ def _once(found: list[tuple[HookSpec, str, str]], skipped: list[Skipped]) -> lis
 def load(
     path: str, must_exist: bool, comments: bool = True
 ) -> tuple[dict[str, Any] | None, str | None]:
-    """(settings, None), (None, why it is skipped), or (None, None) for a missing file.
-    Settings files may hold `//` and `/* */` comments, as the agent allows them."""
-    raw, problem = _read_regular(path)
-    if raw is None:
-        return None, "not found" if must_exist and problem is None else problem
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None, "not valid UTF-8"
-    if not text.strip():
-        return {}, None
-    if comments:
-        text = strip_comments(text)
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, f"not valid JSON: {exc.msg}: line {exc.lineno} column {exc.colno}"
-    except (ValueError, RecursionError) as exc:
-        return None, f"not valid JSON: {str(exc)[:80]}"
-    if not isinstance(data, dict):
-        return None, f"not a JSON object (a {type(data).__name__})"
-    return data, None
+    """(settings, None), (None, why it is skipped), or (None, None) for a missing file
+    (`files.read_json`). Settings files may hold `//` and `/* */` comments, as the agent
+    allows them."""
+    return read_json(path, must_exist, strip_comments if comments else None)
 
 
 # A string (to its closing quote, or the end), a comment, other text, or any one character

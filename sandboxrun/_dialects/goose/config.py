@@ -13,7 +13,8 @@ from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, unique_mounts
 from ..claude.handler import MAX_TIMEOUT, brief, unicode_ok
 from ..claude.matchers import MAX_WORKSPACE_PATTERN, _compile
-from ..claude.settings import _installed, _load  # the same checked read of a JSON file
+from ..claude.settings import _installed
+from ..files import read_json, unreadable  # the checked read of a JSON file
 
 # Regex syntax Python's `regex` reads but Rust's `regex` crate refuses (Goose then skips
 # the rule): lookaround, backreferences, atomic groups, possessive quantifiers.
@@ -54,7 +55,7 @@ def _settings(path: str) -> tuple[tuple[set[str], set[str]] | None, str | None]:
     """(enabled, disabled) plugin names of one settings file, or why it is ignored
     (Goose ignores a file it cannot read as `{enabledPlugins?: [str], disabledPlugins?:
     [str]}`, with a warning)."""
-    data, problem = _load(path, must_exist=False)
+    data, problem = read_json(path, must_exist=False)
     if data is None:
         return None, problem
     lists = []
@@ -109,7 +110,7 @@ def discover(
         path = os.path.join(base, dialect.settings_dir, file)
         lists, problem = _settings(path)
         if problem:
-            skipped.append(Skipped(escape_name(path), scope, problem))
+            skipped.append(unreadable(escape_name(path), scope, problem))
         if lists:
             scopes.append((scope, lists))
     if explicit:
@@ -139,9 +140,11 @@ def discover(
         if source == "project" and os.path.exists(path) and not _inside(path, root):
             skipped.append(Skipped(escape_name(path), source, OUTSIDE))
             continue
-        data, problem = _load(path, must_exist=source == "explicit")
+        data, problem = read_json(path, must_exist=source == "explicit")
         if problem is not None:
-            skipped.append(Skipped(escape_name(path), source, f"{problem}: Goose skips the file"))
+            skipped.append(
+                unreadable(escape_name(path), source, f"{problem}: Goose skips the file")
+            )
         if data is None:
             continue
         template = HookSpec(
@@ -151,11 +154,11 @@ def discover(
         installed = _installed(home, path, "project" if source == "project" else "user")
         items = entries(dialect, data, hook_name, template, folder, installed)
         if isinstance(items, str):
-            skipped.append(Skipped(escape_name(path), source, f"{items}: Goose skips the file"))
+            skipped.append(unreadable(escape_name(path), source, f"{items}: Goose skips the file"))
             continue
         for item in items:
             if isinstance(item, str):
-                skipped.append(Skipped(escape_name(path), source, item))
+                skipped.append(unreadable(escape_name(path), source, item))
             else:
                 hooks.append(item)
     return Discovery(tuple(hooks), tuple(skipped))

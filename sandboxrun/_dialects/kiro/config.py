@@ -12,7 +12,8 @@ from typing import Any
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, unique_mounts
 from ..claude.handler import Installed, brief, unicode_ok
-from ..claude.settings import _installed, _load  # the same checked read of a JSON file
+from ..claude.settings import _installed
+from ..files import read_json, unreadable  # the checked read of a JSON file
 from .files import discover_files
 from .hook import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
 from .hook import KiroHook as KiroHook
@@ -75,9 +76,9 @@ def discover(
             continue
         read.add(real)
         shown = escape_name(path)
-        data, problem = _load(path, must_exist=source == "explicit")
+        data, problem = read_json(path, must_exist=source == "explicit")
         if problem is not None:
-            skipped.append(Skipped(shown, source, problem))
+            skipped.append(unreadable(shown, source, problem))
         if data is None:
             continue
         extra = [user_hooks] if source == "user" and os.path.isdir(user_hooks) else []
@@ -90,7 +91,7 @@ def discover(
         installed = _installed(home, path, "project" if source == "project" else "user")
         found = _entries(data, hook_name, template, installed)
         if isinstance(found, str):  # Kiro refuses the whole agent: none of its hooks run
-            skipped.append(Skipped(shown, source, f"{found}: Kiro does not load this agent"))
+            skipped.append(unreadable(shown, source, f"{found}: Kiro does not load this agent"))
             continue
         for spec in found:
             if spec.cache_ttl and spec.hook_name != "agentSpawn":

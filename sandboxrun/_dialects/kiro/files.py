@@ -30,7 +30,8 @@ from ..._types import HookSpec, Skipped
 from ..base import escape_name
 from ..claude.handler import brief, unicode_ok
 from ..claude.matchers import MATCH_TIMEOUT
-from ..claude.settings import _installed, _load
+from ..claude.settings import _installed
+from ..files import Note, read_json, unreadable
 from .hook import KiroHook
 
 V3_EVENTS = (
@@ -79,16 +80,16 @@ def discover_files(
                 continue
             seen.add(real)
             shown = escape_name(path)
-            data, problem = _load(path, must_exist=True)
+            data, problem = read_json(path, must_exist=True)
             if data is None:
-                skipped.append(Skipped(shown, source, f"not read: {problem}"))
+                skipped.append(unreadable(shown, source, f"not read: {problem}"))
                 continue
             base = replace(template, source=source)
             installed = _installed(home, path, "project" if source == "project" else "user")
             read = _ide if path.endswith(".kiro.hook") else _v3
             for item in read(data, base, installed):
                 if isinstance(item, str):
-                    skipped.append(Skipped(shown, source, item))
+                    skipped.append(unreadable(shown, source, item))
                 elif isinstance(item, Skipped):  # a spec: it would run, but cannot
                     if item.spec is None or wanted in (None, item.spec.hook_name):
                         skipped.append(replace(item, path=shown))
@@ -138,8 +139,9 @@ def _v3(data: Mapping[str, Any], base: KiroHook, installed: Any) -> list[Any]:
             out.append(f"{where}: not an object")
             continue
         trigger = entry.get("trigger")
-        if trigger not in V3_EVENTS:
-            out.append(f"{where}: unknown trigger {brief(trigger)}")
+        if trigger not in V3_EVENTS:  # a name the agent may know is a remark; no name, lost
+            unknown = f"{where}: unknown trigger {brief(trigger)}"
+            out.append(Note(unknown) if isinstance(trigger, str) else unknown)
             continue
         action = _object(entry.get("action"))
         name = entry["name"] if isinstance(entry.get("name"), str) else where
@@ -177,8 +179,9 @@ def _ide(data: Mapping[str, Any], base: KiroHook, installed: Any) -> list[Any]:
     when, then = _object(data.get("when")), _object(data.get("then"))
     event, action = when.get("type"), then.get("type")
     name = data["name"] if isinstance(data.get("name"), str) else "hook"
-    if event not in IDE_EVENTS:
-        return [f"not read: when.type {brief(event)} is no Kiro IDE trigger"]
+    if event not in IDE_EVENTS:  # as v3's unknown trigger
+        why = f"not read: when.type {brief(event)} is no Kiro IDE trigger"
+        return [Note(why) if isinstance(event, str) else why]
     spec = replace(base, hook_name=event, name=name, flavor="ide")
     if data.get("enabled") is False:
         return [Skipped("", base.source, f"{event} {name!r}: disabled (enabled: false)")]

@@ -12,8 +12,9 @@ from typing import Any, Protocol
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, source_of, unique_mounts
 from ..claude.handler import Installed, brief, unicode_ok
-from ..claude.settings import _installed, _load  # the same checked read of a JSON file
+from ..claude.settings import _installed
 from ..cursor.config import _entries  # the same walk of `hooks: {event: [entry...]}`
+from ..files import read_json, unreadable  # the checked read of a JSON file
 
 
 class WindsurfLike(Protocol):
@@ -71,9 +72,9 @@ def discover(
             continue
         read.add(real)
         shown = escape_name(path)
-        data, problem = _load(path, must_exist=source == "explicit")
+        data, problem = read_json(path, must_exist=source == "explicit")
         if problem is not None:
-            skipped.append(Skipped(shown, source, problem))
+            skipped.append(unreadable(shown, source, problem))
         if data is None:
             continue
         extra = [folder] if folder and os.path.isdir(folder) else []
@@ -86,7 +87,7 @@ def discover(
                          "Windsurf")  # fmt: skip
         for item in found:
             if isinstance(item, str):
-                skipped.append(Skipped(shown, source, item))
+                skipped.append(unreadable(shown, source, item))
             else:
                 hooks.append(item)
     return Discovery(tuple(hooks), tuple(skipped))
