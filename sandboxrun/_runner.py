@@ -21,10 +21,9 @@ from ._backends.base import Backend
 from ._cache import cached
 from ._dialects.base import WORKSPACE_SOURCES, Dialect
 from ._dialects.claude.plugins import DATA_VAR
-from ._dialects.patterns import PatternError
 from ._dialects.registry import claude_shaped, dialect_of, gemini_shaped
 from ._dialects.registry import load as load_dialect
-from ._errors import ConfigError, SandboxrunError
+from ._errors import ConfigError, PatternError, SandboxrunError
 from ._hints import hint
 from ._log import logger
 from ._mounts import agent_transcript, check_root, workspace_root

@@ -29,7 +29,7 @@ from typing import Any
 
 import regex
 
-from .._errors import SandboxrunError
+from .._errors import PatternError as PatternError
 from .._log import logger
 from .._types import HookSpec
 from .base import WORKSPACE_SOURCES
@@ -43,11 +43,6 @@ MAX_DEPTH = 64  # levels of the parsed tree (about two per group)
 MATCH_TIMEOUT = 0.1  # seconds per search: far above a sane pattern's microseconds
 
 _core: Any = importlib.import_module("regex._regex_core")
-
-
-class PatternError(SandboxrunError):
-    """A repository's pattern that sandboxrun cannot evaluate (the message says why):
-    its hook's outcome for the event is an `error`."""
 
 
 def problem(pattern: str, workspace: bool = True) -> str | None:
