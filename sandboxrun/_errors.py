@@ -27,6 +27,11 @@ class ConfigError(SandboxrunError):
     """A setting, flag, settings file or input document is invalid."""
 
 
+class PatternError(SandboxrunError):
+    """A repository's pattern (a matcher) that sandboxrun cannot evaluate, the message
+    says why (`_dialects.patterns`): its hook's outcome for the event is an `error`."""
+
+
 class EngineError(SandboxrunError):
     """The container engine failed or refused a request."""
 

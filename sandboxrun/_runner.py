@@ -24,7 +24,7 @@ from ._dialects.claude.plugins import DATA_VAR
 from ._dialects.files import unread_note
 from ._dialects.registry import claude_shaped, dialect_of, gemini_shaped
 from ._dialects.registry import load as load_dialect
-from ._errors import ConfigError, SandboxrunError
+from ._errors import ConfigError, PatternError, SandboxrunError
 from ._hints import hint
 from ._log import logger
 from ._mounts import agent_transcript, check_root, for_tenant, git_folders, workspace_root
@@ -423,12 +423,12 @@ class HookFactory:
     ) -> CombinedHookRunner:
         s = self.settings
         discovery = self.discover(hook_name, workspaces)
-        hooks = [h for h in discovery.hooks if self.dialect.matches(h, event or {})]
+        hooks, unevaluable = self._matching(discovery.hooks, event or {})
         # An approved repository hook this event lacks (deleted, or its matcher narrowed):
         # looked for unless `hooks_dirs` names the only folders searched (then the
         # workspace's own hooks are not found, though not removed).
         scope = None if self.hooks_dirs or s.review == "off" else _review.Scope(
-            hook_name, discovery.hooks, lambda h: self.dialect.matches(h, event or {}),
+            hook_name, discovery.hooks, lambda h: self._applies(h, event or {}),
             _review.pin_roots(self.dialect, workspaces, self.home),
         )  # fmt: skip
         # A repository's hook new or changed since approved: marked, or held (`_review`).
@@ -442,13 +442,13 @@ class HookFactory:
         never_run = [
             k for k in discovery.skipped
             if k.spec is not None and k.spec.hook_name == hook_name
-            and self.dialect.matches(k.spec, event or {})
+            and self._applies(k.spec, event or {})
         ] + removed  # fmt: skip
         # The answers are read as the agent that sent the event reads them (Cline: its
         # SDK or its extension, `ClineDialect.for_event`); discovery stays the settings'.
         for_event = getattr(self.dialect, "for_event", None)
         reader: Dialect = for_event(hook_name, event or {}) if for_event else self.dialect
-        if not hooks and not held:
+        if not hooks and not held and not unevaluable:
             return NoOpHookRunner(reader, s.fail_closed, never_run, unread_of(discovery), hook_name)
         transcript = (
             agent_transcript(self.dialect, event or {}, self.home) if self.transcripts else None
@@ -486,7 +486,8 @@ class HookFactory:
             HookRunner(h, self.backend, reader, s, target, session, git_notes)
             for h in hooks[: s.max_hooks]
         ]
-        not_run = held + [
+        not_run = held + unevaluable
+        not_run += [
             HookOutcome(
                 spec=h,
                 status="error",
@@ -498,6 +499,29 @@ class HookFactory:
             runners, reader, s.fail_closed, s.max_parallel, not_run, never_run, self.cancel,
             unread_of(discovery), hook_name,
         )  # fmt: skip
+
+    def _matching(
+        self, hooks: Sequence[HookSpec], event: Mapping[str, Any]
+    ) -> tuple[list[HookSpec], list[HookOutcome]]:
+        """(the hooks that apply to `event`, an `error` outcome for each whose repository
+        pattern cannot be evaluated): never a guard dropped in silence, nor a run
+        stopped for the other hooks (`_dialects.patterns`)."""
+        applies, errors = [], []
+        for spec in hooks:
+            try:
+                if self.dialect.matches(spec, event):
+                    applies.append(spec)
+            except PatternError as exc:
+                logger.error("hook {} not run: {}", spec.name, exc)
+                errors.append(HookOutcome(spec=spec, status="error", error=f"not run: {exc}"))
+        return applies, errors
+
+    def _applies(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:
+        """Whether `spec` applies to `event`; one whose pattern cannot be evaluated does."""
+        try:
+            return self.dialect.matches(spec, event)
+        except PatternError:
+            return True
 
     def prepare(
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str] = ()

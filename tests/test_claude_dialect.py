@@ -456,7 +456,6 @@ def spec(event: str = "PreToolUse", matcher: str | None = None) -> HookSpec:
         ("mcp__memory__.*", "mcp__github__search", False),
         ("Notebook.*|Bash", "Bash", True),
         ("[Bb]ash", "bash", True),
-        ("(", "(", False),  # an invalid regex matches nothing
         ("*", "Anything", True),
         ("", "Anything", True),
         (None, "Anything", True),

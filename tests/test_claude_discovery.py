@@ -472,16 +472,6 @@ GOOD = {"type": "command", "command": "good.sh"}
             "must be a string",
         ),
         (
-            {
-                "PreToolUse": [
-                    {"matcher": "Bash(", "hooks": [{"type": "command", "command": "x"}]},
-                    {"hooks": [GOOD]},
-                ]
-            },
-            "hooks.PreToolUse[0].matcher",
-            "invalid regular expression 'Bash(': missing ) at position 5",
-        ),
-        (
             {"Pretooluse": [{"hooks": [GOOD]}], "PreToolUse": [{"hooks": [GOOD]}]},
             "hooks.Pretooluse",
             "unknown event name (did you mean PreToolUse?)",

@@ -16,6 +16,7 @@ from sandboxrun import ExecResult, HookSpec, Settings
 from sandboxrun._dialects.claude.dialect import CLAUDE
 from sandboxrun._dialects.claude.matchers import MATCH_TIMEOUT, MAX_WORKSPACE_PATTERN
 from sandboxrun._dialects.claude.settings import MAX_SETTINGS_BYTES, project_root
+from sandboxrun._dialects.patterns import PatternError
 
 CATASTROPHIC = ".*" * 100 + r"\d"  # 202 characters: under the workspace length cap
 
@@ -194,47 +195,51 @@ def test_settings_symlinked_to_a_regular_file_is_read(home: Path, ws: Path, tmp_
 # -- matchers ------------------------------------------------------------------------
 
 
-def test_invalid_matcher_matches_for_trusted_sources_and_is_skipped_for_workspace(
+def test_invalid_matcher_matches_for_trusted_sources_and_is_an_error_for_workspace(
     home: Path, ws: Path
 ) -> None:
     """`Bash(` in the user's file runs the hook for every tool (said in `skipped`); in the
-    project's file it skips that entry."""
+    project's file the hook is kept, and cannot be evaluated (its `error`, by the runner)."""
     write(home / ".claude/settings.json", settings(entry("u.sh", matcher="Bash(")))
     write(ws / ".claude/settings.json", settings(entry("p.sh", matcher="Bash(")))
     result = found(home, ws)
-    [user] = result.hooks
-    assert (user.name, user.source) == ("u.sh", "user")
+    user, project = result.hooks
+    assert (user.name, user.source, project.name) == ("u.sh", "user", "p.sh")
     assert CLAUDE.matches(user, {"tool_name": "Read"})
-    reasons = [(s.source, s.reason) for s in result.skipped]
-    assert reasons == [
-        ("user", "hooks.PreToolUse[0].matcher: invalid regular expression 'Bash(':"
+    with pytest.raises(PatternError, match="invalid regular expression"):
+        CLAUDE.matches(project, {"tool_name": "Read"})
+    assert [(s.source, s.reason) for s in result.skipped] == [
+        ("user", "hooks.PreToolUse[0].matcher: 'Bash(': invalid regular expression:"
                  " missing ) at position 5; runs for every event"),
-        ("project", "hooks.PreToolUse[0].matcher: invalid regular expression 'Bash(':"
-                    " missing ) at position 5"),
     ]  # fmt: skip
 
 
-def test_long_workspace_matcher_is_skipped(home: Path, ws: Path) -> None:
-    """A workspace pattern over the length cap is skipped; the user's may be longer."""
+def test_long_workspace_matcher_is_an_error(home: Path, ws: Path) -> None:
+    """A workspace pattern over the length cap is kept and cannot be evaluated (never
+    dropped in silence); the user's may be longer."""
     long = "(" + "|".join(f"Tool{i}" for i in range(60)) + ")"
     assert len(long) > MAX_WORKSPACE_PATTERN
     write(home / ".claude/settings.json", settings(entry("u.sh", matcher=long)))
     write(ws / ".claude/settings.json", settings(entry("p.sh", matcher=long)))
     result = found(home, ws)
-    assert [h.name for h in result.hooks] == ["u.sh"]
-    assert [s.reason for s in result.skipped] == [
-        f"hooks.PreToolUse[0].matcher: longer than {MAX_WORKSPACE_PATTERN} characters"
-        " (a workspace pattern)"
-    ]
+    user, project = result.hooks
+    assert CLAUDE.matches(user, {"tool_name": "Tool7"})
+    with pytest.raises(PatternError, match=f"longer than {MAX_WORKSPACE_PATTERN} characters"):
+        CLAUDE.matches(project, {"tool_name": "Tool7"})
+    assert result.skipped == ()
 
 
-@pytest.mark.parametrize(("source", "runs"), [("project", False), ("local", False), ("user", True)])
-def test_catastrophic_matcher_is_cut_short(source: str, runs: bool) -> None:
-    """Catastrophic backtracking ends at the match deadline: a workspace hook does not run,
-    a trusted one does."""
+@pytest.mark.parametrize("source", ["project", "local", "user"])
+def test_catastrophic_matcher_is_cut_short(source: str) -> None:
+    """Catastrophic backtracking ends at the match deadline: a workspace hook's pattern
+    cannot be evaluated (its `error`), a trusted one runs."""
     hook = spec(source, CATASTROPHIC)
     started = time.monotonic()
-    assert CLAUDE.matches(hook, {"tool_name": "a" * 5000}) is runs
+    if source == "user":
+        assert CLAUDE.matches(hook, {"tool_name": "a" * 5000})
+    else:
+        with pytest.raises(PatternError, match="search took over"):
+            CLAUDE.matches(hook, {"tool_name": "a" * 5000})
     assert time.monotonic() - started < MATCH_TIMEOUT * 50
 
 

@@ -11,6 +11,7 @@ import pytest
 from sandboxrun import HookFactory, Settings
 from sandboxrun._dialects.claude.dialect import CLAUDE, QODER
 from sandboxrun._dialects.claude.matchers import MAX_WORKSPACE_PATTERN, condition_matches
+from sandboxrun._errors import PatternError
 from sandboxrun._types import ExecRequest, ExecResult, HookSpec
 
 from .conftest import FakeBackend
@@ -191,20 +192,22 @@ def test_if_on_a_non_tool_event_is_skipped_at_discovery(ws, home) -> None:
     assert "only on tool events" in found.skipped[0].reason
 
 
-def test_a_long_workspace_if_is_skipped(ws, home) -> None:
-    """A repository's `if` longer than the bound is skipped at discovery, with the reason."""
+def test_a_long_workspace_if_is_an_error(ws, home) -> None:
+    """A repository's `if` longer than the bound is kept, and cannot be evaluated: its
+    hook's error (`PatternError`), never a guard dropped at discovery."""
     write(ws, cmd("g.sh", **{"if": "Bash(" + "a" * MAX_WORKSPACE_PATTERN + ")"}))
-    found = discover(ws, home)
-    assert found.hooks == ()
-    assert "longer than" in found.skipped[0].reason
+    [hook] = discover(ws, home).hooks
+    with pytest.raises(PatternError, match="longer than"):
+        condition_matches(hook, bash("ls"))
 
 
 def test_a_catastrophic_workspace_if_does_not_match_in_time() -> None:
-    """A workspace glob that backtracks is cut off by the budget and does not match;
-    the same rule from the user's own settings matches."""
+    """A workspace glob that backtracks is cut off by the budget: its hook's error; the
+    same rule from the user's own settings matches."""
     rule = "Bash(" + "*a" * 40 + "b)"
     event = bash("a" * 5000)
-    assert condition_matches(spec(rule, "project"), event) is False
+    with pytest.raises(PatternError, match="search took over"):
+        condition_matches(spec(rule, "project"), event)
     assert condition_matches(spec(rule, "user"), event) is True
 
 

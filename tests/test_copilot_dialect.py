@@ -20,6 +20,7 @@ from sandboxrun import ExecResult, FakeBackend
 from sandboxrun._backends.docker import backend as _docker
 from sandboxrun._dialects.copilot import COPILOT
 from sandboxrun._dialects.copilot.dialect import agent_document
+from sandboxrun._dialects.patterns import PatternError
 from sandboxrun._dialects.registry import DIALECTS
 from sandboxrun._errors import EngineError
 from sandboxrun._types import HookOutcome, HookSpec
@@ -222,8 +223,8 @@ def test_a_claude_settings_file_loads_despite_what_copilot_does_not_know(
     tmp_path: Path, ws: Path, home: Path
 ) -> None:
     """.claude/settings.json holds Claude's events and handler types too: an event Copilot
-    never fires, an `agent` handler and an invalid matcher are named and skipped, and
-    the file's other hooks still load (only a malformed entry rejects an inline block)."""
+    never fires and an `agent` handler are named and skipped, an invalid matcher is kept
+    (its hook's error when used), and the file's other hooks still load."""
     claude = {"hooks": {
         "PostToolBatch": [{"hooks": [{"type": "command", "command": "batch"}]}],
         "PreToolUse": [{"matcher": "(", "hooks": [{"type": "command", "command": "bad"}]},
@@ -232,10 +233,9 @@ def test_a_claude_settings_file_loads_despite_what_copilot_does_not_know(
     }}  # fmt: skip
     write(ws / ".claude/settings.json", claude)
     found = dialect(tmp_path).discover(None, [str(ws)], str(home))
-    assert [h.name for h in found.hooks] == ["ok"]
+    assert [h.name for h in found.hooks] == ["bad", "ok"]
     text = reasons(found)
     assert "hooks.PostToolBatch: unknown event name: never fired" in text
-    assert "hooks.PreToolUse[0].hooks[0]: matcher: invalid regular expression" in text
     assert "a hook of type 'agent', unknown to Copilot" in text
 
 
@@ -263,10 +263,16 @@ def test_pascal_case_tool_events_use_claude_matchers() -> None:
     assert COPILOT.matches(spec("PermissionRequest", "Task"), {"tool_name": "Agent"})
 
 
-def test_an_invalid_matcher_skips_the_entry(tmp_path: Path, ws: Path, home: Path) -> None:
+def test_an_invalid_matcher_skips_a_users_entry_and_is_a_repositorys_error(
+    tmp_path: Path, ws: Path, home: Path
+) -> None:
+    write(home / ".copilot/hooks/h.json", hooks_file("preToolUse", {"bash": "u", "matcher": "("}))
     write(ws / ".github/hooks/h.json", hooks_file("preToolUse", {"bash": "x", "matcher": "("}))
     found = dialect(tmp_path).discover(None, [str(ws)], str(home))
-    assert found.hooks == () and "invalid regular expression '('" in reasons(found)
+    assert "invalid regular expression" in reasons(found)
+    [hook] = found.hooks
+    with pytest.raises(PatternError, match="invalid regular expression"):
+        COPILOT.matches(hook, {"toolName": "bash"})
 
 
 # -- input -------------------------------------------------------------------------

@@ -101,10 +101,9 @@ def test_bad_entries_are_named_and_good_ones_kept(tmp_path: Path, ws: Path, home
     assert any("loop_limit must be a whole number or null" in r for r in reasons)
     assert any("timeout must be a number of seconds" in r for r in reasons)
     assert any("failClosed must be true or false" in r for r in reasons)
-    assert any("is not a regular expression" in r for r in reasons)  # a workspace's
     assert any("not run: a prompt hook" in r for r in reasons)
-    [ok, d] = found.hooks
-    assert (ok.name, ok.loop_limit) == ("ok", None)
+    [ok, c, d] = found.hooks  # c: a workspace's broken matcher is its error when used
+    assert (ok.name, ok.loop_limit, c.matcher) == ("ok", None, "((")
     assert (d.timeout, d.fail_closed, d.matcher) == (5.0, True, "Shell")
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,12 +68,16 @@ def answer_hook(ws: Path, name: str, answer: str) -> str:
     return f"sh {script}"
 
 
-def run_cli(home: Path, cwd: Path, event: dict[str, Any] | str, *flags: str) -> dict[str, Any]:
-    """`sandboxrun run PreToolUse --agent claude` as Claude Code runs it; the one JSON line."""
+def run_cli(
+    home: Path, cwd: Path, event: dict[str, Any] | str, *flags: str,
+    limit: Callable[[], None] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """`sandboxrun run PreToolUse --agent claude` as Claude Code runs it; the one JSON line
+    (`limit`: run in the child before the command, e.g. a memory limit)."""
     text = event if isinstance(event, str) else json.dumps({"cwd": str(cwd), **event})
     done = subprocess.run(
         cli("run", "PreToolUse", "--agent", "claude", *flags, home=home),
-        input=text.encode(), capture_output=True, cwd=cwd, timeout=120,
+        input=text.encode(), capture_output=True, cwd=cwd, timeout=120, preexec_fn=limit,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     lines = done.stdout.splitlines()
@@ -167,18 +173,51 @@ def test_project_matcher_does_not_merge_into_the_users_guard(
 def test_catastrophic_project_matcher_does_not_stall_the_run(
     engine: DockerBackend, tmp_path: Path
 ) -> None:
-    """A 900-byte backtracking bomb (skipped by length) and a 200-byte one (cut by the match
-    deadline) answer well within a bound, and the user's guard denies."""
+    """A 900-byte backtracking bomb (refused by length: its hook's named error) and a
+    200-byte one (searched within the match deadline: it does not match) answer well
+    within a bound, and the user's guard denies."""
     home, ws = tmp_path / "home", project(tmp_path)
     user_guard(home)
-    bombs = [entry("true", matcher=".*" * 400 + r"\d"), entry("true", matcher=".*" * 100 + r"\d")]
+    # two commands: one command's entries are joined into one hook (`_joined`)
+    bombs = [entry("true", matcher=".*" * 400 + r"\d"), entry(":", matcher=".*" * 100 + r"\d")]
     write(ws / ".claude/settings.json", settings(*bombs))
     started = time.monotonic()
     result = run_cli(home, ws, {**RM, "tool_name": "Bash"})
     elapsed = time.monotonic() - started
     denied_by_guard(result)
-    assert [h["source"] for h in result["hooks"]] == ["user"]
+    assert [(h["source"], h["status"]) for h in result["hooks"]] == [
+        ("user", "completed"),
+        ("project", "error"),
+    ]
+    assert "longer than 256" in result["hooks"][1]["error"]
     assert elapsed < 20, elapsed  # observed ~1.5 s; before, it never ended
+
+
+def _two_gib() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+def test_nested_repeat_project_matcher_is_its_hooks_error(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """`(?:(?:(?:a{100}){100}){100}){10}` (16 s and 3 GB once compiled) is measured, never
+    compiled: its hook is an error, the user's guard denies; under fail-closed, alone,
+    the project's hook blocks. The command runs under 2 GiB of address space, so a
+    regression fails here (with SANDBOX_TEST_SERVE=1 the server compiles: 3 GB at most)."""
+    home, ws = tmp_path / "home", project(tmp_path)
+    user_guard(home)
+    nested = "(?:(?:(?:a{100}){100}){100}){10}"
+    write(ws / ".claude/settings.json", settings(entry("true", matcher=nested)))
+    result = run_cli(home, ws, RM, limit=_two_gib)
+    denied_by_guard(result)
+    assert [(h["source"], h["status"]) for h in result["hooks"]] == [
+        ("user", "completed"),
+        ("project", "error"),
+    ]
+    assert "expands to over 10000 items" in result["hooks"][1]["error"]
+    write(home / ".claude/settings.json", {})
+    alone = run_cli(home, ws, RM, "--fail-closed", limit=_two_gib)
+    assert alone["blocked"] is True and "expands to over" in alone["reason"], alone
 
 
 # -- item 4: the project root ----------------------------------------------------------------

@@ -9,12 +9,13 @@ Semantics, in order (reference/claude-hooks.md, plus what a hostile workspace ne
 4. Anything else is a regular expression (the `regex` package, `re`-compatible syntax),
    searched anywhere in the event's field (`^...$` anchors it); a field that is not a
    string is matched as "".
-5. Trust decides what a broken matcher means. A workspace pattern (project, local) longer
-   than `MAX_WORKSPACE_PATTERN` or that does not compile is skipped at discovery with a
-   reason; one whose search exceeds `MATCH_TIMEOUT` does not match (logged): a
-   repository cannot stall a run with catastrophic backtracking. A trusted pattern
-   (user, explicit) that does not compile, or whose search times out, matches: a typo in
-   the user's own guard runs it too often rather than never.
+5. Trust decides what a broken matcher means (`.._dialects.patterns`). A workspace
+   pattern (project, local) is never dropped at discovery: one that cannot be evaluated
+   (longer than `MAX_WORKSPACE_PATTERN`, over the compile bound, invalid, or its search
+   past `MATCH_TIMEOUT`) makes its hook an `error` for the events it applies to, a block
+   under fail-closed: a repository can neither stall nor exhaust a run, nor turn a guard
+   off. A trusted pattern (user, explicit) that does not compile, or whose search times
+   out, matches: a typo in the user's own guard runs it too often rather than never.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ import regex
 from ..._log import logger
 from ..._types import HookSpec
 from ..base import WORKSPACE_SOURCES
+from ..patterns import MATCH_TIMEOUT as MATCH_TIMEOUT
+from ..patterns import MAX_WORKSPACE_PATTERN as MAX_WORKSPACE_PATTERN
+from ..patterns import PatternError, invalid, search
 
 # The event field a matcher is tested against; events absent here ignore matchers.
 MATCH_FIELDS = {
@@ -50,8 +54,6 @@ MATCH_FIELDS = {
     "UserPromptExpansion": "command_name",
 }
 SIMPLE_MATCHER = re.compile(r"[A-Za-z0-9_|]+")  # exact names, or a `|` list of them
-MAX_WORKSPACE_PATTERN = 256  # characters; real tool patterns are a few dozen
-MATCH_TIMEOUT = 0.1  # seconds per search: far above a sane pattern's microseconds
 
 
 def matches_all(matcher: str | None) -> bool:
@@ -59,18 +61,15 @@ def matches_all(matcher: str | None) -> bool:
 
 
 def check(matcher: str, source: str) -> tuple[bool, str | None]:
-    """(keep the entry, why it needs saying) for a matcher found at discovery."""
-    if matches_all(matcher) or SIMPLE_MATCHER.fullmatch(matcher):
+    """(keep the entry, why it needs saying) for a matcher found at discovery: always
+    kept; a workspace one is judged where it is used (an `error` if it cannot be), a
+    trusted one that is invalid runs for every event. Never compiles."""
+    if matches_all(matcher) or SIMPLE_MATCHER.fullmatch(matcher) or source in WORKSPACE_SOURCES:
         return True, None
-    workspace = source in WORKSPACE_SOURCES
-    if workspace and len(matcher) > MAX_WORKSPACE_PATTERN:
-        return False, f"longer than {MAX_WORKSPACE_PATTERN} characters (a workspace pattern)"
-    error = _compile(matcher)[1]
+    error = invalid(matcher)
     if error is None:
         return True, None
-    if workspace:
-        return False, f"invalid regular expression {matcher!r}: {error}"
-    return True, f"invalid regular expression {matcher!r}: {error}; runs for every event"
+    return True, f"{matcher[:80]!r}: {error}; runs for every event"
 
 
 def matches(spec: HookSpec, event: Mapping[str, Any]) -> bool:
@@ -89,31 +88,8 @@ def _matcher_matches(spec: HookSpec, event: Mapping[str, Any]) -> bool:
     text = value if isinstance(value, str) else ""
     if SIMPLE_MATCHER.fullmatch(matcher):
         return text in matcher.split("|")
-    trusted = spec.source not in WORKSPACE_SOURCES
-    pattern = _compile(matcher)[0]
-    if pattern is None:
-        return trusted
-    try:
-        return pattern.search(text, timeout=MATCH_TIMEOUT) is not None
-    except TimeoutError:
-        return _too_slow("matcher", spec.name, MATCH_TIMEOUT, trusted)
-
-
-def _too_slow(what: str, name: str, budget: float, trusted: bool) -> bool:
-    """What a search past its budget means: a match for a trusted source, not for a
-    workspace one (logged)."""
-    verdict = "runs (trusted)" if trusted else "skipped (workspace)"
-    logger.warning("{} of hook {!r} took over {}s: {}", what, name, budget, verdict)
-    return trusted
-
-
-@functools.lru_cache(maxsize=256)
-def _compile(matcher: str) -> tuple[regex.Pattern[str] | None, str | None]:
-    """(pattern, None) or (None, why it does not compile)."""
-    try:
-        return regex.compile(matcher), None
-    except (regex.error, ValueError, OverflowError, RecursionError) as exc:
-        return None, str(exc)
+    found = search(matcher, text, spec)  # a workspace pattern: PatternError if it cannot be
+    return True if found is None else found  # a trusted one that does not compile: runs
 
 
 # -- `if`: a permission rule the tool call must match ------------------------------------
@@ -125,8 +101,8 @@ def _compile(matcher: str) -> tuple[regex.Pattern[str] | None, str | None]:
 # with `VAR=value` prefixes dropped), a file tool's path (whole, relative to `cwd`, and
 # the file name), WebFetch's `domain:` host. Content sandboxrun cannot read for a tool
 # matches: a hook runs too often rather than never. Bounded like matchers: a workspace
-# rule over `MAX_WORKSPACE_PATTERN` characters is skipped at discovery; a search past the
-# budget matches for a trusted source and does not for a workspace one.
+# rule over `MAX_WORKSPACE_PATTERN` characters, not a rule, or whose search runs past the
+# budget is its hook's `error` (`PatternError`); a trusted one past the budget matches.
 
 CONDITION_EVENTS = frozenset(
     {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied"}
@@ -143,14 +119,12 @@ CONDITION_BUDGET = 0.5  # seconds for all the searches of one rule
 
 
 def check_condition(rule: str, source: str) -> tuple[bool, str | None]:
-    """(keep the hook, why it needs saying) for an `if` rule found at discovery."""
-    workspace = source in WORKSPACE_SOURCES
-    if workspace and len(rule) > MAX_WORKSPACE_PATTERN:
-        return False, f"longer than {MAX_WORKSPACE_PATTERN} characters (a workspace rule)"
-    if _RULE.fullmatch(rule.strip()) is None:
-        why = f"{rule[:40]!r} is not a permission rule like Bash(git *)"
-        return (False, why) if workspace else (True, f"{why}; runs for every tool call")
-    return True, None
+    """(keep the hook, why it needs saying) for an `if` rule found at discovery: always
+    kept; a workspace one is judged where it is used (`condition_matches`)."""
+    if source in WORKSPACE_SOURCES or _RULE.fullmatch(rule.strip()) is not None:
+        return True, None
+    why = f"{rule[:40]!r} is not a permission rule like Bash(git *)"
+    return True, f"{why}; runs for every tool call"
 
 
 def condition_matches(spec: HookSpec, event: Mapping[str, Any]) -> bool:
@@ -161,9 +135,13 @@ def condition_matches(spec: HookSpec, event: Mapping[str, Any]) -> bool:
     trusted = spec.source not in WORKSPACE_SOURCES
     if spec.hook_name not in CONDITION_EVENTS:
         return False
+    if not trusted and len(rule) > MAX_WORKSPACE_PATTERN:
+        raise PatternError(f"if longer than {MAX_WORKSPACE_PATTERN} characters (a workspace rule)")
     parsed = _RULE.fullmatch(rule.strip())
     if parsed is None:
-        return trusted
+        if trusted:
+            return True
+        raise PatternError(f"if {rule[:40]!r} is not a permission rule like Bash(git *)")
     tool, content = parsed.group(1), parsed.group(2)
     name = event.get("tool_name")
     name = name if isinstance(name, str) else ""
@@ -179,7 +157,11 @@ def condition_matches(spec: HookSpec, event: Mapping[str, Any]) -> bool:
     try:
         return _search(content, subjects, paths)
     except TimeoutError:
-        return _too_slow("if", spec.name, CONDITION_BUDGET, trusted)
+        if not trusted:
+            why = f"if {rule[:40]!r}: its search took over {CONDITION_BUDGET}s"
+            raise PatternError(why) from None
+        logger.warning("if of hook {!r} took over {}s: runs", spec.name, CONDITION_BUDGET)
+        return True
 
 
 def _subjects(

@@ -15,9 +15,10 @@ from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, source_of, unique_mounts
 from ..claude.dialect import ClaudeDialect
 from ..claude.handler import Installed, not_run_reason
-from ..claude.matchers import MATCH_FIELDS, SIMPLE_MATCHER, _compile, matches_all
+from ..claude.matchers import MATCH_FIELDS, SIMPLE_MATCHER, matches_all
 from ..claude.settings import _entries, _installed, project_env, project_root
 from ..files import read_json, read_regular, unreadable
+from ..patterns import invalid
 from .schema import BOOL, STR, Check, _opt
 
 HOOK_NAMES = (
@@ -349,7 +350,7 @@ def _as_claude(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
 def _broken(matcher: str | None) -> bool:
     if matcher is None or matches_all(matcher) or SIMPLE_MATCHER.fullmatch(matcher):
         return False
-    return _compile(matcher)[1] is not None
+    return invalid(matcher) is not None  # never compiled here: it could be huge
 
 
 def _handler(hook: dict[str, Any]) -> dict[str, Any]:

@@ -13,8 +13,8 @@ Matchers: a regex anchored as `^(?:PATTERN)$` on the event's field; an invalid o
 skips the entry. PascalCase `PreToolUse`/`PermissionRequest` use Claude's rules instead:
 `*`, `**` or `""` match every tool, a `|` list of names matches a token equal to the tool
 name or to a runtime name whose Claude name it is, anything else is the anchored regex.
-Searches are bounded as the Claude family's are (`claude.matchers`): a repository's
-pattern that is too long is skipped, one that runs too long does not match.
+Patterns are bounded as every dialect's are (`.._dialects.patterns`): a repository's
+that cannot be evaluated (too long or large, invalid, too slow) is its hook's `error`.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import Any
 from ..._types import HookSpec
 from ..base import WORKSPACE_SOURCES
 from ..claude import matchers as _claude
+from ..patterns import invalid, search
 
 CAMEL = (
     "sessionStart", "sessionEnd", "userPromptSubmitted", "userPromptTransformed",
@@ -84,13 +85,11 @@ def _anchored(matcher: str) -> str:
 
 
 def check_matcher(event: str, matcher: str, source: str) -> str | None:
-    """Why an entry's matcher makes the agent skip it (invalid regex, or a repository's
-    pattern too long to search safely), or None."""
-    if event in CLAUDE_FORMAT and _claude_all(matcher):
+    """Why a user's entry's matcher makes the agent skip it (an invalid regex), or None.
+    A workspace pattern is judged where it is used (`patterns.search`): never dropped."""
+    if (event in CLAUDE_FORMAT and _claude_all(matcher)) or source in WORKSPACE_SOURCES:
         return None
-    if source in WORKSPACE_SOURCES and len(matcher) > _claude.MAX_WORKSPACE_PATTERN:
-        return f"longer than {_claude.MAX_WORKSPACE_PATTERN} characters (a workspace pattern)"
-    error = _claude._compile(_anchored(matcher))[1]
+    error = invalid(_anchored(matcher))
     if error:
         return f"invalid regular expression {matcher!r}: {error}; the entry is skipped"
     return None
@@ -114,11 +113,5 @@ def matches(spec: HookSpec, event: Mapping[str, Any]) -> bool:
             names = {text, *(r for r, c in CLAUDE_NAMES.items() if c == text)}
             names |= {"Task"} if text == "Agent" else set()  # "the literal Task is also accepted"
             return any(t in names for t in matcher.split("|"))
-    pattern = _claude._compile(_anchored(matcher))[0]
-    if pattern is None:
-        return False  # skipped at discovery; never runs
-    try:
-        return pattern.search(text, timeout=_claude.MATCH_TIMEOUT) is not None
-    except TimeoutError:
-        trusted = spec.source not in WORKSPACE_SOURCES
-        return _claude._too_slow("matcher", spec.name, _claude.MATCH_TIMEOUT, trusted)
+    # None: a user's invalid one, skipped at discovery; a repository's raises PatternError
+    return bool(search(_anchored(matcher), text, spec))

@@ -12,9 +12,9 @@ from typing import Any
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import WORKSPACE_SOURCES, escape_name, unique_mounts
 from ..claude.handler import Installed, brief, unicode_ok
-from ..claude.matchers import MAX_WORKSPACE_PATTERN, _compile
 from ..claude.settings import _installed
 from ..files import read_json, unreadable  # the checked read of a JSON file
+from ..patterns import invalid
 
 SYSTEM_FILE = "/etc/crush/crush.json"  # `systemConfigPath` (config_unix.go)
 USER_DIR = ".config/crush"  # `GlobalConfig()`: $XDG_CONFIG_HOME/crush/crush.json
@@ -148,9 +148,9 @@ def _entry(entry: Any, event: str, template: HookSpec, installed: Installed) -> 
     if matcher is not None:
         if not isinstance(matcher, str) or not unicode_ok(matcher):
             return "matcher must be a string (Crush does not start)"
-        if template.source in WORKSPACE_SOURCES and len(matcher) > MAX_WORKSPACE_PATTERN:
-            return f"matcher longer than {MAX_WORKSPACE_PATTERN} characters (a workspace one)"
-        if matcher and _compile(matcher)[1] is not None:
+        # A workspace pattern is judged where it is used (`patterns.search`): never dropped.
+        trusted = template.source not in WORKSPACE_SOURCES
+        if trusted and matcher and invalid(matcher) is not None:
             return f"matcher {brief(matcher)} is not a regular expression (Crush does not start)"
         spec = replace(spec, matcher=matcher or None)
     timeout = entry.get("timeout")

@@ -71,7 +71,7 @@ from ..base import (
     outcome_fields,
     sandbox_ending,
 )
-from ..claude.matchers import MATCH_TIMEOUT, _compile, _too_slow
+from ..patterns import search
 from . import config
 
 HOOK_NAMES = ("PreToolUse",)
@@ -238,19 +238,13 @@ class CrushDialect:
 
     def matches(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:
         """The matcher searched in `tool_name` (`MatchString`: unanchored); none or ""
-        matches every tool."""
+        matches every tool. A workspace pattern that cannot be evaluated raises
+        `PatternError` (`patterns.search`)."""
         if not spec.matcher:
             return True
         name = event.get("tool_name")
-        pattern = _compile(spec.matcher)[0]
-        trusted = spec.source not in WORKSPACE_SOURCES
-        if pattern is None:
-            return False  # discovery skipped it; Crush would not have started
-        try:
-            return pattern.search(name if isinstance(name, str) else "",
-                                  timeout=MATCH_TIMEOUT) is not None  # fmt: skip
-        except TimeoutError:
-            return _too_slow("matcher", spec.name, MATCH_TIMEOUT, trusted)
+        found = search(spec.matcher, name if isinstance(name, str) else "", spec)
+        return bool(found)  # None: a user's invalid one, which discovery skipped already
 
     def prepare_input(
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str]

@@ -10,12 +10,11 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from ..._types import Discovery, HookSpec, Skipped
-from ..base import WORKSPACE_SOURCES, escape_name, unique_mounts
+from ..base import escape_name, unique_mounts
 from ..claude.handler import Installed, brief, timeout_seconds, unicode_ok
-from ..claude.matchers import MAX_WORKSPACE_PATTERN, _compile
 from ..claude.settings import _installed
 from ..files import Note, read_json, unreadable  # the checked read of a JSON file
-from .answer import DEFAULT_LOOP_LIMIT, FOLLOWUP_EVENTS, MATCH_FIELDS
+from .answer import DEFAULT_LOOP_LIMIT, FOLLOWUP_EVENTS
 
 EntryReader = Callable[[Any, str, HookSpec, "Installed | None"], "HookSpec | str"]
 
@@ -172,13 +171,8 @@ def _entry(
     if matcher is not None:
         if not isinstance(matcher, str) or not unicode_ok(matcher):
             return "matcher must be a string (a regular expression)"
-        if event in MATCH_FIELDS and matcher not in ("", "*"):
-            workspace = template.source in WORKSPACE_SOURCES
-            if workspace and len(matcher) > MAX_WORKSPACE_PATTERN:
-                return f"matcher longer than {MAX_WORKSPACE_PATTERN} characters (a workspace one)"
-            error = _compile(matcher)[1]
-            if error is not None and workspace:
-                return f"matcher {matcher!r} is not a regular expression: {error}"
+        # judged where it is used (`patterns.search`): a workspace one that cannot be
+        # evaluated is its hook's error, a user's broken one runs: never dropped here
         spec = replace(spec, matcher=matcher)
     if entry.get("timeout") is not None:  # seconds, as Cursor counts them
         seconds = timeout_seconds(entry["timeout"])

@@ -78,7 +78,7 @@ from ..base import (
     outcome_fields,
     sandbox_ending,
 )
-from ..claude.matchers import MATCH_TIMEOUT, _compile, _too_slow
+from ..patterns import search
 from .answer import (
     FOLLOWUP_EVENTS,
     HOOK_NAMES,
@@ -169,7 +169,8 @@ class CursorDialect:
     def matches(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:
         """The matcher, searched (an unanchored regex) in the event's field; a stop or
         subagentStop hook past its `loop_limit` does not run (Cursor no longer follows
-        it up; whether it still starts the hook is unconfirmed: it decides nothing)."""
+        it up; whether it still starts the hook is unconfirmed: it decides nothing). A
+        workspace pattern that cannot be evaluated raises `PatternError`."""
         if spec.hook_name in FOLLOWUP_EVENTS and spec.loop_limit is not None:
             count = event.get("loop_count")
             if isinstance(count, int) and not isinstance(count, bool) and count >= spec.loop_limit:
@@ -179,14 +180,8 @@ class CursorDialect:
             return True
         value = event.get(field)
         text = value if isinstance(value, str) else ""
-        trusted = spec.source not in WORKSPACE_SOURCES
-        pattern = _compile(spec.matcher)[0]
-        if pattern is None:
-            return trusted  # a user's broken guard runs too often rather than never
-        try:
-            return pattern.search(text, timeout=MATCH_TIMEOUT) is not None
-        except TimeoutError:
-            return _too_slow("matcher", spec.name, MATCH_TIMEOUT, trusted)
+        found = search(spec.matcher, text, spec)
+        return True if found is None else found  # a user's broken guard runs too often
 
     # -- input -------------------------------------------------------------------
 

@@ -53,7 +53,7 @@ from ..base import (
     outcome_fields,
     sandbox_ending,
 )
-from ..claude.matchers import MATCH_TIMEOUT, _compile, _too_slow
+from ..patterns import search
 from . import settings as _settings
 
 HOOK_NAMES = (
@@ -109,7 +109,7 @@ class GeminiDialect:
         search `tool_name` with the matcher as a regular expression (unanchored), or
         compare it exactly when it is not one; SessionStart, SessionEnd and PreCompress
         compare their trigger exactly; other events ignore matchers. A workspace
-        pattern whose search runs past the budget does not match; a trusted one does."""
+        pattern that cannot be evaluated raises `PatternError` (`patterns.search`)."""
         matcher = (spec.matcher or "").strip()
         if matcher in ("", "*"):
             return True
@@ -117,14 +117,8 @@ class GeminiDialect:
             name = event.get("tool_name")
             if not isinstance(name, str) or not name:
                 return True  # the agent matches everything when it has no tool name
-            pattern = _compile(matcher)[0]
-            if pattern is None:
-                return matcher == name
-            try:
-                return pattern.search(name, timeout=MATCH_TIMEOUT) is not None
-            except TimeoutError:
-                return _too_slow("matcher", spec.name, MATCH_TIMEOUT,
-                                 spec.source not in WORKSPACE_SOURCES)  # fmt: skip
+            found = search(matcher, name, spec)
+            return matcher == name if found is None else found  # not a regex: exactly
         field = _settings.TRIGGER_FIELDS.get(spec.hook_name)
         trigger = event.get(field) if field else None
         if not isinstance(trigger, str) or not trigger:

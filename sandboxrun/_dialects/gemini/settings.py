@@ -53,8 +53,8 @@ from ..._install.sessionrecord import check_in, is_check
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import WORKSPACE_SOURCES, entry_env, escape_name, source_of, unique_mounts
 from ..claude.handler import CHECK_SKIPPED, MAX_TIMEOUT, SESSION_CHECK, brief, unicode_ok
-from ..claude.matchers import MAX_WORKSPACE_PATTERN, _compile
 from ..files import Note, read_json, unreadable
+from ..patterns import invalid
 
 # `getSystemSettingsPath`'s folder (system settings and system defaults) per platform.
 SYSTEM_DIR = {
@@ -268,15 +268,10 @@ def _entry(
     if matcher is not None and (not isinstance(matcher, str) or not unicode_ok(matcher)):
         return [f"{where}.matcher: must be a string"]
     out: list[tuple[HookSpec, str] | str] = []
-    if matcher is not None and event in TOOL_EVENTS:
-        workspace = template.source in WORKSPACE_SOURCES
+    # A workspace pattern is judged where it is used (`patterns.search`): never dropped.
+    if matcher is not None and event in TOOL_EVENTS and template.source not in WORKSPACE_SOURCES:
         text = matcher.strip()
-        if workspace and len(text) > MAX_WORKSPACE_PATTERN:
-            return [
-                f"{where}.matcher: longer than {MAX_WORKSPACE_PATTERN} characters"
-                " (a workspace pattern)"
-            ]
-        error = _compile(text)[1] if text not in ("", "*") else None
+        error = invalid(text) if text not in ("", "*") else None
         if error is not None:  # the agent then compares the name exactly
             out.append(
                 Note(

@@ -12,9 +12,9 @@ from typing import Any, Protocol
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, unique_mounts
 from ..claude.handler import MAX_TIMEOUT, brief, unicode_ok
-from ..claude.matchers import MAX_WORKSPACE_PATTERN, _compile
 from ..claude.settings import _installed
 from ..files import read_json, unreadable  # the checked read of a JSON file
+from ..patterns import invalid
 
 # Regex syntax Python's `regex` reads but Rust's `regex` crate refuses (Goose then skips
 # the rule): lookaround, backreferences, atomic groups, possessive quantifiers.
@@ -231,11 +231,10 @@ def _rule(
 
 
 def _matcher_problem(matcher: str, source: str) -> str | None:
-    if source == "project" and len(matcher) > MAX_WORKSPACE_PATTERN:
-        return f"is longer than {MAX_WORKSPACE_PATTERN} characters (a workspace pattern)"
+    # Length and size are judged where it is used (`patterns.search`): never dropped.
     if any(bad in matcher for bad in _RUST_REFUSES) or _backreference(matcher):
         return "uses syntax Rust's regex refuses (lookaround, backreference, atomic group)"
-    error = _compile(matcher)[1]
+    error = invalid(matcher) if source != "project" else None
     return f"is not a valid regular expression ({error})" if error else None
 
 

@@ -64,8 +64,8 @@ from ..base import (
     outcome_fields,
     sandbox_ending,
 )
-from ..claude.matchers import MATCH_TIMEOUT, _compile, _too_slow
 from ..codex.schema import MAX_DEPTH, RUST_SPACE, _depth, _no_constant
+from ..patterns import search
 from .config import _inside, discover, expand
 
 HOOK_NAMES = (
@@ -98,19 +98,13 @@ class GooseDialect:
 
     def matches(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:
         """The matcher searched (unanchored) in `matcher_context` (Goose sets it to the
-        tool name on tool events; `tool_name` is read when it is absent)."""
+        tool name on tool events; `tool_name` is read when it is absent). A workspace
+        pattern that cannot be evaluated raises `PatternError` (`patterns.search`)."""
         if not spec.matcher:
             return True
         value = event.get("matcher_context", event.get("tool_name"))
         text = value if isinstance(value, str) else ""
-        trusted = spec.source not in WORKSPACE_SOURCES
-        pattern = _compile(spec.matcher)[0]
-        if pattern is None:
-            return False  # discovery skipped it already, as Goose does
-        try:
-            return pattern.search(text, timeout=MATCH_TIMEOUT) is not None
-        except TimeoutError:
-            return _too_slow("matcher", spec.name, MATCH_TIMEOUT, trusted)
+        return bool(search(spec.matcher, text, spec))  # None: discovery skipped it, as Goose does
 
     def prepare_input(
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str]

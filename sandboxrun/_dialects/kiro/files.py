@@ -10,8 +10,9 @@ stays unconfirmed: `dialect.py`'s docstring).
 
 `matcher` is a regular expression (Rust's `regex`, unanchored). A repository writes it:
 sandboxrun searches with a deadline (`regex_matches`), and refuses what Rust's engine has
-not got (a back-reference, a look-around): such a hook is listed as not run, and under
-fail-closed it blocks its event, as a hook that cannot start does.
+not got (a back-reference, a look-around) and what would cost too much to compile
+(`.._dialects.patterns`: nested counted repeats): such a hook is listed as not run, and
+under fail-closed it blocks its event, as a hook that cannot start does.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from ..._log import logger
 from ..._types import HookSpec, Skipped
 from ..base import escape_name
 from ..claude.handler import brief, unicode_ok
-from ..claude.matchers import MATCH_TIMEOUT
 from ..claude.settings import _installed
 from ..files import Note, read_json, unreadable
+from ..patterns import MATCH_TIMEOUT, problem
 from .hook import KiroHook
 
 V3_EVENTS = (
@@ -213,7 +214,7 @@ def matcher_problem(matcher: Any) -> str | None:
         tree = re._parser.parse(matcher)  # type: ignore[attr-defined]
     except (re.error, RecursionError, OverflowError) as exc:
         return f"is no regular expression ({str(exc)[:80]})"
-    return _refused(tree)
+    return _refused(tree) or problem(matcher, workspace=False)
 
 
 def _refused(items: Any) -> str | None:
@@ -239,7 +240,7 @@ def _refused(items: Any) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256)  # only patterns within the bound (`matcher_problem`)
 def _compile(matcher: str) -> regex.Pattern[str] | None:
     if matcher_problem(matcher):
         return None
