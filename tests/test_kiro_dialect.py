@@ -17,8 +17,8 @@ from sandboxrun import HookFactory, Settings
 from sandboxrun._dialects.kiro import KIRO
 from sandboxrun._dialects.kiro.config import KiroHook
 from sandboxrun._dialects.kiro.dialect import truncate, user_prompt
-from sandboxrun._dialects.kiro.matcher import parse, tool_matches
-from sandboxrun._errors import EngineError
+from sandboxrun._dialects.kiro.matcher import _TooMany, parse, tool_matches
+from sandboxrun._errors import EngineError, PatternError
 from sandboxrun._exec import exec_request, run_exec
 from sandboxrun._types import ExecRequest, ExecResult, HookOutcome
 
@@ -186,7 +186,19 @@ def test_only_tool_events_filter_by_matcher() -> None:
 def test_invalid_globs_parse_to_none() -> None:
     assert parse("{a,{b}}*") is None and parse("a*\\") is None
     assert parse("{a*") is None and parse("a*]") is not None
-    assert parse("{a,b}" * 9 + "*") is None  # 512 alternatives: refused, never expanded
+    with pytest.raises(_TooMany):  # 512 alternatives: sandboxrun's bound, never expanded
+        parse("{a,b}" * 9 + "*")
+
+
+# A glob Kiro matches `execute_bash` with: 512 alternatives, past sandboxrun's bound.
+CASED = "{e,E}{x,X}{e,E}{c,C}{u,U}{t,T}{e,E}{_,-}{b,B}ash*"
+
+
+def test_a_glob_past_the_bound_is_an_error_never_no_match() -> None:
+    """Kiro would use it; sandboxrun will not: named, never a guard dropped in silence."""
+    tool = KiroHook("preToolUse", "h", "project", ("x",), "/", (), matcher=CASED)
+    with pytest.raises(PatternError, match="more than 256 alternatives"):
+        KIRO.matches(tool, {"tool_name": "execute_bash"})
 
 
 # -- answers -----------------------------------------------------------------------------
@@ -266,6 +278,21 @@ def test_run_matches_the_tool_and_blocks(ws: Path, home: Path) -> None:
     result = HookFactory(Settings.load(agent="kiro"), fake, home=str(home)).run("preToolUse", event)
     assert result.answer["blocked"] is True and "denied" in result.answer["reason"]
     assert [r.argv[-1] for r in fake.requests] == ["guard"]
+
+
+def test_a_guard_whose_glob_is_past_the_bound_is_an_error_a_block_under_fail_closed(
+    ws: Path, home: Path
+) -> None:
+    agent(ws / ".kiro" / "agents", "a", {"preToolUse": [
+        {"command": "guard", "matcher": CASED}]})  # fmt: skip
+    event = {"tool_name": "execute_bash", "tool_input": {"command": "rm"}, "cwd": str(ws)}
+    for fail_closed in (False, True):
+        fake = FakeBackend(answer(b"", 2, b"denied"))
+        settings = Settings.load(agent="kiro", fail_closed=fail_closed)
+        result = HookFactory(settings, fake, home=str(home)).run("preToolUse", event)
+        [hook] = result.to_json()["hooks"]
+        assert hook["status"] == "error" and "256 alternatives" in hook["error"], hook
+        assert result.answer["blocked"] is fail_closed and fake.requests == []
 
 
 # -- exec --------------------------------------------------------------------------------

@@ -9,7 +9,11 @@
   over the whole name (`util/pattern_matching.rs`); a glob globset refuses matches
   nothing. globset's defaults: `*` and `?` cross `/` (no literal separator), `[...]`
   and `[!...]` classes with ranges, `{a,b}` alternatives, `\\` escapes the next
-  character; case-sensitive.
+  character; case-sensitive. A glob whose `{a,b}` alternatives expand past
+  `MAX_ALTERNATIVES` is sandboxrun's own limit, not globset's: Kiro would match with it,
+  so it is never taken for "no match" (a guard dropped in silence): `PatternError`, its
+  hook's `error` (a block under fail-closed), as for any pattern sandboxrun cannot
+  evaluate (`_dialects.patterns`).
 
 Only tool events carry a tool: Kiro filters by matcher only when it runs a hook with a
 tool context (preToolUse, postToolUse); agentSpawn, userPromptSubmit and stop hooks run
@@ -20,6 +24,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+
+from ..._errors import PatternError
 
 MCP_DELIMITER = "/"  # `util/consts.rs` MCP_SERVER_TOOL_DELIMITER
 
@@ -43,22 +49,32 @@ def tool_matches(matcher: str | None, tool: str) -> bool:
 
 
 Token = tuple[str, str, bool]  # (kind: lit|any|star|class, text, negated)
-MAX_ALTERNATIVES = 256  # `{a,b}{c,d}...` expanded: more is refused (no match)
+MAX_ALTERNATIVES = 256  # `{a,b}{c,d}...` expanded: more is an error (`PatternError`)
+
+
+class _TooMany(Exception):
+    pass
 
 
 def glob_match(glob: str, text: str) -> bool:
     """globset's `Glob::new(glob).compile_matcher().is_match(text)`, default options:
     False where globset refuses the glob. In O(len(glob) * len(text)) steps: a repository's
-    `*a*a*a*...b` cannot stall a run (no regular expression backtracks here)."""
-    alternatives = parse(glob)
+    `*a*a*a*...b` cannot stall a run (no regular expression backtracks here).
+    `PatternError` past `MAX_ALTERNATIVES` (a glob Kiro would use, sandboxrun will not)."""
+    try:
+        alternatives = parse(glob)
+    except _TooMany:
+        raise PatternError(
+            f"the glob {glob[:80]!r} expands to more than {MAX_ALTERNATIVES} alternatives"
+        ) from None
     return alternatives is not None and any(_match(t, text) for t in alternatives)
 
 
 @functools.lru_cache(maxsize=256)
 def parse(glob: str) -> tuple[tuple[Token, ...], ...] | None:
     """The glob as token lists, one per `{a,b}` alternative, or None where globset
-    refuses it (an unclosed `[` or `{`, a nested `{`, a dangling `\\`) or it expands to
-    more than `MAX_ALTERNATIVES`."""
+    refuses it (an unclosed `[` or `{`, a nested `{`, a dangling `\\`); `_TooMany` when it
+    expands to more than `MAX_ALTERNATIVES` (not cached: it stops there each time)."""
     heads: list[list[Token]] = [[]]
     group: list[list[Token]] | None = None  # the alternatives of the open `{`
     i, n = 0, len(glob)
@@ -89,7 +105,7 @@ def parse(glob: str) -> tuple[tuple[Token, ...], ...] | None:
         elif c == "}" and group is not None:
             heads = [h + g for h in heads for g in group]
             if len(heads) > MAX_ALTERNATIVES:
-                return None
+                raise _TooMany
             group = None
         elif c == "," and group is not None:
             group.append([])
