@@ -315,12 +315,6 @@ def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> l
 PLUGIN_ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
 
 
-# Where the agents' events name themselves (`_check.events.name_field`, not imported: a
-# cold `exec` would pay for `_check`): the Claude family, Codex, Cursor, Gemini, Goose,
-# Crush `hook_event_name`; Copilot's `hookEventName`; Windsurf's `agent_action_name`.
-EVENT_NAME_FIELDS = ("hook_event_name", "hookEventName", "agent_action_name", "hookName")
-
-
 def unread_configs(settings: Settings, request: ExecRequest) -> tuple[Skipped, ...]:
     """The agent's config files for the project of `request` (its workspace root, mounted
     first: `exec_request`) that would hold hooks for the event on its stdin (every event
@@ -329,8 +323,8 @@ def unread_configs(settings: Settings, request: ExecRequest) -> tuple[Skipped, .
     under `serve` while every file it read stands (`_cache`, the same entry as `run`'s)."""
     dialect = dialect_of(settings)
     event = _event(request.stdin)
-    named = [event.get(field) for field in EVENT_NAME_FIELDS]
-    hook_name = next((n for n in named if isinstance(n, str) and n in dialect.hook_names), None)
+    named = dialect.event_name(event)  # (the dialect's own field, or what it derives)
+    hook_name = named if named in dialect.hook_names else None
     roots, home = (request.mounts[0],), account_home()
     key = (settings, hook_name, roots, home, ())  # `HookFactory.discover`'s key
     found = cached("discover", key, lambda: dialect.discover(hook_name, roots, home))
@@ -601,20 +595,24 @@ def failure_dialect(agent: str, stdin: bytes) -> Dialect:
     return DIALECTS[agent]
 
 
+UNKNOWN_EVENT = "unknown"  # the audit's event when neither the caller nor the event names it
+
+
 def audit_exec(
     settings: Settings, backend: object, stdin: bytes, command: Sequence[str], untrusted: bool,
-    out: ExecOutput, started: float, served: bool,
+    out: ExecOutput, started: float, served: bool, event_name: str | None = None,
 ) -> None:  # fmt: skip
     """Record one `exec` in the audit trail (`_audit`), when the user keeps one: the hook
     as the agent reads what exec handed it (stdout, stderr, exit code), read by the
-    agent's dialect; a reading that fails records no decision, never an error of exec."""
+    agent's dialect for the event it ran for; a reading that fails records no decision,
+    never an error of exec. The event: `event_name` when the caller knows it (a wrapper
+    that names its event: Copilot's events carry none), else what the dialect reads in
+    the event (`Dialect.event_name`), else `unknown`."""
     if not _audit.enabled(settings):
         return
-    dialect = DIALECTS[settings.agent]
+    dialect = dialect_of(settings)
     label = " ".join(command)
-    event = _event(stdin)
-    hook_name = next((event[k] for k in ("hook_event_name", "hookEventName", "hookName")
-                      if isinstance(event.get(k), str)), "")  # fmt: skip
+    hook_name = event_name or dialect.event_name(_event(stdin)) or UNKNOWN_EVENT
     spec = HookSpec(hook_name=hook_name, name=label, source="project" if untrusted else "user",
                     argv=tuple(command), workdir="", mounts=())  # fmt: skip
     r = out.result

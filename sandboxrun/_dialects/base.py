@@ -47,6 +47,12 @@ class Dialect(Protocol):
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         """The workspace roots an event names (before --workspace and the cwd)."""
 
+    def event_name(self, event: Mapping[str, Any]) -> str | None:
+        """The name of the event `event` is, as this agent's events carry it (in its own
+        field), or as the dialect derives it from the event's fields where the agent
+        sends none (Copilot's camelCase events); None when neither says. The default:
+        `named_event(event)`, the Claude family's `hook_event_name`."""
+
     def discover(
         self,
         hook_name: str | None,
@@ -105,6 +111,18 @@ class Dialect(Protocol):
 
 # (stdout, stderr, exit code): what an agent reads of one hook's run.
 AgentReply = tuple[bytes, bytes, int]
+
+
+# The field most agents' events name themselves in (the Claude family, Codex, Cursor,
+# Gemini, Kiro, Copilot's PascalCase events): `Dialect.event_name`'s default.
+EVENT_FIELD = "hook_event_name"
+
+
+def named_event(event: Mapping[str, Any], field: str = EVENT_FIELD) -> str | None:
+    """`Dialect.event_name`'s default: the name in the event's `field`, when it is a
+    non-empty string (any other value names nothing)."""
+    name = event.get(field)
+    return name if isinstance(name, str) and name else None
 
 
 def no_answer_form(event: str, answer: Mapping[str, Any], notes: Sequence[str]) -> None:

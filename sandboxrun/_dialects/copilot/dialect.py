@@ -85,6 +85,11 @@ class CopilotDialect:
     policy_dir: str = config.POLICY_DIR
     shell: tuple[str, ...] = ("bash", "-c")  # how `exec` runs a command string (`bash`)
 
+    def event_name(self, event: Mapping[str, Any]) -> str | None:
+        """`hook_event_name` (PascalCase payloads), else what a camelCase payload's
+        fields show (`events.derived`)."""
+        return events.derived(event)
+
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         cwd = event.get("cwd")
         return [cwd] if isinstance(cwd, str) and cwd else []

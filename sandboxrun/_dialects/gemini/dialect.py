@@ -50,6 +50,7 @@ from ..base import (
     event_bytes,
     json_line,
     lines,
+    named_event,
     outcome_fields,
     sandbox_ending,
 )
@@ -91,6 +92,10 @@ class GeminiDialect:
     system_dir: str = _settings.SYSTEM_DIR  # system settings and system defaults
     shell: tuple[str, ...] = ("bash", "-c")  # `getShellConfiguration` on POSIX
     project_vars: tuple[str, ...] = _settings.PROJECT_VARS  # each set to the cwd
+
+    def event_name(self, event: Mapping[str, Any]) -> str | None:
+        """The event's name: `hook_event_name`."""
+        return named_event(event)
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         cwd = event.get("cwd")
@@ -402,11 +407,12 @@ def _text(value: Any) -> str:
 
 
 def _reading(output: Mapping[str, Any]) -> dict[str, Any]:
-    """One hook's reading: `blocked`, and its output as the agent uses it (`output`)."""
+    """One hook's reading: `blocked`, its `decision` and the `reason` it gave (the
+    audit's), and its output as the agent uses it (`output`)."""
     decision = output.get("decision")
     blocked = decision in BLOCKING or output.get("continue") is False
     return {"blocked": blocked, "decision": decision if isinstance(decision, str) else None,
-            "output": dict(output)}  # fmt: skip
+            "reason": _text(output.get("reason")), "output": dict(output)}  # fmt: skip
 
 
 def _merge_or(outputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

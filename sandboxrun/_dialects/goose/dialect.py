@@ -61,6 +61,7 @@ from ..base import (
     failure_on_stderr,
     json_line,
     lines,
+    named_event,
     outcome_fields,
     sandbox_ending,
 )
@@ -85,6 +86,10 @@ class GooseDialect:
     project_dir_var: str | None = None
     default_timeout: float = 30.0
     hook_names: tuple[str, ...] = HOOK_NAMES
+
+    def event_name(self, event: Mapping[str, Any]) -> str | None:
+        """The event's name: Goose's `event`."""
+        return named_event(event, "event")
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         folder = event.get("working_dir")

@@ -93,6 +93,7 @@ from ..base import (
     event_bytes,
     failure_on_stderr,
     lines,
+    named_event,
     outcome_fields,
     sandbox_ending,
 )
@@ -165,6 +166,10 @@ class KiroDialect:
         """`~/.kiro/hooks`: where a user's hook scripts are mounted from (never the rest
         of `~/.kiro`: its agent files may hold MCP servers' keys, `settings/` more)."""
         return os.path.join(home, os.path.dirname(self.user_dir), "hooks")
+
+    def event_name(self, event: Mapping[str, Any]) -> str | None:
+        """The event's name: `hook_event_name`."""
+        return named_event(event)
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         """Kiro's `cwd`: the folder it runs in, whose `.kiro/agents` it reads (the
