@@ -61,7 +61,7 @@ from ._mounts import (
     under,
     workspace_root,
 )
-from ._preflight import image_tools_of, missing, unreadable
+from ._preflight import image_tools_of, missing, missing_on_start, unreadable
 from ._review.approved import NotFaithful, bound, cannot_run
 from ._settings import Settings, account_home
 from ._state import hook_ids, plugin_data
@@ -483,25 +483,23 @@ def run_exec(
     return _with_notes(dialect, out, "".join(notes).encode())
 
 
-def may_add_lines(agent: str, stdout: bytes, stderr: bytes) -> bool:
+def may_add_lines(agent: str, stdout: bytes, stderr: bytes, exit_code: int) -> bool:
     """Whether exec may add sandboxrun's own log lines (held back while it answered:
     `_log.hold`) after the hook's stderr: not where the agent would read them as part of
-    the hook's answer and decide otherwise (Gemini reads stderr when stdout is blank: a
-    line could turn a JSON deny there into text, or a silent exit 2 into a block). Such
-    lines are dropped."""
-    dialect = DIALECTS[agent]
-    return not gemini_shaped(dialect) or dialect.may_add_to_stderr(stdout, stderr)
+    the hook's answer (`Dialect.may_add_to_stderr`: Gemini reads stderr when stdout is
+    blank, the Claude family after exit 2, and hands it to the model). Such lines are
+    dropped."""
+    return DIALECTS[agent].may_add_to_stderr(stdout, stderr, exit_code)
 
 
 def _with_notes(dialect: Dialect, out: ExecOutput, lines: bytes) -> ExecOutput:
     """`out` with our lines after the hook's stderr, unless the agent would read them as
-    part of the hook's answer and decide otherwise (Gemini reads stderr when stdout is
-    blank: `GeminiDialect.may_add_to_stderr`); those are only logged (-v)."""
+    part of the hook's answer (`Dialect.may_add_to_stderr`); those are only logged (-v).
+    The sandbox's own failure (`sandbox_failure`) is the dialect's answer: its lines stay."""
     if (
         lines
-        and gemini_shaped(dialect)
         and not out.sandbox_ended
-        and not dialect.may_add_to_stderr(out.stdout, out.stderr)
+        and not dialect.may_add_to_stderr(out.stdout, out.stderr, out.exit_code)
     ):
         logger.debug("not added to stderr (the agent reads it as the answer): {}", lines)
         return replace(out, notes=b"")
@@ -551,6 +549,9 @@ def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exe
         # command could not be run or found: under fail-closed that is no answer, so block.
         why = f"hook command could not be started (exit {result.exit_code})"
         return sandbox_failure(settings, why, result, request.stdin)
+    gone = missing_on_start(result.stderr, result.exit_code, request.stdin)
+    if gone:  # the host has what the sandbox lacks: the sandbox's failure, not an answer
+        return sandbox_failure(settings, f"the hook cannot start: {gone}", result, request.stdin)
     notes = b""
     found = hint(
         result.stderr, failed=bool(result.exit_code), refused=result.refused_hosts,

@@ -90,6 +90,15 @@ class Dialect(Protocol):
         `reason` is one line. `exec` itself writes to stdout only where the agent's block
         is an answer on stdout (Cline's family)."""
 
+    def may_add_to_stderr(self, stdout: bytes, stderr: bytes, exit_code: int) -> bool:
+        """Whether `exec` may append sandboxrun's own lines (hints, notes, its log) to a
+        hook's stderr: never where the agent reads that stderr as the hook's answer and
+        hands it to the model (the Claude family's exit 2: the block's reason), so that
+        nothing of sandboxrun's reaches the model as the hook's words; such lines go to
+        the log (-v) only. The default (`stderr_is_shown`): always, the agent shows
+        stderr to the user at most; `stderr_unless_blocking` for the agents that block
+        on an exit code with stderr as the reason."""
+
     def untrusted_stdout(self, stdout: bytes, stdin: bytes = b"") -> tuple[bytes, str | None]:
         """A repository command's stdout as the agent may see it (`exec --untrusted`):
         what such a hook may not decide (approvals, input rewrites, env) removed, the
@@ -128,6 +137,19 @@ def named_event(event: Mapping[str, Any], field: str = EVENT_FIELD) -> str | Non
 def no_answer_form(event: str, answer: Mapping[str, Any], notes: Sequence[str]) -> None:
     """`Dialect.agent_answer`'s default: this agent has no answer form (`run` refuses)."""
     return None
+
+
+def stderr_is_shown(stdout: bytes, stderr: bytes, exit_code: int) -> bool:
+    """`Dialect.may_add_to_stderr`'s default: the agent never reads a hook's stderr as
+    its answer (Cline, Cursor, Copilot, Goose read stdout), so a line may be added."""
+    return True
+
+
+def stderr_unless_blocking(*codes: int) -> Callable[[bytes, bytes, int], bool]:
+    """`Dialect.may_add_to_stderr` of an agent that reads stderr as the reason it hands
+    the model after one of the blocking exit `codes` (the Claude family's, Windsurf's,
+    Kiro's 2; Crush's 2 and 49): a line may be added after any other exit."""
+    return lambda stdout, stderr, exit_code: exit_code not in codes
 
 
 def lines(texts: Sequence[str]) -> bytes:

@@ -47,6 +47,7 @@ from .base import (
     outcome_fields,
     sandbox_ending,
     source_of,
+    stderr_is_shown,
     unique_mounts,
 )
 from .files import DANGLING, unreadable
@@ -128,6 +129,8 @@ class ClineDialect:
     variant: Variant = "sdk"
     # Whose reading of the hooks' answers (`for_event`); None: the variant's.
     read_as: Variant | None = None
+
+    may_add_to_stderr = staticmethod(stderr_is_shown)  # (`Dialect.may_add_to_stderr`)
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """The event's name: Cline's `hookName`."""

@@ -55,6 +55,7 @@ from ..base import (
     named_event,
     outcome_fields,
     sandbox_ending,
+    stderr_unless_blocking,
 )
 from . import matchers as _claude_match
 from .answer import StrictAnswer
@@ -177,6 +178,8 @@ class ClaudeDialect:
     def project_vars(self) -> tuple[str, ...]:
         """Every variable a hook finds naming the project root."""
         return tuple(v for v in (self.project_dir_var, *self.extra_vars) if v)
+
+    may_add_to_stderr = staticmethod(stderr_unless_blocking(2))  # (`Dialect.may_add_to_stderr`)
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """The event's name: the Claude family's and Codex's `hook_event_name`."""

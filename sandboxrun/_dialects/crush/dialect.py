@@ -71,6 +71,7 @@ from ..base import (
     named_event,
     outcome_fields,
     sandbox_ending,
+    stderr_unless_blocking,
 )
 from ..patterns import search
 from . import config
@@ -200,6 +201,10 @@ class CrushDialect:
     default_timeout: float = float(config.DEFAULT_TIMEOUT)
     hook_names: tuple[str, ...] = HOOK_NAMES
     shell: tuple[str, ...] = ("bash", "-c")  # mvdan.cc/sh speaks bash
+
+    may_add_to_stderr = staticmethod(
+        stderr_unless_blocking(2, HALT_EXIT)
+    )  # (`Dialect.may_add_to_stderr`)
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """The event's name: Crush's payload names it `event` (`hooks.Payload`)."""

@@ -78,6 +78,7 @@ from ..base import (
     named_event,
     outcome_fields,
     sandbox_ending,
+    stderr_is_shown,
 )
 from ..patterns import search
 from .answer import (
@@ -107,6 +108,8 @@ class CursorDialect:
     hook_names: tuple[str, ...] = HOOK_NAMES
     # Bytes of event on stdin (beforeReadFile's whole file): more is an error, never cut.
     max_input: int = 8 << 20
+
+    may_add_to_stderr = staticmethod(stderr_is_shown)  # (`Dialect.may_add_to_stderr`)
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """The event's name: `hook_event_name`."""

@@ -300,17 +300,25 @@ class GeminiDialect:
             return stderr, None
         return self.untrusted_stdout(stderr)
 
-    def may_add_to_stderr(self, stdout: bytes, stderr: bytes) -> bool:
-        """Whether `exec` may append its own lines to the hook's stderr without changing
-        what the agent reads: yes when stdout holds the answer, or when stderr is already
-        plain text (a line more changes the message, never the decision). Not when stderr
-        is empty (after exit 2 or more, any text would block) or JSON (a line more would
-        turn its decision into text)."""
+    def may_add_to_stderr(self, stdout: bytes, stderr: bytes, exit_code: int) -> bool:
+        """Whether `exec` may append its own lines to the hook's stderr without them
+        reaching the model: yes when stdout holds the answer (the agent never reads
+        stderr then), or when stderr is already plain text read after exit 0 or 1 (a
+        `systemMessage`, shown to the user only: a line more changes that message,
+        never the decision). Never after exit 2 or more with a blank stdout: stderr is
+        the deny's reason the model reads (`Tool execution blocked: ...`), and on an
+        empty stderr any text would make one. Nor when stderr is empty or JSON (a line
+        more would make a message, or turn its decision into text)."""
         if stdout.decode("utf-8", "replace").strip(JS_SPACE):
             return True
         text = stderr.decode("utf-8", "replace").strip(JS_SPACE)
-        if not text:
+        if not text or exit_code not in (0, 1):
             return False
+        try:
+            _js_parse(text)
+        except (ValueError, RecursionError):
+            return True
+        return False
         try:
             _js_parse(text)
         except (ValueError, RecursionError):

@@ -96,6 +96,7 @@ from ..base import (
     named_event,
     outcome_fields,
     sandbox_ending,
+    stderr_unless_blocking,
 )
 from .config import DEFAULT_MAX_OUTPUT, HOOK_NAMES, discover
 from .files import IDE_EVENTS, V3_EVENTS, V3_FILE_EVENTS, V3_TOOL_EVENTS, event_path, regex_matches
@@ -166,6 +167,8 @@ class KiroDialect:
         """`~/.kiro/hooks`: where a user's hook scripts are mounted from (never the rest
         of `~/.kiro`: its agent files may hold MCP servers' keys, `settings/` more)."""
         return os.path.join(home, os.path.dirname(self.user_dir), "hooks")
+
+    may_add_to_stderr = staticmethod(stderr_unless_blocking(2))  # (`Dialect.may_add_to_stderr`)
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """The event's name: `hook_event_name`."""

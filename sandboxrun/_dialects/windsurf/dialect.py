@@ -74,6 +74,7 @@ from ..base import (
     named_event,
     outcome_fields,
     sandbox_ending,
+    stderr_unless_blocking,
 )
 from . import config
 
@@ -100,6 +101,8 @@ class WindsurfDialect:
     hook_names: tuple[str, ...] = HOOK_NAMES
     transcript_for_repository: bool = False  # a repository's hook gets no transcript
     name_field: str = "agent_action_name"  # the event's own name (`check --events`)
+
+    may_add_to_stderr = staticmethod(stderr_unless_blocking(2))  # (`Dialect.may_add_to_stderr`)
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """The event's name: `agent_action_name`."""
