@@ -231,7 +231,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
             if status and not out.sandbox_ended:
                 stdout, line = _review.exec_note(settings.agent, out.stdout, out.exit_code,
                                                  status)  # fmt: skip
-                if line and not may_add_lines(settings.agent, stdout, out.stderr):
+                if line and not may_add_lines(settings.agent, stdout, out.stderr, out.exit_code):
                     line = b""  # Gemini would read it as the answer: the debug log only
                 out = replace(out, stdout=stdout, stderr=out.stderr + line)
     except Exception as exc:  # ours, not the hook's: a clear line, a block if fail-closed

@@ -61,7 +61,7 @@ from ._mounts import (
     under,
     workspace_root,
 )
-from ._preflight import image_tools_of, missing, unreadable
+from ._preflight import image_tools_of, missing, missing_on_start, unreadable
 from ._review.approved import NotFaithful, bound, cannot_run
 from ._settings import Settings, account_home
 from ._state import hook_ids, plugin_data
@@ -315,12 +315,6 @@ def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> l
 PLUGIN_ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
 
 
-# Where the agents' events name themselves (`_check.events.name_field`, not imported: a
-# cold `exec` would pay for `_check`): the Claude family, Codex, Cursor, Gemini, Goose,
-# Crush `hook_event_name`; Copilot's `hookEventName`; Windsurf's `agent_action_name`.
-EVENT_NAME_FIELDS = ("hook_event_name", "hookEventName", "agent_action_name", "hookName")
-
-
 def unread_configs(settings: Settings, request: ExecRequest) -> tuple[Skipped, ...]:
     """The agent's config files for the project of `request` (its workspace root, mounted
     first: `exec_request`) that would hold hooks for the event on its stdin (every event
@@ -329,8 +323,8 @@ def unread_configs(settings: Settings, request: ExecRequest) -> tuple[Skipped, .
     under `serve` while every file it read stands (`_cache`, the same entry as `run`'s)."""
     dialect = dialect_of(settings)
     event = _event(request.stdin)
-    named = [event.get(field) for field in EVENT_NAME_FIELDS]
-    hook_name = next((n for n in named if isinstance(n, str) and n in dialect.hook_names), None)
+    named = dialect.event_name(event)  # (the dialect's own field, or what it derives)
+    hook_name = named if named in dialect.hook_names else None
     roots, home = (request.mounts[0],), account_home()
     key = (settings, hook_name, roots, home, ())  # `HookFactory.discover`'s key
     found = cached("discover", key, lambda: dialect.discover(hook_name, roots, home))
@@ -489,25 +483,23 @@ def run_exec(
     return _with_notes(dialect, out, "".join(notes).encode())
 
 
-def may_add_lines(agent: str, stdout: bytes, stderr: bytes) -> bool:
+def may_add_lines(agent: str, stdout: bytes, stderr: bytes, exit_code: int) -> bool:
     """Whether exec may add sandboxrun's own log lines (held back while it answered:
     `_log.hold`) after the hook's stderr: not where the agent would read them as part of
-    the hook's answer and decide otherwise (Gemini reads stderr when stdout is blank: a
-    line could turn a JSON deny there into text, or a silent exit 2 into a block). Such
-    lines are dropped."""
-    dialect = DIALECTS[agent]
-    return not gemini_shaped(dialect) or dialect.may_add_to_stderr(stdout, stderr)
+    the hook's answer (`Dialect.may_add_to_stderr`: Gemini reads stderr when stdout is
+    blank, the Claude family after exit 2, and hands it to the model). Such lines are
+    dropped."""
+    return DIALECTS[agent].may_add_to_stderr(stdout, stderr, exit_code)
 
 
 def _with_notes(dialect: Dialect, out: ExecOutput, lines: bytes) -> ExecOutput:
     """`out` with our lines after the hook's stderr, unless the agent would read them as
-    part of the hook's answer and decide otherwise (Gemini reads stderr when stdout is
-    blank: `GeminiDialect.may_add_to_stderr`); those are only logged (-v)."""
+    part of the hook's answer (`Dialect.may_add_to_stderr`); those are only logged (-v).
+    The sandbox's own failure (`sandbox_failure`) is the dialect's answer: its lines stay."""
     if (
         lines
-        and gemini_shaped(dialect)
         and not out.sandbox_ended
-        and not dialect.may_add_to_stderr(out.stdout, out.stderr)
+        and not dialect.may_add_to_stderr(out.stdout, out.stderr, out.exit_code)
     ):
         logger.debug("not added to stderr (the agent reads it as the answer): {}", lines)
         return replace(out, notes=b"")
@@ -557,6 +549,9 @@ def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> Exe
         # command could not be run or found: under fail-closed that is no answer, so block.
         why = f"hook command could not be started (exit {result.exit_code})"
         return sandbox_failure(settings, why, result, request.stdin)
+    gone = missing_on_start(result.stderr, result.exit_code, request.stdin)
+    if gone:  # the host has what the sandbox lacks: the sandbox's failure, not an answer
+        return sandbox_failure(settings, f"the hook cannot start: {gone}", result, request.stdin)
     notes = b""
     found = hint(
         result.stderr, failed=bool(result.exit_code), refused=result.refused_hosts,
@@ -601,20 +596,24 @@ def failure_dialect(agent: str, stdin: bytes) -> Dialect:
     return DIALECTS[agent]
 
 
+UNKNOWN_EVENT = "unknown"  # the audit's event when neither the caller nor the event names it
+
+
 def audit_exec(
     settings: Settings, backend: object, stdin: bytes, command: Sequence[str], untrusted: bool,
-    out: ExecOutput, started: float, served: bool,
+    out: ExecOutput, started: float, served: bool, event_name: str | None = None,
 ) -> None:  # fmt: skip
     """Record one `exec` in the audit trail (`_audit`), when the user keeps one: the hook
     as the agent reads what exec handed it (stdout, stderr, exit code), read by the
-    agent's dialect; a reading that fails records no decision, never an error of exec."""
+    agent's dialect for the event it ran for; a reading that fails records no decision,
+    never an error of exec. The event: `event_name` when the caller knows it (a wrapper
+    that names its event: Copilot's events carry none), else what the dialect reads in
+    the event (`Dialect.event_name`), else `unknown`."""
     if not _audit.enabled(settings):
         return
-    dialect = DIALECTS[settings.agent]
+    dialect = dialect_of(settings)
     label = " ".join(command)
-    event = _event(stdin)
-    hook_name = next((event[k] for k in ("hook_event_name", "hookEventName", "hookName")
-                      if isinstance(event.get(k), str)), "")  # fmt: skip
+    hook_name = event_name or dialect.event_name(_event(stdin)) or UNKNOWN_EVENT
     spec = HookSpec(hook_name=hook_name, name=label, source="project" if untrusted else "user",
                     argv=tuple(command), workdir="", mounts=())  # fmt: skip
     r = out.result

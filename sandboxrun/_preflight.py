@@ -30,8 +30,9 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ._backends.base import Backend
@@ -39,6 +40,7 @@ from ._backends.image_tools import ImageTools
 from ._cache import cached
 from ._errors import SandboxrunError
 from ._mounts import under
+from ._text import printable
 from ._types import HookSpec
 
 SHEBANG_BYTES = 256  # the kernel reads no more of a script's first line
@@ -66,6 +68,47 @@ _FAMILY = {"bash": "sh", "dash": "sh", "zsh": "sh", "ksh": "sh", "nodejs": "node
 _UV = """--with --with-requirements --with-editable --python -p --project --directory
 --index --extra --group --env-file --package -w"""
 _UV_VALUES = frozenset(_UV.split())  # `uv run` options whose next word is their value
+
+
+# What a shell, `env` or the kernel says of a command or interpreter it could not find
+# (exit 127; 126 for a script's missing interpreter), the name in group 1: coreutils'
+# and busybox's env (the name in curly or straight quotes), bash, dash, and bash's
+# "bad interpreter".
+_NOT_FOUND = (
+    re.compile(rb"env: (?:can't execute )?\W{0,3}([\w.+-]+)\W{0,3}: No such file or directory"),
+    re.compile(rb"^[^\n:]+: (?:line \d+: )?([^\s:]+): command not found$", re.M),
+    re.compile(rb"^[^\n:]+: \d+: ([^\s:]+): not found$", re.M),
+    re.compile(rb": ([^\s:]+): bad interpreter: No such file or directory"),
+)
+_TAIL = 8192  # the end of stderr, where the error that stopped it is (`_hints.TAIL`)
+
+
+def missing_on_start(
+    stderr: bytes, exit_code: int | None, event: bytes = b"",
+    which: Callable[[str], str | None] = shutil.which,
+) -> str | None:  # fmt: skip
+    """Why a hook that exited 126 or 127 failed for the sandbox's sake, not its own:
+    the command or interpreter its stderr says was not found is on this machine (a bare
+    name on this process's PATH, an absolute path that can be run) but not in the
+    sandbox (what `missing` cannot tell beforehand: a `$(...)`, an image it could not
+    list). That is a sandbox failure, answered as one (the dialect's wrapper failure,
+    a hook `error`), never the hook's answer (Gemini reads exit 127 with text as a
+    deny). None: not so, the hook would fail the same way unsandboxed, and its exit
+    code is its own. A line the event itself holds (a hook echoing it) is not read."""
+    if exit_code not in (126, 127):
+        return None
+    tail = stderr[-_TAIL:]
+    for pattern in _NOT_FOUND:
+        for found in pattern.finditer(tail):
+            if found.group(0) in event:
+                continue
+            name = found.group(1).decode("utf-8", "replace")
+            here = os.access(name, os.X_OK) if os.path.isabs(name) else (
+                "/" not in name and which(name) is not None)  # fmt: skip
+            if here:
+                where = "" if os.path.isabs(name) else f" ({which(name)})"
+                return f"`{printable(name)}` is on this machine{where} but not in the sandbox"
+    return None
 
 
 def check_hook(

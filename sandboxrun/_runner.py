@@ -19,7 +19,7 @@ from typing import Any
 from . import _envfile, _review, _sessiontmp
 from ._backends.base import Backend
 from ._cache import cached
-from ._dialects.base import WORKSPACE_SOURCES, Dialect, unique_mounts
+from ._dialects.base import WORKSPACE_SOURCES, Dialect, outcome_fields, unique_mounts
 from ._dialects.claude.plugins import DATA_VAR
 from ._dialects.files import unread_note
 from ._dialects.registry import claude_shaped, dialect_of, gemini_shaped
@@ -28,7 +28,7 @@ from ._errors import ConfigError, PatternError, SandboxrunError
 from ._hints import hint
 from ._log import logger
 from ._mounts import agent_transcript, check_root, for_tenant, git_folders, workspace_root
-from ._preflight import check_hook
+from ._preflight import check_hook, missing_on_start
 from ._session import answer_event
 from ._settings import Settings, account_home
 from ._state import hook_ids, plugin_data
@@ -144,7 +144,13 @@ class HookRunner:
                 error=str(exc),
             )
         trust = self.settings.trust_workspace_decisions
-        outcome = self.dialect.interpret(spec, result, timeout, trust)
+        gone = missing_on_start(result.stderr, result.exit_code, stdin)
+        if gone:  # the host has what the sandbox lacks: the sandbox's failure, no answer
+            logger.error("hook {} could not start: {}", spec.name, gone)
+            outcome = HookOutcome(status="error", error=f"the hook cannot start: {gone}",
+                                  **outcome_fields(spec, result))  # fmt: skip
+        else:
+            outcome = self.dialect.interpret(spec, result, timeout, trust)
         if result.warm:
             outcome = replace(outcome, warm=True)
         # What the sandbox stopped, named whatever the hook answered (a hint: the answer

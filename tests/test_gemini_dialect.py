@@ -392,14 +392,18 @@ def test_exec_maps_engine_failures_timeouts_and_oom_to_gemini(monkeypatch: Any) 
 
 def test_exec_adds_no_line_where_gemini_would_read_it_as_the_answer() -> None:
     """A hook that answers JSON on stderr, or nothing after exit 3: a line of ours would
-    turn the first into text (its deny lost) and the second into a block."""
+    turn the first into text (its deny lost) and the second into a block; after exit 2
+    with text, it would join the deny's reason the model reads (issue 30). After exit 1
+    the text is the user's warning: the line is said there."""
     deny = b'{"decision": "deny", "reason": "r"}'
     seen = exec_with(lambda r: ExecResult(0, b"", deny, 5, output_truncated=True))
     assert seen.stderr == deny
     quiet = exec_with(lambda r: ExecResult(3, b"", b"", 5, output_truncated=True))
     assert quiet.stderr == b""
     text = exec_with(lambda r: ExecResult(2, b"", b"no\n", 5, output_truncated=True))
-    assert text.stderr.startswith(b"no\nsandboxrun: output was cut")
+    assert text.stderr == b"no\n"
+    warning = exec_with(lambda r: ExecResult(1, b"", b"no\n", 5, output_truncated=True))
+    assert warning.stderr.startswith(b"no\nsandboxrun: output was cut")
 
 
 def test_run_answer_agent_prints_geminis_own_fields() -> None:

@@ -41,7 +41,6 @@ MAX_PAYLOAD = 1 << 20  # bytes of an event kept with `audit_payload` (then cut, 
 _SESSION = SESSION_FIELDS  # the same as a shared /tmp's (`_sessiontmp`)
 _TOOL = ("tool_name", "toolName")
 _TOOL_USE = ("tool_use_id", "toolUseId", "tool_call_id", "toolCallId")
-_EVENT = ("hook_event_name", "hookEventName", "hookName", "event")
 _STATUS = {"completed": "completed", "failed": "failed", "timed_out": "timed out",
            "error": "error"}  # fmt: skip
 
@@ -97,10 +96,10 @@ def exec_record(
     settings: Settings, backend: object, *, served: bool, stdin: bytes, label: str,
     untrusted: bool, outcome: HookOutcome, result: ExecResult | None, sandbox_ended: bool,
 ) -> dict[str, Any]:  # fmt: skip
-    """The record of one `exec`: the hook as the agent read what exec handed it."""
+    """The record of one `exec`: the hook as the agent read what exec handed it, for
+    the event its `outcome` was read for (`_exec.audit_exec` names it)."""
     event = _event(stdin)
-    hook_name = _first(event, _EVENT) or ""
-    base = _base(settings, backend, "exec", served, hook_name, event, stdin)
+    base = _base(settings, backend, "exec", served, outcome.spec.hook_name, event, stdin)
     record = _outcome(base, outcome)
     digest = _sha256(label.encode("utf-8", "surrogatepass"))
     record["hook"] = {"name": _cut(label), "source": "untrusted" if untrusted else "user",
@@ -174,10 +173,11 @@ def _hook(spec: HookSpec) -> dict[str, Any]:
 
 
 def _decision(answer: Mapping[str, Any]) -> str:
-    """block, ask, allow (said so) or none (no opinion), in any agent's fields."""
-    if answer.get("cancel") is True or answer.get("blocked") is True:
-        return "block"
+    """block, ask, allow (said so) or none (no opinion), in any agent's fields (a deny
+    is a block: Crush's reading says `decision: "deny"` alone)."""
     said = {answer.get(k) for k in ("permissionDecision", "decision", "permission")}
+    if answer.get("cancel") is True or answer.get("blocked") is True or "deny" in said:
+        return "block"
     if "ask" in said:
         return "ask"
     if said & {"allow", "approve"}:

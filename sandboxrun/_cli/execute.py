@@ -30,12 +30,12 @@ def command(args: argparse.Namespace) -> int:
     absolute_paths(args, caller.cwd)
     with _log.hold() as held:  # our log lines go after the hook's stderr, if at all
         reply = answer_exec(args, caller, backend_for)
-        if may_add_lines(args.agent, reply.stdout, reply.stderr):
+        if may_add_lines(args.agent, reply.stdout, reply.stderr, reply.exit_code):
             reply = dataclasses.replace(reply, stderr=reply.stderr + "".join(held).encode())
         held.clear()
         code = write_reply(reply)
         for backend in opened:
             backend.close()  # wait for the container's removal, after the output is out
-    if held and may_add_lines(args.agent, reply.stdout, reply.stderr):
+    if held and may_add_lines(args.agent, reply.stdout, reply.stderr, reply.exit_code):
         sys.stderr.write("".join(held))
     return code

@@ -47,6 +47,12 @@ class Dialect(Protocol):
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         """The workspace roots an event names (before --workspace and the cwd)."""
 
+    def event_name(self, event: Mapping[str, Any]) -> str | None:
+        """The name of the event `event` is, as this agent's events carry it (in its own
+        field), or as the dialect derives it from the event's fields where the agent
+        sends none (Copilot's camelCase events); None when neither says. The default:
+        `named_event(event)`, the Claude family's `hook_event_name`."""
+
     def discover(
         self,
         hook_name: str | None,
@@ -84,6 +90,15 @@ class Dialect(Protocol):
         `reason` is one line. `exec` itself writes to stdout only where the agent's block
         is an answer on stdout (Cline's family)."""
 
+    def may_add_to_stderr(self, stdout: bytes, stderr: bytes, exit_code: int) -> bool:
+        """Whether `exec` may append sandboxrun's own lines (hints, notes, its log) to a
+        hook's stderr: never where the agent reads that stderr as the hook's answer and
+        hands it to the model (the Claude family's exit 2: the block's reason), so that
+        nothing of sandboxrun's reaches the model as the hook's words; such lines go to
+        the log (-v) only. The default (`stderr_is_shown`): always, the agent shows
+        stderr to the user at most; `stderr_unless_blocking` for the agents that block
+        on an exit code with stderr as the reason."""
+
     def untrusted_stdout(self, stdout: bytes, stdin: bytes = b"") -> tuple[bytes, str | None]:
         """A repository command's stdout as the agent may see it (`exec --untrusted`):
         what such a hook may not decide (approvals, input rewrites, env) removed, the
@@ -107,9 +122,34 @@ class Dialect(Protocol):
 AgentReply = tuple[bytes, bytes, int]
 
 
+# The field most agents' events name themselves in (the Claude family, Codex, Cursor,
+# Gemini, Kiro, Copilot's PascalCase events): `Dialect.event_name`'s default.
+EVENT_FIELD = "hook_event_name"
+
+
+def named_event(event: Mapping[str, Any], field: str = EVENT_FIELD) -> str | None:
+    """`Dialect.event_name`'s default: the name in the event's `field`, when it is a
+    non-empty string (any other value names nothing)."""
+    name = event.get(field)
+    return name if isinstance(name, str) and name else None
+
+
 def no_answer_form(event: str, answer: Mapping[str, Any], notes: Sequence[str]) -> None:
     """`Dialect.agent_answer`'s default: this agent has no answer form (`run` refuses)."""
     return None
+
+
+def stderr_is_shown(stdout: bytes, stderr: bytes, exit_code: int) -> bool:
+    """`Dialect.may_add_to_stderr`'s default: the agent never reads a hook's stderr as
+    its answer (Cline, Cursor, Copilot, Goose read stdout), so a line may be added."""
+    return True
+
+
+def stderr_unless_blocking(*codes: int) -> Callable[[bytes, bytes, int], bool]:
+    """`Dialect.may_add_to_stderr` of an agent that reads stderr as the reason it hands
+    the model after one of the blocking exit `codes` (the Claude family's, Windsurf's,
+    Kiro's 2; Crush's 2 and 49): a line may be added after any other exit."""
+    return lambda stdout, stderr, exit_code: exit_code not in codes
 
 
 def lines(texts: Sequence[str]) -> bytes:

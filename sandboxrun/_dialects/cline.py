@@ -43,9 +43,11 @@ from .base import (
     event_bytes,
     json_line,
     lines,
+    named_event,
     outcome_fields,
     sandbox_ending,
     source_of,
+    stderr_is_shown,
     unique_mounts,
 )
 from .files import DANGLING, unreadable
@@ -127,6 +129,12 @@ class ClineDialect:
     variant: Variant = "sdk"
     # Whose reading of the hooks' answers (`for_event`); None: the variant's.
     read_as: Variant | None = None
+
+    may_add_to_stderr = staticmethod(stderr_is_shown)  # (`Dialect.may_add_to_stderr`)
+
+    def event_name(self, event: Mapping[str, Any]) -> str | None:
+        """The event's name: Cline's `hookName`."""
+        return named_event(event, "hookName")
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         roots = event.get("workspaceRoots")

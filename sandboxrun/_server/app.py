@@ -241,7 +241,9 @@ class App:
         lines = logs.getvalue().encode()
         if command == "run":  # the report is on stdout: our lines may come first
             stderr = lines + reply.stderr
-        elif may_add_lines(args.agent, reply.stdout, reply.stderr):  # exec, as the CLI does
+        elif may_add_lines(
+            args.agent, reply.stdout, reply.stderr, reply.exit_code
+        ):  # exec, as the CLI does
             stderr = reply.stderr + lines
         else:
             stderr = reply.stderr

@@ -305,3 +305,57 @@ def test_install_then_gemini_runs_the_wrapper_sandboxed(
     done = subprocess.run(cli("uninstall", "--agent", "gemini", *where), capture_output=True,
                           timeout=120)  # fmt: skip
     assert done.returncode == 0 and settings.read_bytes() == before, done.stderr
+
+
+@pytest.mark.parametrize("seen", ["before", "after"], ids=["preflight", "exit127"])
+def test_an_interpreter_only_the_host_has_reaches_the_model_as_nothing(
+    tmp_path: Path, seen: str
+) -> None:
+    """Issue 30: a `#!/usr/bin/env INTERP` hook whose interpreter this machine has and the
+    image lacks, installed for Gemini and run as Gemini runs it: the sandbox's failure,
+    Gemini's own wrapper failure (exit 1, a warning the user sees; the tool runs), and
+    nothing the model would read (before: exit 127 with `/usr/bin/env: ...` and a
+    `sandboxrun:` hint, which Gemini handed the model as `Tool execution blocked: ...`).
+    Seen before the run (the shebang, `_preflight`) or after it (a construct the check
+    does not read: the sandbox's exit 127 and stderr)."""
+    from ..test_install_gemini import as_gemini_runs
+    from ..test_model_reads import gemini_model_reads
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    interp = bin_dir / "sr-host-only-interp"
+    interp.write_text("#!/bin/sh\nexit 0\n")
+    interp.chmod(0o755)
+    ws = tmp_path / "ws"
+    (ws / ".gemini" / "hooks").mkdir(parents=True)
+    (ws / ".git").mkdir()
+    hook = ws / ".gemini" / "hooks" / "g.rb"
+    hook.write_text(f"#!/usr/bin/env {interp.name}\n")
+    hook.chmod(0o755)
+    command = "$GEMINI_PROJECT_DIR/.gemini/hooks/g.rb"
+    if seen == "after":
+        command = f"if true; then {command}; fi"
+    group = {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": command}]}
+    settings = ws / ".gemini" / "settings.json"
+    settings.write_text(json.dumps({"hooks": {"BeforeTool": [group]}}))
+    for folder in (tmp_path, ws, ws / ".gemini", ws / ".gemini" / "hooks"):
+        folder.chmod(0o755)
+    home = tmp_path / "home"
+    home.mkdir()
+    where = ("--workspace", str(ws), "--home", str(home))
+    done = subprocess.run(cli("install", "--agent", "gemini", *where), capture_output=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    wrapper = json.loads(settings.read_text())["hooks"]["BeforeTool"][0]["hooks"][0]["command"]
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}",
+           **dict.fromkeys(("GEMINI_PROJECT_DIR", "GEMINI_CWD"), str(ws))}  # fmt: skip
+    stdin = json.dumps({"session_id": "s", "cwd": str(ws), "hook_event_name": "BeforeTool",
+                        "tool_name": "run_shell_command",
+                        "tool_input": {"command": "rm -rf /"}})  # fmt: skip
+    ran = subprocess.run(["bash", "-c", as_gemini_runs(wrapper, env, str(ws))],
+                         input=stdin.encode(), capture_output=True, cwd=ws, env=env,
+                         timeout=180)  # fmt: skip
+    assert (ran.returncode, ran.stdout) == (1, b""), ran.stderr
+    assert gemini_model_reads(ran.returncode, ran.stdout, ran.stderr) == "", ran.stderr
+    assert b"sandboxrun: the hook cannot start" in ran.stderr, ran.stderr
+    assert interp.name.encode() in ran.stderr

@@ -52,8 +52,10 @@ from ..base import (
     event_bytes,
     failure_on_stderr,
     filter_json_stdout,
+    named_event,
     outcome_fields,
     sandbox_ending,
+    stderr_unless_blocking,
 )
 from . import matchers as _claude_match
 from .answer import StrictAnswer
@@ -176,6 +178,12 @@ class ClaudeDialect:
     def project_vars(self) -> tuple[str, ...]:
         """Every variable a hook finds naming the project root."""
         return tuple(v for v in (self.project_dir_var, *self.extra_vars) if v)
+
+    may_add_to_stderr = staticmethod(stderr_unless_blocking(2))  # (`Dialect.may_add_to_stderr`)
+
+    def event_name(self, event: Mapping[str, Any]) -> str | None:
+        """The event's name: the Claude family's and Codex's `hook_event_name`."""
+        return named_event(event)
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         if self.roots_field == "workspace_roots":

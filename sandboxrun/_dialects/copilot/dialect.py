@@ -56,6 +56,7 @@ from ..base import (
     lines,
     outcome_fields,
     sandbox_ending,
+    stderr_is_shown,
 )
 from . import config, events
 from .events import PASCAL, camel
@@ -84,6 +85,13 @@ class CopilotDialect:
     project_dir: str = ".github"  # what marks the repository root, with `.git`
     policy_dir: str = config.POLICY_DIR
     shell: tuple[str, ...] = ("bash", "-c")  # how `exec` runs a command string (`bash`)
+
+    may_add_to_stderr = staticmethod(stderr_is_shown)  # (`Dialect.may_add_to_stderr`)
+
+    def event_name(self, event: Mapping[str, Any]) -> str | None:
+        """`hook_event_name` (PascalCase payloads), else what a camelCase payload's
+        fields show (`events.derived`)."""
+        return events.derived(event)
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         cwd = event.get("cwd")

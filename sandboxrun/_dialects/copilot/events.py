@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._types import HookSpec
-from ..base import WORKSPACE_SOURCES
+from ..base import WORKSPACE_SOURCES, named_event
 from ..claude import matchers as _claude
 from ..patterns import invalid, search
 
@@ -73,6 +73,23 @@ def from_copilot(stdin: bytes) -> bool:
         return False
     return isinstance(event, dict) and any(k in event for k in ("sessionId", "toolName",
                                                                 "timestamp"))  # fmt: skip
+
+
+def derived(event: Mapping[str, Any]) -> str | None:
+    """The event a payload is, for `CopilotDialect.event_name`: a PascalCase (VS Code
+    compatible) payload names itself in `hook_event_name`; a camelCase one names no
+    event, so it is read from its fields ("Hook event input payloads"): `toolResult`
+    is postToolUse's, `toolName` with `toolArgs` and no result preToolUse's (a
+    permissionRequest payload carrying the same two reads so too). None: nothing says
+    (a wrapper that `install` gives the name records it instead)."""
+    name = named_event(event)
+    if name is not None:
+        return name
+    if "toolName" in event and "toolResult" in event:
+        return "postToolUse"
+    if "toolName" in event and "toolArgs" in event:
+        return "preToolUse"
+    return None
 
 
 def camel(event: str) -> str:

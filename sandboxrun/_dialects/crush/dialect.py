@@ -68,8 +68,10 @@ from ..base import (
     filter_json_stdout,
     json_line,
     lines,
+    named_event,
     outcome_fields,
     sandbox_ending,
+    stderr_unless_blocking,
 )
 from ..patterns import search
 from . import config
@@ -199,6 +201,14 @@ class CrushDialect:
     default_timeout: float = float(config.DEFAULT_TIMEOUT)
     hook_names: tuple[str, ...] = HOOK_NAMES
     shell: tuple[str, ...] = ("bash", "-c")  # mvdan.cc/sh speaks bash
+
+    may_add_to_stderr = staticmethod(
+        stderr_unless_blocking(2, HALT_EXIT)
+    )  # (`Dialect.may_add_to_stderr`)
+
+    def event_name(self, event: Mapping[str, Any]) -> str | None:
+        """The event's name: Crush's payload names it `event` (`hooks.Payload`)."""
+        return named_event(event, "event")
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         cwd = event.get("cwd")

@@ -75,8 +75,10 @@ from ..base import (
     failure_on_stderr,
     json_line,
     lines,
+    named_event,
     outcome_fields,
     sandbox_ending,
+    stderr_is_shown,
 )
 from ..patterns import search
 from .answer import (
@@ -106,6 +108,12 @@ class CursorDialect:
     hook_names: tuple[str, ...] = HOOK_NAMES
     # Bytes of event on stdin (beforeReadFile's whole file): more is an error, never cut.
     max_input: int = 8 << 20
+
+    may_add_to_stderr = staticmethod(stderr_is_shown)  # (`Dialect.may_add_to_stderr`)
+
+    def event_name(self, event: Mapping[str, Any]) -> str | None:
+        """The event's name: `hook_event_name`."""
+        return named_event(event)
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         roots = event.get("workspace_roots")

@@ -50,6 +50,7 @@ from ..base import (
     event_bytes,
     json_line,
     lines,
+    named_event,
     outcome_fields,
     sandbox_ending,
 )
@@ -91,6 +92,10 @@ class GeminiDialect:
     system_dir: str = _settings.SYSTEM_DIR  # system settings and system defaults
     shell: tuple[str, ...] = ("bash", "-c")  # `getShellConfiguration` on POSIX
     project_vars: tuple[str, ...] = _settings.PROJECT_VARS  # each set to the cwd
+
+    def event_name(self, event: Mapping[str, Any]) -> str | None:
+        """The event's name: `hook_event_name`."""
+        return named_event(event)
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         cwd = event.get("cwd")
@@ -295,17 +300,25 @@ class GeminiDialect:
             return stderr, None
         return self.untrusted_stdout(stderr)
 
-    def may_add_to_stderr(self, stdout: bytes, stderr: bytes) -> bool:
-        """Whether `exec` may append its own lines to the hook's stderr without changing
-        what the agent reads: yes when stdout holds the answer, or when stderr is already
-        plain text (a line more changes the message, never the decision). Not when stderr
-        is empty (after exit 2 or more, any text would block) or JSON (a line more would
-        turn its decision into text)."""
+    def may_add_to_stderr(self, stdout: bytes, stderr: bytes, exit_code: int) -> bool:
+        """Whether `exec` may append its own lines to the hook's stderr without them
+        reaching the model: yes when stdout holds the answer (the agent never reads
+        stderr then), or when stderr is already plain text read after exit 0 or 1 (a
+        `systemMessage`, shown to the user only: a line more changes that message,
+        never the decision). Never after exit 2 or more with a blank stdout: stderr is
+        the deny's reason the model reads (`Tool execution blocked: ...`), and on an
+        empty stderr any text would make one. Nor when stderr is empty or JSON (a line
+        more would make a message, or turn its decision into text)."""
         if stdout.decode("utf-8", "replace").strip(JS_SPACE):
             return True
         text = stderr.decode("utf-8", "replace").strip(JS_SPACE)
-        if not text:
+        if not text or exit_code not in (0, 1):
             return False
+        try:
+            _js_parse(text)
+        except (ValueError, RecursionError):
+            return True
+        return False
         try:
             _js_parse(text)
         except (ValueError, RecursionError):
@@ -402,11 +415,12 @@ def _text(value: Any) -> str:
 
 
 def _reading(output: Mapping[str, Any]) -> dict[str, Any]:
-    """One hook's reading: `blocked`, and its output as the agent uses it (`output`)."""
+    """One hook's reading: `blocked`, its `decision` and the `reason` it gave (the
+    audit's), and its output as the agent uses it (`output`)."""
     decision = output.get("decision")
     blocked = decision in BLOCKING or output.get("continue") is False
     return {"blocked": blocked, "decision": decision if isinstance(decision, str) else None,
-            "output": dict(output)}  # fmt: skip
+            "reason": _text(output.get("reason")), "output": dict(output)}  # fmt: skip
 
 
 def _merge_or(outputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

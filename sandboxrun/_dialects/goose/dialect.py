@@ -61,8 +61,10 @@ from ..base import (
     failure_on_stderr,
     json_line,
     lines,
+    named_event,
     outcome_fields,
     sandbox_ending,
+    stderr_is_shown,
 )
 from ..codex.schema import MAX_DEPTH, RUST_SPACE, _depth, _no_constant
 from ..patterns import search
@@ -85,6 +87,12 @@ class GooseDialect:
     project_dir_var: str | None = None
     default_timeout: float = 30.0
     hook_names: tuple[str, ...] = HOOK_NAMES
+
+    may_add_to_stderr = staticmethod(stderr_is_shown)  # (`Dialect.may_add_to_stderr`)
+
+    def event_name(self, event: Mapping[str, Any]) -> str | None:
+        """The event's name: Goose's `event`."""
+        return named_event(event, "event")
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         folder = event.get("working_dir")

@@ -93,8 +93,10 @@ from ..base import (
     event_bytes,
     failure_on_stderr,
     lines,
+    named_event,
     outcome_fields,
     sandbox_ending,
+    stderr_unless_blocking,
 )
 from .config import DEFAULT_MAX_OUTPUT, HOOK_NAMES, discover
 from .files import IDE_EVENTS, V3_EVENTS, V3_FILE_EVENTS, V3_TOOL_EVENTS, event_path, regex_matches
@@ -165,6 +167,12 @@ class KiroDialect:
         """`~/.kiro/hooks`: where a user's hook scripts are mounted from (never the rest
         of `~/.kiro`: its agent files may hold MCP servers' keys, `settings/` more)."""
         return os.path.join(home, os.path.dirname(self.user_dir), "hooks")
+
+    may_add_to_stderr = staticmethod(stderr_unless_blocking(2))  # (`Dialect.may_add_to_stderr`)
+
+    def event_name(self, event: Mapping[str, Any]) -> str | None:
+        """The event's name: `hook_event_name`."""
+        return named_event(event)
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         """Kiro's `cwd`: the folder it runs in, whose `.kiro/agents` it reads (the

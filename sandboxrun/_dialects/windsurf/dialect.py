@@ -71,8 +71,10 @@ from ..base import (
     event_bytes,
     failure_on_stderr,
     lines,
+    named_event,
     outcome_fields,
     sandbox_ending,
+    stderr_unless_blocking,
 )
 from . import config
 
@@ -99,6 +101,12 @@ class WindsurfDialect:
     hook_names: tuple[str, ...] = HOOK_NAMES
     transcript_for_repository: bool = False  # a repository's hook gets no transcript
     name_field: str = "agent_action_name"  # the event's own name (`check --events`)
+
+    may_add_to_stderr = staticmethod(stderr_unless_blocking(2))  # (`Dialect.may_add_to_stderr`)
+
+    def event_name(self, event: Mapping[str, Any]) -> str | None:
+        """The event's name: `agent_action_name`."""
+        return named_event(event, self.name_field)
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         """The new worktree of `post_setup_worktree` (the hook runs in it); no other

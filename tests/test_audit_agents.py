@@ -1,0 +1,99 @@
+"""The audit trail's event and decision for every agent of the registry (issue 30, item
+2): a guard's deny, in its agent's own form, through `exec` (as `install` writes it: the
+agent's event on stdin, the command after `--`) and through `run`, is recorded with the
+event it ran for and `block`. Before, `exec` guessed the event's name from a list of
+fields (Copilot's camelCase events carry none: `event: ""`), read the answer for that
+guess, and recorded Copilot's JSON deny as `decision: none`.
+FakeBackend: protocol logic only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import sandboxrun._cli as cli
+from sandboxrun import ExecResult, Settings
+from sandboxrun._audit.log import read_lines
+from sandboxrun._dialects.registry import DIALECTS
+from sandboxrun._exec import ExecOutput, audit_exec
+from tests.test_answer_agent import _exec_result, case
+from tests.test_cli_unit import engine, feed, ws  # noqa: F401
+
+TOOL = {"tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}
+# The tool call in an agent's own fields, where they are not Claude's (by dialect class).
+TOOLS = {"CopilotDialect": {"toolName": "bash", "toolArgs": '{"command": "rm -rf /"}'}}
+
+
+def _config(home: Path) -> tuple[Path, Path]:
+    log = home / "audit" / "audit.jsonl"
+    config = home / "config.toml"
+    config.write_text(f'audit_log = "{log}"\n')
+    return config, log
+
+
+def _records(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in read_lines([str(log)])]
+
+
+def _stdin(agent: str, event: str, root: Path) -> bytes:
+    """The event as the agent hands it to one of its hooks (`prepare_input`: its own
+    fields; Copilot's camelCase payload names no event)."""
+    dialect = DIALECTS[agent]
+    tool = TOOLS.get(type(dialect).__name__, TOOL)
+    return dialect.prepare_input(event, {"cwd": str(root), **tool}, [str(root)])
+
+
+@pytest.mark.parametrize("agent", list(DIALECTS))
+def test_exec_records_a_guards_deny_with_its_event(
+    agent: str, home: Path, ws: Path, engine, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:  # fmt: skip
+    event, _, deny, _ = case(agent)
+    config, log = _config(home)
+    engine(default=_exec_result(deny))
+    feed(monkeypatch, _stdin(agent, event, ws))
+    cli.main(["exec", "--no-serve", "--config", str(config), "--agent", agent, "--", "g"])
+    [record] = _records(log)
+    assert (record["event"], record["decision"]) == (event, "block"), record
+    assert record["reason"].endswith("no"), record  # (Kiro's names the hook first)
+
+
+@pytest.mark.parametrize("agent", list(DIALECTS))
+def test_run_records_a_guards_deny_with_its_event(
+    agent: str, home: Path, tmp_path: Path, ws: Path, engine, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+) -> None:  # fmt: skip
+    event, config_of, deny, _ = case(agent)
+    config, log = _config(home)
+    explicit = config_of(tmp_path / "hooks")
+    engine(default=_exec_result(deny))
+    feed(monkeypatch, json.dumps({"cwd": str(ws), "working_dir": str(ws), **TOOL}))
+    cli.main(["run", event, "--no-serve", "--config", str(config), "--agent", agent,
+              "--workspace", str(ws), "--hooks-dir", str(explicit)])  # fmt: skip
+    [record] = _records(log)
+    assert (record["event"], record["decision"]) == (event, "block"), record
+
+
+def _audited(home: Path, stdin: bytes, event_name: str | None = None) -> dict[str, Any]:
+    config, log = _config(home)
+    settings = Settings.load(config=str(config), agent="copilot")
+    deny = b'{"permissionDecision": "deny", "permissionDecisionReason": "no"}'
+    out = ExecOutput(deny, b"", 0, result=ExecResult(0, deny, b"", 3))
+    audit_exec(settings, None, stdin, ["g"], False, out, 0.0, False, event_name)
+    [record] = _records(log)
+    return record
+
+
+def test_an_event_the_caller_names_wins(home: Path) -> None:
+    """A wrapper that names its event (Copilot's `exec --event NAME`, to come): the
+    audit's exec path takes it over what the payload's fields suggest."""
+    stdin = json.dumps({"sessionId": "s", "toolName": "bash", "toolArgs": "{}"}).encode()
+    record = _audited(home, stdin, "permissionRequest")
+    # permissionRequest reads `behavior`, not permissionDecision: no decision of its own
+    assert (record["event"], record["decision"]) == ("permissionRequest", "none")
+
+
+def test_an_event_nothing_names_is_recorded_unknown(home: Path) -> None:
+    record = _audited(home, json.dumps({"sessionId": "s", "cwd": "/w"}).encode())
+    assert record["event"] == "unknown"
