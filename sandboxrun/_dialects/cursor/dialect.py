@@ -75,6 +75,8 @@ from ..base import (
     failure_on_stderr,
     json_line,
     lines,
+    never_sequential,
+    no_hook_dir,
     outcome_fields,
     sandbox_ending,
 )
@@ -134,6 +136,9 @@ class CursorDialect:
             "user_message": reason,
             "agent_message": reason,
         }
+
+    sequential = staticmethod(never_sequential)  # an event's hooks all start at once
+    hook_dir_env = staticmethod(no_hook_dir)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

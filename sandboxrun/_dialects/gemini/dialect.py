@@ -50,6 +50,8 @@ from ..base import (
     event_bytes,
     json_line,
     lines,
+    never_sequential,
+    no_hook_dir,
     outcome_fields,
     sandbox_ending,
 )
@@ -249,6 +251,10 @@ class GeminiDialect:
 
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         return {"blocked": True, "decision": "deny", "reason": reason}
+
+    # (an entry's own `sequential` runs them in turn: `HookSpec.sequential`, the runner)
+    sequential = staticmethod(never_sequential)
+    hook_dir_env = staticmethod(no_hook_dir)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
