@@ -199,6 +199,9 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
     # A repository's command sees the agent's transcript unless the dialect says not (Windsurf)
     shared = getattr(DIALECTS[settings.agent], "transcript_for_repository", True)
     try:
+        event = args.event
+        if event is not None and event not in DIALECTS[settings.agent].hook_names:
+            raise ConfigError(f"--event {event!r} is not an event of {settings.agent}")
         request = exec_request(
             settings,
             command,
@@ -208,6 +211,8 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
             cwd=caller.cwd,
             transcripts=not caller.tenant and (not args.untrusted or shared),
             tenant=caller.tenant,
+            hook_dir=args.hook_dir,
+            untrusted=args.untrusted,
         )
         # A repository's command new or changed since approved: held, told, or its
         # approved version run in its place (`_review`).
@@ -217,7 +222,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         # Under fail-closed, a config file that would hold hooks for this event and could
         # not be read blocks, as in `run`: the policy it holds is unknown (in the
         # dialect's own terms, on stderr: never an answer Gemini would misread).
-        lost = unread_configs(settings, request) if settings.fail_closed else ()
+        lost = unread_configs(settings, request, event) if settings.fail_closed else ()
         if lost:
             why = "; ".join(unread_note(s) for s in lost)
             out = sandbox_failure(settings, printable(f"the hook was not run: {why}"), stdin=stdin)
@@ -239,7 +244,9 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
             logger.opt(exception=exc).debug("internal error")
         why = f"the hook could not be run: {one_line(exc)}"
         out = sandbox_failure(settings, why, stdin=stdin)
-    audit_exec(settings, backend, stdin, command, args.untrusted, out, started, caller.served)
+    named = args.event if args.event in DIALECTS[settings.agent].hook_names else None
+    audit_exec(settings, backend, stdin, command, args.untrusted, out, started, caller.served,
+               named)  # fmt: skip
     return Reply(out.stdout, out.stderr, out.exit_code)
 
 

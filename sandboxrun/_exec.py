@@ -91,6 +91,8 @@ def exec_request(
     cwd: str,
     transcripts: bool = True,
     tenant: bool = False,
+    hook_dir: str | None = None,
+    untrusted: bool = False,
 ) -> ExecRequest:
     """The sandboxed run of `command` in the workspace (given, else the project the
     caller's folder `cwd` belongs to: the agent starts its hooks there). The hook
@@ -150,6 +152,7 @@ def exec_request(
         env = dict.fromkeys(dialect.project_vars, root)
     if kiro_shaped(dialect):  # USER_PROMPT, from the event as Kiro derives it
         env.update(dialect.event_env(event, root, None, environ))
+    env.update(dialect.hook_dir_env(hook_dir, root, account_home(), untrusted))
     places = [] if tenant else trusted_places(settings, account_home())
     extra = _files_named(command, root, places)
     # The transcript is the server user's own agent's: never mounted for a tenant (TCP).
@@ -315,16 +318,20 @@ def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> l
 PLUGIN_ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
 
 
-def unread_configs(settings: Settings, request: ExecRequest) -> tuple[Skipped, ...]:
+def unread_configs(
+    settings: Settings, request: ExecRequest, hook_name: str | None = None
+) -> tuple[Skipped, ...]:
     """The agent's config files for the project of `request` (its workspace root, mounted
-    first: `exec_request`) that would hold hooks for the event on its stdin (every event
-    when it names none) and could not be read (`Skipped.unreadable`): what `exec` blocks
-    on under fail-closed, as `run` does. Read as `run`'s discovery reads them, and kept
-    under `serve` while every file it read stands (`_cache`, the same entry as `run`'s)."""
+    first: `exec_request`) that would hold hooks for the event (`hook_name`: `exec
+    --event`, else the one its stdin names, else every event) and could not be read
+    (`Skipped.unreadable`): what `exec` blocks on under fail-closed, as `run` does.
+    Read as `run`'s discovery reads them, and kept under `serve` while every file it
+    read stands (`_cache`, the same entry as `run`'s)."""
     dialect = dialect_of(settings)
     event = _event(request.stdin)
-    named = dialect.event_name(event)  # (the dialect's own field, or what it derives)
-    hook_name = named if named in dialect.hook_names else None
+    if hook_name is None:
+        named = dialect.event_name(event)  # (the dialect's own field, or what it derives)
+        hook_name = named if named in dialect.hook_names else None
     roots, home = (request.mounts[0],), account_home()
     key = (settings, hook_name, roots, home, ())  # `HookFactory.discover`'s key
     found = cached("discover", key, lambda: dialect.discover(hook_name, roots, home))

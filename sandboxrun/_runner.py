@@ -242,7 +242,7 @@ class CombinedHookRunner:
         runs, each as long as the longest hook deadline, plus the sandbox's grace."""
         if not self.runners:
             return 0.0
-        if self._sequential():
+        if self._sequential() or self._in_order():
             return sum(r.timeout + RUN_GRACE for r in self.runners)
         longest = max(r.timeout for r in self.runners)
         waves = -(-len(self.runners) // self.parallel)
@@ -252,9 +252,24 @@ class CombinedHookRunner:
         """Gemini: one entry of the event that says `sequential` makes all run in turn."""
         return gemini_shaped(self.dialect) and any(r.spec.sequential for r in self.runners)
 
+    def _in_order(self) -> bool:
+        """The agent runs this event's hooks one after another and starts none after a
+        block (`Dialect.sequential`: Copilot's preToolUse)."""
+        return len(self.runners) > 1 and self.dialect.sequential(self.hook_name)
+
     def run(self, stdin: bytes) -> CombinedResult:
         outcomes: tuple[HookOutcome, ...] = ()
-        if self._sequential():
+        stopped: tuple[Skipped, ...] = ()  # not started: an earlier hook blocked
+        if self._in_order():
+            ran: list[HookOutcome] = []
+            for i, runner in enumerate(self.runners):
+                ran.append(runner.run(stdin))
+                # As the agent reads them so far (with fail-closed: a failure blocks too)
+                if self.dialect.combine(ran, self.fail_closed).get("blocked"):
+                    stopped = tuple(self._stopped(r, ran[-1]) for r in self.runners[i + 1 :])
+                    break
+            outcomes = tuple(ran)
+        elif self._sequential():
             assert gemini_shaped(self.dialect)
             done: list[HookOutcome] = []
             for runner in self.runners:  # each reads what the earlier ones made of it
@@ -283,7 +298,17 @@ class CombinedHookRunner:
         # would hold are unknown, so it blocks in the agent's terms, naming the file.
         lost = tuple(unread_outcome(k, self.hook_name) for k in self.unread if self.fail_closed)
         answer = self.dialect.combine(outcomes + unrun + lost, self.fail_closed)
-        return CombinedResult(answer, outcomes, not_run=self.never_run, skipped=self.unread)
+        return CombinedResult(answer, outcomes, not_run=self.never_run + stopped,
+                              skipped=self.unread)  # fmt: skip
+
+    def _stopped(self, runner: HookRunner, blocker: HookOutcome) -> Skipped:
+        """A hook not started because `blocker` blocked before it (`_in_order`)."""
+        why = f"{blocker.spec.name} blocked first" if blocker.status == "completed" else (
+            f"{blocker.spec.name} {blocker.status} (fail-closed: a block)")  # fmt: skip
+        reason = (f"not run: {why}; the agent starts none of this event's hooks after a"
+                  " block")  # fmt: skip
+        logger.info("hook {} {}", runner.spec.name, reason)
+        return Skipped(runner.spec.name, runner.spec.source, reason, runner.spec)
 
     def _copy_env(self, outcomes: Sequence[HookOutcome]) -> None:
         """Append what the hooks handed on through CLAUDE_ENV_FILE to the agent's file,

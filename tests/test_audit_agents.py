@@ -97,3 +97,18 @@ def test_an_event_the_caller_names_wins(home: Path) -> None:
 def test_an_event_nothing_names_is_recorded_unknown(home: Path) -> None:
     record = _audited(home, json.dumps({"sessionId": "s", "cwd": "/w"}).encode())
     assert record["event"] == "unknown"
+
+
+def test_exec_event_names_the_audited_event(
+    home: Path, ws: Path, engine, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:  # fmt: skip
+    """`exec --event NAME` (what `install --agent copilot` writes) is the event the audit
+    records, whatever the payload's fields suggest."""
+    config, log = _config(home)
+    deny = b'{"permissionDecision": "deny", "permissionDecisionReason": "no"}'
+    engine(default=ExecResult(0, deny, b"", 3))
+    feed(monkeypatch, json.dumps({"sessionId": "s", "cwd": str(ws)}).encode())
+    cli.main(["exec", "--no-serve", "--config", str(config), "--agent", "copilot",
+              "--event", "preToolUse", "--", "g"])  # fmt: skip
+    [record] = _records(log)
+    assert (record["event"], record["decision"]) == ("preToolUse", "block"), record

@@ -151,7 +151,7 @@ def test_an_entrys_env_never_replaces_the_sandboxs_variables(ws: Path, home: Pat
     assert {*hook_environment({}, "/h"), VAR} == SANDBOX_VARS  # the list is what is set
 
     env = {"HOME": "/", "PATH": "/evil", "TMPDIR": "/x", "CLAUDE_ENV_FILE": "/e",
-           "MODE": "strict"}  # fmt: skip
+           "MODE": "strict", "COPILOT_PROJECT_DIR": "/", "COPILOT_HOOK_DIR": "/etc"}  # fmt: skip
     write(ws / ".github/hooks/h.json", hooks_file("preToolUse", {"bash": "guard", "env": env}))
     fake = FakeBackend(lambda r: ExecResult(0, b"", b"", 5))
     factory = HookFactory(Settings(agent="copilot", review="off"), fake, home=str(home),
@@ -161,12 +161,14 @@ def test_an_entrys_env_never_replaces_the_sandboxs_variables(ws: Path, home: Pat
     logger.add(lines.append, level="WARNING", format="{message}")  # removed by the fixture
     factory.run("preToolUse", {"cwd": str(ws), "toolName": "bash", "toolArgs": "{}"})
     [request] = fake.requests
-    assert dict(request.env) == {"MODE": "strict"}
+    assert dict(request.env) == {"MODE": "strict", "COPILOT_PROJECT_DIR": str(ws),
+                                 "COPILOT_HOOK_DIR": str(ws / ".github/hooks")}  # fmt: skip
     inside = hook_environment(request.env, "/home/sandbox")
     assert (inside["HOME"], inside["PATH"], inside["TMPDIR"]) == ("/home/sandbox", PATH, "/tmp")
     [hook] = factory.discover("preToolUse", [str(ws)]).hooks
     assert dict(hook.entry_env) == {"MODE": "strict"}  # what the pin holds
-    for var in ("HOME", "PATH", "TMPDIR", "CLAUDE_ENV_FILE"):
+    for var in ("HOME", "PATH", "TMPDIR", "CLAUDE_ENV_FILE", "COPILOT_PROJECT_DIR",
+                "COPILOT_HOOK_DIR"):  # fmt: skip
         assert any(f"env's {var} is not set" in line for line in lines), var
 
 
@@ -189,7 +191,8 @@ def test_entry_fields(tmp_path: Path, ws: Path, home: Path) -> None:
     first, second = found.hooks
     assert first.argv == ("python3", "g.py", "$HOME") and first.timeout == 3.0
     assert second.timeout == 7.0 and second.workdir == str(ws / "tools")
-    assert dict(second.env) == {"MODE": "strict"}
+    assert dict(second.env) == {"MODE": "strict", "COPILOT_PROJECT_DIR": str(ws),
+                                "COPILOT_HOOK_DIR": str(ws / ".github/hooks")}  # fmt: skip
     assert dict(second.entry_env) == {"MODE": "strict"}  # what the pin holds (_review.fields)
     text = reasons(found)
     assert "hooks.preToolUse[1]: env P: not set (its value names a variable" in text
@@ -477,3 +480,203 @@ def test_run_answer_agent_never_denies_for_an_error_of_ours() -> None:
     assert (opened.stdout, opened.exit_code) == (b"", 0)
     assert opened.stderr == b"sandboxrun: no Docker Engine\n"
     assert error_answer(COPILOT, True, "no Docker Engine").exit_code == 2
+
+
+# -- what the CLI sets for every hook, and its order (issue 30) -----------------------
+
+
+def _factory(home: Path, ws: Path, fake: FakeBackend, **settings: Any) -> Any:
+    from sandboxrun._runner import HookFactory
+    from sandboxrun._settings import Settings
+
+    return HookFactory(Settings(agent="copilot", review="off", **settings), fake,
+                       home=str(home), cwd=str(ws))  # fmt: skip
+
+
+def test_run_names_the_project_and_the_hooks_folder(ws: Path, home: Path) -> None:
+    """Copilot sets COPILOT_PROJECT_DIR and COPILOT_HOOK_DIR for every hook: inside, the
+    root mounted and the folder of the hook's file, for a session in a subfolder too."""
+    write(ws / ".github/hooks/h.json", hooks_file("preToolUse", {"bash": "theirs"}))
+    write(home / ".copilot/hooks/mine.json", hooks_file("preToolUse", {"bash": "mine"}))
+    write(home / ".copilot/settings.json", {"hooks": {"preToolUse": [{"bash": "set"}]}})
+    (ws / "sub").mkdir()
+    fake = FakeBackend(lambda r: ExecResult(0, b"", b"", 5))
+    _factory(home, ws, fake).run("preToolUse", {"cwd": str(ws / "sub"), "toolName": "bash"})
+    seen = {r.argv[-1]: dict(r.env) for r in fake.requests}
+    project = {"COPILOT_PROJECT_DIR": str(ws)}
+    assert seen == {
+        "mine": {**project, "COPILOT_HOOK_DIR": str(home / ".copilot/hooks")},
+        "set": {**project, "COPILOT_HOOK_DIR": str(home / ".copilot")},
+        "theirs": {**project, "COPILOT_HOOK_DIR": str(ws / ".github/hooks")},
+    }
+    assert all(str(ws) in r.mounts for r in fake.requests)  # the project is mounted
+
+
+DENY = json.dumps({"permissionDecision": "deny", "permissionDecisionReason": "no"}).encode()
+
+
+def _in_order(ws: Path, home: Path, answers: dict[str, Any], event: str = "preToolUse",
+              **settings: Any) -> tuple[list[str], dict[str, Any]]:  # fmt: skip
+    """Hooks a, b, c (configured so) for `event`, each answering as `answers` says (an
+    ExecResult, or an exception to raise); (the order they ran in, run's report)."""
+    write(ws / ".github/hooks/h.json", hooks_file(event, *({"bash": n} for n in "abc")))
+    ran: list[str] = []
+
+    def hook(request: Any) -> ExecResult:
+        name = request.argv[-1]
+        ran.append(name)
+        answer = answers.get(name, ExecResult(0, b"", b"", 5))
+        if isinstance(answer, Exception):
+            raise answer
+        return answer  # type: ignore[no-any-return]
+
+    fake = FakeBackend(hook)
+    factory = _factory(home, ws, fake, max_parallel=4, **settings)
+    result = factory.run(event, {"cwd": str(ws), "toolName": "bash", "toolArgs": "{}"})
+    return ran, result.to_json()
+
+
+def test_pre_tool_use_hooks_run_in_order_and_none_after_a_deny(ws: Path, home: Path) -> None:
+    """The CLI runs preToolUse hooks one after another and stops at the first deny: so
+    does run (max_parallel notwithstanding); the hook not started is reported as not run."""
+    ran, report = _in_order(ws, home, {"b": ExecResult(0, DENY, b"", 5)})
+    assert ran == ["a", "b"]
+    assert (report["blocked"], report["permissionDecision"], report["reason"]) == (
+        True, "deny", "no")  # fmt: skip
+    assert [h["name"] for h in report["hooks"]] == ["a", "b"]
+    [stopped] = report["notRun"]
+    assert stopped["name"] == "c" and stopped["source"] == "project"
+    assert stopped["reason"].startswith("not run: b blocked first")
+    # A failing hook denies in Copilot (any non-zero exit): nothing after it either.
+    ran, report = _in_order(ws, home, {"a": ExecResult(127, b"", b"a: not found", 5)})
+    assert ran == ["a"] and report["blocked"] and len(report["notRun"]) == 2
+    # No deny: every hook runs, in order.
+    ran, report = _in_order(ws, home, {})
+    assert ran == ["a", "b", "c"] and not report["blocked"] and "notRun" not in report
+
+
+def test_in_order_a_failure_of_ours_blocks_only_under_fail_closed(ws: Path, home: Path) -> None:
+    """A hook the sandbox could not run (an engine error) or that timed out: the agent's
+    action goes on (the next hooks run) unless fail-closed, where it is a deny that
+    starts nothing after it, naming itself."""
+    answers = {"a": EngineError("the engine went away"),
+               "b": ExecResult(None, b"", b"", 5, timed_out=True)}  # fmt: skip
+    ran, report = _in_order(ws, home, answers)
+    assert ran == ["a", "b", "c"] and not report["blocked"]
+    assert [h["status"] for h in report["hooks"]] == ["error", "timed_out", "completed"]
+    ran, report = _in_order(ws, home, answers, fail_closed=True)
+    assert ran == ["a"] and report["blocked"] and report["permissionDecision"] == "deny"
+    assert "sandboxrun: hook a error" in report["reason"]
+    assert [s["name"] for s in report["notRun"]] == ["b", "c"]
+    assert "a error (fail-closed: a block)" in report["notRun"][0]["reason"]
+
+
+def test_only_copilots_pre_tool_use_runs_in_order(ws: Path, home: Path) -> None:
+    """Other Copilot events, and every other agent, start an event's hooks at once."""
+    assert COPILOT.sequential("preToolUse") and COPILOT.sequential("PreToolUse")
+    assert not any(COPILOT.sequential(e) for e in ("postToolUse", "permissionRequest"))
+    others = [d for name, d in DIALECTS.items() if name != "copilot"]
+    assert not any(d.sequential(e) for d in others for e in ("PreToolUse", "preToolUse"))
+    block = json.dumps({"decision": "block", "reason": "again"}).encode()
+    ran, report = _in_order(ws, home, {"a": ExecResult(0, block, b"", 5)}, event="agentStop")
+    assert sorted(ran) == ["a", "b", "c"] and "notRun" not in report
+
+
+# -- exec: the variables, --hook-dir and --event ------------------------------------
+
+
+def _recording() -> tuple[_Answering, list[Any]]:
+    seen: list[Any] = []
+
+    def hook(request: Any) -> ExecResult:
+        seen.append(request)
+        return ExecResult(0, b"", b"", 1)
+
+    return _Answering(hook), seen
+
+
+def test_exec_names_the_project_and_the_hook_dir_install_wrote(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes], ws: Path,
+    home: Path,
+) -> None:  # fmt: skip
+    """exec as install writes it: COPILOT_PROJECT_DIR is the root mounted, COPILOT_HOOK_DIR
+    the `--hook-dir` install wrote; the agent's own values (a repository's entry `env`
+    can set them) are never copied."""
+    from tests.conftest import patch_account_home
+
+    patch_account_home(monkeypatch, home)
+    monkeypatch.setenv("COPILOT_PROJECT_DIR", "/etc")
+    monkeypatch.setenv("COPILOT_HOOK_DIR", str(home))
+    backend, seen = _recording()
+    folder = str(ws / ".github" / "hooks")
+    options = ("--untrusted", "--workspace", str(ws), "--hook-dir", folder)
+    code, _, err = _exec(monkeypatch, capsysbinary, ws, *options, "--event", "preToolUse",
+                         backend=backend)  # fmt: skip
+    assert code == 0, err
+    [request] = seen
+    assert dict(request.env) == {"COPILOT_PROJECT_DIR": str(ws), "COPILOT_HOOK_DIR": folder}
+    assert request.mounts[0] == str(ws) and folder not in request.mounts[1:]
+    # The user's own hooks file: its folder; without --hook-dir (an older wrapper), none.
+    mine = str(home / ".copilot" / "hooks")
+    _exec(monkeypatch, capsysbinary, ws, "--hook-dir", mine, backend=backend)
+    _exec(monkeypatch, capsysbinary, ws, backend=backend)
+    assert [dict(r.env) for r in seen[1:]] == [
+        {"COPILOT_PROJECT_DIR": str(ws), "COPILOT_HOOK_DIR": mine},
+        {"COPILOT_PROJECT_DIR": str(ws)},
+    ]
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "/etc",
+        "{home}/.ssh",
+        "{ws}/.github/hooks/../../..",
+        ".github/hooks",
+        "{home}/.copilot/hooks",
+    ],
+)
+def test_exec_refuses_a_hook_dir_that_is_no_hook_folder(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes], ws: Path,
+    home: Path, given: str,
+) -> None:  # fmt: skip
+    """A repository writes its own wrapper: a `--hook-dir` that is not one of Copilot's
+    hook folders (for an --untrusted command: not the repository's own) runs nothing:
+    one line naming it, no decision; a deny under fail-closed."""
+    from tests.conftest import patch_account_home
+
+    patch_account_home(monkeypatch, home)
+    backend, seen = _recording()
+    value = given.format(home=home, ws=ws)
+    options = ("--untrusted", "--hook-dir", value)
+    code, out, err = _exec(monkeypatch, capsysbinary, ws, *options, backend=backend)
+    assert (code, out, seen) == (0, b"", [])
+    assert f"--hook-dir {value!r} is not one of the repository's hook folders" in err.decode()
+    code, out, _ = _exec(monkeypatch, capsysbinary, ws, *options, "--fail-closed",
+                         backend=backend)  # fmt: skip
+    assert (code, out, seen) == (2, b"", [])
+
+
+def test_exec_event_names_copilots_event(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes], ws: Path,
+    home: Path,
+) -> None:  # fmt: skip
+    """`--event NAME` (Copilot's input names none): one of the agent's events, or the
+    command is not run (a deny under fail-closed); under fail-closed it picks the files
+    whose unreadable config blocks: another event's broken file does not."""
+    from tests.conftest import patch_account_home
+
+    patch_account_home(monkeypatch, home)
+    backend, seen = _recording()
+    code, out, err = _exec(monkeypatch, capsysbinary, ws, "--event", "rm -rf", backend=backend)
+    assert (code, out, seen) == (0, b"", []) and b"--event 'rm -rf' is not an event" in err
+    code, _, _ = _exec(monkeypatch, capsysbinary, ws, "--event", "x", "--fail-closed",
+                       backend=backend)  # fmt: skip
+    assert (code, seen) == (2, [])
+    write(ws / ".github/hooks/h.json", hooks_file("agentStop", {"bash": 5}))  # bad entry
+    closed = ("--fail-closed", "--workspace", str(ws))
+    code, _, err = _exec(monkeypatch, capsysbinary, ws, *closed, "--event", "preToolUse",
+                         backend=backend)  # fmt: skip
+    assert code == 0 and len(seen) == 1, err
+    code, _, err = _exec(monkeypatch, capsysbinary, ws, *closed, backend=backend)
+    assert code == 2 and b"h.json" in err and len(seen) == 1

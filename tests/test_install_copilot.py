@@ -96,7 +96,8 @@ def test_install_wraps_each_command_and_leaves_the_windows_paths(
     assert install(repo, home) == 0
     assert "3 hook command(s) run through sandboxrun exec" in capsys.readouterr().out
     bash, command, program, http = entries(path)
-    pinned = ("--untrusted", "--workspace", str(repo))
+    pinned = ("--untrusted", "--workspace", str(repo), "--hook-dir",
+              str(repo / ".github" / "hooks"), "--event", "preToolUse")  # fmt: skip
     assert shlex.split(bash["bash"]) == [*head(*pinned, "--timeout", "8"), "--",
                                          "./scripts/guard.sh"]  # fmt: skip
     assert (bash["powershell"], bash["cwd"], bash["timeoutSec"]) == (
@@ -265,9 +266,11 @@ def test_user_files_are_wrapped_trusted(home: Path, capsys: pytest.CaptureFixtur
     args = ("--agent", "copilot", "--user", "--home", str(home))
     assert sandboxrun("install", *args) == 0
     (hook,) = entries(folder / "hooks" / "mine.json")
-    assert shlex.split(hook["bash"]) == [*head("--timeout", "3"), "--", "./g.sh"]
+    hooks = ("--hook-dir", str(folder / "hooks"), "--event", "preToolUse")
+    assert shlex.split(hook["bash"]) == [*head(*hooks, "--timeout", "3"), "--", "./g.sh"]
     (stop,) = entries(folder / "settings.json", "agentStop")
-    assert shlex.split(stop["bash"]) == [*head("--timeout", "28"), "--", "y"]
+    user = ("--hook-dir", str(folder), "--event", "agentStop")
+    assert shlex.split(stop["bash"]) == [*head(*user, "--timeout", "28"), "--", "y"]
     assert sandboxrun("uninstall", *args) == 0
     assert {p: p.read_bytes() for p in folder.rglob("*.json")} == before
 
@@ -285,7 +288,9 @@ def test_managed_wraps_a_policy_files_own_hooks(
     assert sandboxrun("install", *args, "--fail-closed") == 0
     (hook,) = entries(policy)
     words = shlex.split(hook["bash"].partition("; exit 2; }; ")[2])
-    assert words == [*head("--fail-closed", "--timeout", "28"), "--", "/opt/org/guard"]
+    # (a file outside policy.d is in no hook folder of Copilot's: no --hook-dir)
+    event = ("--event", "preToolUse")
+    assert words == [*head("--fail-closed", *event, "--timeout", "28"), "--", "/opt/org/guard"]
     assert sandboxrun("uninstall", *args) == 0
     assert policy.read_bytes() == raw
 

@@ -113,6 +113,18 @@ def parser() -> argparse.ArgumentParser:
         help="the command comes from a repository's config: its env lines, approvals and"
         " input rewrites never reach the agent (`install` writes this for project files)",
     )
+    ex.add_argument(
+        "--event",
+        metavar="NAME",
+        help="the event the agent runs the command for, where its input does not say"
+        " (Copilot's; `install` writes it)",
+    )
+    ex.add_argument(
+        "--hook-dir",
+        metavar="DIR",
+        help="copilot: the folder of the hooks file the command is in, named to the hook"
+        " as COPILOT_HOOK_DIR (`install` writes it; one of Copilot's hook folders)",
+    )
     no_serve(ex)
     ex.add_argument("cmdline", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]")
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from .._errors import ConfigError
 from .._log import logger
 from .._text import printable
 from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
@@ -42,7 +43,8 @@ class Dialect(Protocol):
 
     @property
     def project_dir_var(self) -> str | None:
-        """The variable naming the project root for hooks (claude family), or None."""
+        """The variable naming the project root for hooks (the Claude family, Gemini,
+        Cursor, Crush, Copilot), or None: inside, it names the root mounted."""
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         """The workspace roots an event names (before --workspace and the cwd)."""
@@ -117,6 +119,22 @@ class Dialect(Protocol):
         such answer form (`no_answer_form`, the default); `run` then refuses, as the
         dialect's `wrapper_failure` under fail-closed and one line naming the agent."""
 
+    def sequential(self, hook_name: str) -> bool:
+        """Whether the agent runs `hook_name`'s hooks one after another, in configuration
+        order, and starts none after one blocks (Copilot's preToolUse): the runner then
+        does the same, and reports those it did not start as not run. The dialect's
+        `combine` says `blocked`. False by default (`never_sequential`): all at once."""
+
+    def hook_dir_env(
+        self, given: str | None, root: str, home: str, untrusted: bool
+    ) -> dict[str, str]:
+        """`exec --hook-dir DIR` (written by `install`: `exec` cannot tell which file its
+        command came from): the variable naming the folder of the hook's config file,
+        for agents that set one (Copilot's COPILOT_HOOK_DIR), when `given` is one of the
+        agent's hook config folders for the project `root` and the account's `home` (only
+        the project's when `untrusted`); a name, never mounted. A folder that is not one
+        is a ConfigError naming it. Agents without such a variable: `no_hook_dir`."""
+
 
 # (stdout, stderr, exit code): what an agent reads of one hook's run.
 AgentReply = tuple[bytes, bytes, int]
@@ -132,6 +150,18 @@ def named_event(event: Mapping[str, Any], field: str = EVENT_FIELD) -> str | Non
     non-empty string (any other value names nothing)."""
     name = event.get(field)
     return name if isinstance(name, str) and name else None
+
+
+def never_sequential(hook_name: str) -> bool:
+    """`Dialect.sequential`'s default: the agent starts an event's hooks all at once."""
+    return False
+
+
+def no_hook_dir(given: str | None, root: str, home: str, untrusted: bool) -> dict[str, str]:
+    """`Dialect.hook_dir_env`'s default: the agent names no hook folder to its hooks."""
+    if given is not None:
+        raise ConfigError(f"--hook-dir {given}: this agent sets no hook folder variable")
+    return {}
 
 
 def no_answer_form(event: str, answer: Mapping[str, Any], notes: Sequence[str]) -> None:

@@ -44,6 +44,8 @@ from .base import (
     json_line,
     lines,
     named_event,
+    never_sequential,
+    no_hook_dir,
     outcome_fields,
     sandbox_ending,
     source_of,
@@ -153,6 +155,9 @@ class ClineDialect:
             return b"", f"sandboxrun: {reason}\n".encode(), 1
         answer = self.blocked_answer(f"sandboxrun (fail-closed): {reason}")
         return json.dumps(answer).encode() + b"\n", b"", 0
+
+    sequential = staticmethod(never_sequential)  # an event's hooks all start at once
+    hook_dir_env = staticmethod(no_hook_dir)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

@@ -188,7 +188,7 @@ def wrapper_of(
             return None  # (`check`: the session-start check, `session.py`)
         found = ours(hook)
         command, argv = (found["command"], found.get("args")) if found else (hook["command"], args)
-        extra = list(options)
+        extra = [*options, *shape.options(hook)]
         timeout = hook["timeout"]  # seconds (the view's), or None
         if timeout is not None:
             # Below the agent's own deadline for the entry, so sandboxrun ends a slow hook.

@@ -41,6 +41,7 @@ from typing import Any
 
 from .._dialects.claude.settings import project_root
 from .._dialects.copilot.config import POLICY_DIR, json_files
+from .._dialects.copilot.events import HOOK_NAMES
 from .._dialects.copilot.installed import exec_without_args, view
 from .._errors import ConfigError
 from . import claude as _claude
@@ -56,6 +57,7 @@ RecordedFile = tuple[str, bool, Shape, str]
 
 AGENT = "copilot"
 USER_DIR = ".copilot"
+EVENT = "\0event"  # a view's key for the entry's event (no key of a JSON file: a NUL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,13 @@ class CopilotShape(Shape):
     def _view(self, where: jsonspan.Path, hook: Any) -> Handlers:
         seen = view(hook)
         if seen is not None:
-            yield where, seen
+            yield where, {**seen, EVENT: where[-2]}
+
+    def options(self, view: dict[str, Any]) -> list[str]:
+        """`--event NAME`: Copilot's input names no event (a name it does not know is
+        never fired: nothing to name)."""
+        event = view.get(EVENT)
+        return ["--event", event] if isinstance(event, str) and event in HOOK_NAMES else []
 
     def field(self, hook: dict[str, Any]) -> str:
         return str(hook.get("field") or self.key)
@@ -122,7 +130,12 @@ def plan(
         options = [UNTRUSTED, "--workspace", project, *options]
     if undo:
         return _claude.plan_uninstall(paths, BackupStore(home), record, COPILOT), []
-    changes = _claude.plan_install(paths, launch, AGENT, options, record, COPILOT)
+    changes = []
+    for path, folder in zip(paths, _folders(args, home, project), strict=True):
+        # COPILOT_HOOK_DIR inside: the folder of the entry's file (`exec --hook-dir`)
+        more = ["--hook-dir", folder] if folder else []
+        changes += _claude.plan_install([path], launch, AGENT, [*options, *more], record,
+                                        COPILOT)  # fmt: skip
     changes = [replace(c, note=c.note + _warnings(c, project)) for c in changes]
     claude = [p for p in _claude_files(project) if _unwrapped_claude(p, record)] if project else []
     lines = [
@@ -130,6 +143,21 @@ def plan(
         f"`sandboxrun install --agent claude --workspace {project}` wraps them"
     ] if claude else []  # fmt: skip
     return changes, lines
+
+
+def _folders(args: argparse.Namespace, home: str, project: str | None) -> list[str | None]:
+    """The folder Copilot names each file's hooks by (COPILOT_HOOK_DIR: the folder the
+    file is in, as the CLI found it, before a dotfiles symlink), in `plan`'s order of
+    paths; None for a file in no folder of Copilot's (`--managed-file` elsewhere)."""
+    if args.managed or args.managed_file:
+        folders = [os.path.dirname(p) for p in managed_files(args)]
+        return [f if f == POLICY_DIR else None for f in folders]
+    if args.user:
+        user = os.path.join(home, USER_DIR)
+        hooks = os.path.join(user, "hooks")
+        return [*(hooks for _ in json_files(hooks)), user]
+    assert project is not None
+    return [os.path.dirname(p) for p in workspace_files(project)]
 
 
 def _warnings(change: _claude.Change, project: str | None) -> str:

@@ -66,6 +66,11 @@ class Shape:
         entry picks one of several: `_install.copilot`)."""
         return self.key
 
+    def options(self, view: dict[str, Any]) -> list[str]:
+        """`exec` options of the wrapper of the handler `view` shows, besides those of
+        every wrapper `install` writes (Copilot's `--event`: its input names none)."""
+        return []
+
     def event_table(self, data: dict[str, Any]) -> tuple[jsonspan.Path, Any]:
         hooks = data.get("hooks")
         if self.table == "events" or (self.table == "either" and not isinstance(hooks, dict)):

@@ -39,7 +39,8 @@ from .._userconfig import config_path, read_config
 _BOTH = ("agent", "workspace", "timeout", "fail_closed", "no_serve")
 TCP_OPTIONS = {
     "run": frozenset((*_BOTH, "answer", "hook")),  # --timeout: only shorter (`_only_shorter`)
-    "exec": frozenset((*_BOTH, "untrusted", "cmdline")),
+    # --event names, it widens nothing; --hook-dir is checked against the server's home
+    "exec": frozenset((*_BOTH, "untrusted", "event", "cmdline")),
 }
 # Of a TCP request's environment, only the variable that can only tighten. Never the
 # agent's CLAUDE_ENV_FILE (a file of the server's host it would append to), nor its

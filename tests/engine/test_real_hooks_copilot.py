@@ -315,3 +315,55 @@ def test_list_names_every_hook_found_and_skipped(engine: DockerBackend, tmp_path
     assert "wrapped.json hooks.preToolUse[0]" in note
     assert "install did not write it: a command shaped like a wrapper runs on the host" in note
     assert note.endswith(f"run `sandboxrun install --agent copilot --workspace {root}` again")
+
+
+# -- what the CLI sets for its hooks, and its order (issue 30) ---------------------------
+
+GUARD = """#!/bin/bash
+input=$(cat)
+case "$input" in
+  *'rm -r'*) printf '{"permissionDecision":"deny","permissionDecisionReason":"no rm (%s)"}' \\
+               "$COPILOT_HOOK_DIR" ;;
+esac
+"""
+
+
+def test_a_guard_named_through_copilot_project_dir_blocks_installed_and_through_run(
+    engine: DockerBackend, tmp_path: Path
+) -> None:
+    """Copilot sets COPILOT_PROJECT_DIR and COPILOT_HOOK_DIR for its hooks (1.0.102), and a
+    guard named `"$COPILOT_PROJECT_DIR"/hooks/guard.sh` exited 127 in the sandbox, which
+    Copilot reads as a deny of every tool call, the guard's reason lost. Installed, the
+    wrapper run as the CLI runs it (`bash -c` in the root, both variables set) gives the
+    guard's own deny, naming the hooks folder; so does `run`, which also runs Copilot's
+    preToolUse hooks in order and starts none after the deny (reported as not run)."""
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    guard = root / "hooks" / "guard.sh"
+    guard.parent.mkdir()
+    guard.write_text(GUARD)
+    guard.chmod(0o755)
+    folder = root / ".github" / "hooks"
+    folder.mkdir(parents=True)
+    entries = [{"bash": '"$COPILOT_PROJECT_DIR"/hooks/guard.sh'}, {"bash": "echo second"}]
+    (folder / "guard.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": entries}}))
+    home = tmp_path / "home"
+    event = pre_tool_use(root, "bash", {"command": "rm -r victim"})
+    reason = f"no rm ({folder})"
+    copilot = {"COPILOT_PROJECT_DIR": str(root), "COPILOT_HOOK_DIR": str(folder)}
+    install(root, home)
+    wrapped = entry(root, "guard.json", "preToolUse")
+    assert f"--hook-dir {folder} --event preToolUse" in wrapped
+    done = subprocess.run(["bash", "-c", wrapped], input=event.encode(), capture_output=True,
+                          cwd=root, timeout=180, env={**os.environ, **copilot})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"permissionDecision": "deny",
+                                       "permissionDecisionReason": reason}  # fmt: skip
+    argv = as_account(home, cli("run", "preToolUse", "--agent", "copilot", home=home))
+    ran = subprocess.run(argv, input=event, capture_output=True, text=True, cwd=root,
+                         timeout=180)  # fmt: skip
+    answer = json.loads(ran.stdout)
+    assert (answer["permissionDecision"], answer["reason"]) == ("deny", reason), ran.stderr
+    assert [h["status"] for h in answer["hooks"]] == ["completed"]
+    [second] = answer["notRun"]
+    assert second["name"] == "echo second" and "blocked first" in second["reason"]

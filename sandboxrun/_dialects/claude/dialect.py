@@ -53,6 +53,8 @@ from ..base import (
     failure_on_stderr,
     filter_json_stdout,
     named_event,
+    never_sequential,
+    no_hook_dir,
     outcome_fields,
     sandbox_ending,
     stderr_unless_blocking,
@@ -200,6 +202,9 @@ class ClaudeDialect:
 
     def wrapper_failure(self, reason: str, fail_closed: bool) -> tuple[bytes, bytes, int]:
         return failure_on_stderr(reason, fail_closed)  # exit 2 blocks; 1 is non-blocking
+
+    sequential = staticmethod(never_sequential)  # an event's hooks all start at once
+    hook_dir_env = staticmethod(no_hook_dir)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

@@ -54,6 +54,10 @@ from .events import HOOK_NAMES, MATCH_FIELDS, check_matcher
 from .installed import Installed, installed
 
 POLICY_DIR = "/etc/github-copilot/policy.d"
+# Set by the CLI for every hook (1.0.102; not in its docs): the project root, and the
+# folder of the file the hook is configured in. Inside, the root mounted and that folder.
+PROJECT_DIR_VAR = "COPILOT_PROJECT_DIR"
+HOOK_DIR_VAR = "COPILOT_HOOK_DIR"
 DEFAULT_TIMEOUT = 30.0  # seconds ("timeoutSec ... Default: 30")
 _TRUSTED = frozenset({"policy", "user", "explicit"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -86,6 +90,17 @@ def config_files(
         out.append((os.path.join(folder, "settings.json"), "project", True, None))
         out.append((os.path.join(folder, "settings.local.json"), "local", True, None))
     return out
+
+
+def hook_dirs(project: str, home: str, policy_dir: str = POLICY_DIR,
+              project_only: bool = False) -> list[str]:  # fmt: skip
+    """The folders of the files Copilot reads hooks from that `install --agent copilot`
+    rewrites: what `exec --hook-dir` may name (only the repository's: `project_only`)."""
+    ours = [os.path.join(project, ".github", "hooks"), os.path.join(project, ".github", "copilot")]
+    if project_only:
+        return ours
+    user = os.path.join(home, ".copilot")
+    return [*ours, os.path.join(user, "hooks"), user, policy_dir]
 
 
 def json_files(path: str) -> list[str]:
@@ -149,8 +164,9 @@ def discover(
             skipped.append(unreadable(shown, source, why))
             continue
         mounts = unique_mounts([project, *roots, *([folder] if folder else [])])
+        env = {PROJECT_DIR_VAR: project, HOOK_DIR_VAR: os.path.dirname(path)}
         template = HookSpec(hook_name="", name="", source=source, argv=(), workdir=roots[0],
-                            mounts=mounts)  # fmt: skip
+                            mounts=mounts, env=env)  # fmt: skip
         lookup = installed(home, path, source not in _TRUSTED)
         found, problems, notes = _hooks(data, hook_name, template, project, lookup)
         if strict and problems:

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from ..._errors import ConfigError
 from ..._mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
@@ -80,7 +81,9 @@ class CopilotDialect:
     agent: str = "copilot"
     default_timeout: float = config.DEFAULT_TIMEOUT
     hook_names: tuple[str, ...] = events.HOOK_NAMES
-    project_dir_var: str | None = None  # none documented for the CLI
+    # Not in the docs; the CLI (1.0.102) sets it, and COPILOT_HOOK_DIR, for every hook
+    # (reference/agent-hooks-2026.md §18): inside, the root mounted.
+    project_dir_var: str | None = "COPILOT_PROJECT_DIR"
     user_dir: str = ".copilot"
     project_dir: str = ".github"  # what marks the repository root, with `.git`
     policy_dir: str = config.POLICY_DIR
@@ -105,6 +108,29 @@ class CopilotDialect:
 
     def matches(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:
         return events.matches(spec, event)
+
+    def sequential(self, hook_name: str) -> bool:
+        """preToolUse: the CLI runs the hooks one after another and stops at the first
+        deny (seen in 1.0.102, reference/agent-hooks-2026.md §18)."""
+        return camel(hook_name) == "preToolUse"
+
+    def hook_dir_env(
+        self, given: str | None, root: str, home: str, untrusted: bool
+    ) -> dict[str, str]:
+        """COPILOT_HOOK_DIR for `exec`: `given` (install's `--hook-dir`, the folder of the
+        file the entry is in) when it is one of Copilot's hook config folders
+        (`config.hook_dirs`), only the repository's for an `--untrusted` command."""
+        if given is None:
+            return {}
+        allowed = config.hook_dirs(root, home, self.policy_dir, project_only=untrusted)
+        path = os.path.normpath(given) if os.path.isabs(given) else None
+        if path not in allowed:
+            whose = "the repository's" if untrusted else "Copilot's"
+            raise ConfigError(
+                f"--hook-dir {given!r} is not one of {whose} hook folders for {root}"
+                f" ({', '.join(allowed)})"
+            )
+        return {config.HOOK_DIR_VAR: path}
 
     def hook_folders(self, home: str) -> list[str]:
         """The user's own hook folder: files a command names there may be mounted."""

@@ -69,6 +69,8 @@ from ..base import (
     json_line,
     lines,
     named_event,
+    never_sequential,
+    no_hook_dir,
     outcome_fields,
     sandbox_ending,
     stderr_unless_blocking,
@@ -335,6 +337,9 @@ class CrushDialect:
 
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         return {"blocked": True, **_answer("deny", reason=reason)}
+
+    sequential = staticmethod(never_sequential)  # an event's hooks all start at once
+    hook_dir_env = staticmethod(no_hook_dir)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

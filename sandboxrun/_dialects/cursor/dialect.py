@@ -76,6 +76,8 @@ from ..base import (
     json_line,
     lines,
     named_event,
+    never_sequential,
+    no_hook_dir,
     outcome_fields,
     sandbox_ending,
     stderr_is_shown,
@@ -142,6 +144,9 @@ class CursorDialect:
             "user_message": reason,
             "agent_message": reason,
         }
+
+    sequential = staticmethod(never_sequential)  # an event's hooks all start at once
+    hook_dir_env = staticmethod(no_hook_dir)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

@@ -51,6 +51,8 @@ from ..base import (
     json_line,
     lines,
     named_event,
+    never_sequential,
+    no_hook_dir,
     outcome_fields,
     sandbox_ending,
 )
@@ -254,6 +256,10 @@ class GeminiDialect:
 
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         return {"blocked": True, "decision": "deny", "reason": reason}
+
+    # (an entry's own `sequential` runs them in turn: `HookSpec.sequential`, the runner)
+    sequential = staticmethod(never_sequential)
+    hook_dir_env = staticmethod(no_hook_dir)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

@@ -62,6 +62,8 @@ from ..base import (
     json_line,
     lines,
     named_event,
+    never_sequential,
+    no_hook_dir,
     outcome_fields,
     sandbox_ending,
     stderr_is_shown,
@@ -161,6 +163,9 @@ class GooseDialect:
 
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         return answer_of("block", reason)
+
+    sequential = staticmethod(never_sequential)  # an event's hooks all start at once
+    hook_dir_env = staticmethod(no_hook_dir)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

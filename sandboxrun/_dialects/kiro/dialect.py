@@ -94,6 +94,8 @@ from ..base import (
     failure_on_stderr,
     lines,
     named_event,
+    never_sequential,
+    no_hook_dir,
     outcome_fields,
     sandbox_ending,
     stderr_unless_blocking,
@@ -194,6 +196,9 @@ class KiroDialect:
 
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         return answer_of(blocked=True, reason=reason)
+
+    sequential = staticmethod(never_sequential)  # an event's hooks all start at once
+    hook_dir_env = staticmethod(no_hook_dir)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

@@ -72,6 +72,8 @@ from ..base import (
     failure_on_stderr,
     lines,
     named_event,
+    never_sequential,
+    no_hook_dir,
     outcome_fields,
     sandbox_ending,
     stderr_unless_blocking,
@@ -196,6 +198,9 @@ class WindsurfDialect:
 
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         return _answer(True, reason)
+
+    sequential = staticmethod(never_sequential)  # an event's hooks all start at once
+    hook_dir_env = staticmethod(no_hook_dir)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
