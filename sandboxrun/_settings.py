@@ -48,6 +48,9 @@ _DOMAIN = re.compile(r"(\*\.)?([A-Za-z0-9_]([A-Za-z0-9_-]{0,62})\.)*[A-Za-z0-9_-
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _CONFIG_FILE: ContextVar[tuple[Path, bool]] = ContextVar("sandboxrun_config_file")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Folders that hold other people's files: never the folder of sandboxrun's socket.
+SHARED_FOLDERS = ("/", "/tmp", "/var/tmp", "/home", "/var", "/opt", "/srv", "/mnt", "/media",
+                  "/run")  # fmt: skip
 # The names a hook's CLAUDE_ENV_FILE lines may set by default (`env_file_allow`, `_envfile`):
 # each names a mode or a display preference, never a program, a file or a folder, so no
 # value of it makes the agent's shell or its tools load code.
@@ -240,8 +243,8 @@ class Settings(BaseSettings):
     )
     serve_socket: str | None = Field(
         None,
-        description="the server's unix socket (default: /run/user/<uid>/sandboxrun/serve.sock,"
-        " else ~/.cache/sandboxrun/serve.sock)",
+        description="the server's unix socket, in a folder of its own (not the home, not /tmp;"
+        " default: /run/user/<uid>/sandboxrun/serve.sock, else ~/.cache/sandboxrun/serve.sock)",
     )
     serve_token_file: str | None = Field(
         None, description="the token a TCP client of `serve --listen` must send (required on TCP)"
@@ -397,6 +400,23 @@ class Settings(BaseSettings):
     def _absolute(cls, value: str | None) -> str | None:
         if value is not None and not os.path.isabs(value):
             raise ValueError(f"{value!r}: must be an absolute path")
+        return value
+
+    @field_validator("serve_socket")
+    @classmethod
+    def _socket_folder(cls, value: str | None) -> str | None:
+        # The socket's folder is sandboxrun's own: the server makes it 0700, and no
+        # workspace may be it, hold it or lie in it (`_mounts.own_files`). A shared folder
+        # or the home there would refuse every workspace in it (each hook an error).
+        if value is None:
+            return value
+        folder = os.path.realpath(os.path.dirname(os.path.normpath(value)))
+        home = os.path.realpath(account_home())
+        if folder in SHARED_FOLDERS or folder == home or home.startswith(folder.rstrip("/") + "/"):
+            raise ValueError(
+                f"{value!r}: its folder {folder} is shared or your home; put the socket in a"
+                " folder of its own (e.g. ~/.cache/sandboxrun/serve.sock)"
+            )
         return value
 
     @field_validator("state_dir")

@@ -151,7 +151,7 @@ def test_serve_listen_needs_allowed_roots(
     token.write_text("correct-horse-battery-staple\n")
     token.chmod(0o600)
     config = tmp_path / "config.toml"
-    config.write_text(f'serve_socket = "{tmp_path / "s.sock"}"\n')
+    config.write_text(f'serve_socket = "{tmp_path / "run" / "s.sock"}"\n')
     argv = [
         "serve",
         "--config",
@@ -166,4 +166,4 @@ def test_serve_listen_needs_allowed_roots(
     assert cli.main(argv) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert "serve --listen needs allowed_roots in" in line and str(config) in line
-    assert not (tmp_path / "s.sock").exists()
+    assert not (tmp_path / "run" / "s.sock").exists()

@@ -1322,3 +1322,13 @@ def test_the_clients_json_is_jsons() -> None:
             client.loads(bad)
         with pytest.raises(ValueError):
             json.loads(bad)
+
+
+def test_a_socket_in_a_shared_folder_or_the_home_is_refused_at_load(home: Path) -> None:
+    """Its folder is sandboxrun's own (made 0700, never a workspace nor in one): in the
+    home or /tmp, every workspace there would be refused, each hook an error."""
+    for place in (home / "serve.sock", Path("/tmp/serve.sock"), Path("/serve.sock")):
+        with pytest.raises(ConfigError, match="put the socket in a folder of its own"):
+            Settings.load(serve_socket=str(place))
+    mine = home / ".cache" / "sandboxrun" / "serve.sock"
+    assert Settings.load(serve_socket=str(mine)).serve_socket == str(mine)
