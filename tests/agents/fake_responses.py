@@ -98,6 +98,7 @@ def _events(body: dict[str, Any], number: int) -> list[bytes]:
     response_id = f"resp_fake{number:04d}"
     response = {"id": response_id, "object": "response", "created_at": 1, "model": model,
                 "status": "in_progress", "output": []}  # fmt: skip
+    item: dict[str, Any]
     events = [
         _sse({"type": "response.created", "sequence_number": 0, "response": response}),
         _sse({"type": "response.in_progress", "sequence_number": 1, "response": response}),

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from . import fake_responses
+from . import fake_responses, fakemodel
 from .conftest import Account, Netns, make_account, make_project, snapshot
 
 REQUIREMENTS = Path("/etc/codex/requirements.toml")
@@ -198,7 +198,7 @@ def codex(
                           stdin=subprocess.DEVNULL)  # fmt: skip
     assert done.returncode == 0, f"codex: {done.returncode}\n{done.stdout}\n{done.stderr}"
     assert "--dangerously-bypass-hook-trust" not in argv
-    assert done.stdout.strip() == fake_responses.FINAL_TEXT, done.stdout + done.stderr
+    assert done.stdout.strip() == fakemodel.FINAL_TEXT, done.stdout + done.stderr
     return done.stderr
 
 
@@ -310,7 +310,10 @@ def test_installed_cold_and_warm_contain_the_hooks_and_uninstall_restores_every_
 
     seen = len(account.audit())
     codex(account, agents_bin, project, model, netns)  # cold
-    blocked_with(model, project, token)
+    told = blocked_with(model, project, token)
+    # Codex hands the model the reason and the tool's command, not the hook's: no venv path
+    venv = str(Path(account.python).parent.parent)
+    assert venv not in told and "sandboxrun" not in told, told
     assert not marker.exists(), "the installed marker hook wrote on the host"
     cold = records(account, seen)
     assert len(cold) == 2 and all(r["warm"] is False for r in cold), cold
