@@ -506,17 +506,18 @@ def test_a_command_that_cannot_start_fails_the_pod(kube_cluster: KubeCluster) ->
 
 def test_hooks_that_never_read_stdin_do_not_hang_the_relay(kube_cluster: KubeCluster) -> None:
     """Eight hooks at once ignore a 1 MiB event (more than a pipe holds): each still
-    prints, ends, and its attach closes."""
+    prints, ends, and its attach closes. Each is attached as soon as it runs, and sleeps
+    long enough to be (a loaded machine took over a second to see all eight run: the
+    first had ended, and an attach to a completed pod is refused)."""
     api = core(kube_cluster)
     names = [f"deaf-{i}" for i in range(8)]
     for name in names:
-        body = manifest(kube_cluster, "sh", "-c", "sleep 1; echo done", name=name)
+        body = manifest(kube_cluster, "sh", "-c", "sleep 10; echo done", name=name)
         api.create_namespaced_pod(kube_cluster.namespace, body)
-    for name in names:
-        wait_for(api, kube_cluster, name, phase("Running"))
     outputs: dict[str, bytes] = {}
 
     def run(name: str) -> None:
+        wait_for(api, kube_cluster, name, phase("Running"))
         ws = attached(api, kube_cluster, name)
         try:
             ws.write_stdin(bytes(1 << 20))
