@@ -13,38 +13,21 @@ model was told, e.g. the guard's reason in the `functionResponse`.
 
 from __future__ import annotations
 
-import ctypes
 import json
-import os
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from typing import Any
 
-from .fakemodel import CLONE_NEWNET, COMMAND, FINAL_TEXT, MAX_BODY, Recorded
+from .fakebase import COMMAND, FINAL_TEXT, FakeServer, Handler, serve_in
 
 SHELL_TOOL = "run_shell_command"
 
 
-@dataclass
-class FakeGemini:
-    """The server's state: the requests seen, its port once listening."""
-
-    requests: list[Recorded] = field(default_factory=list)
-    port: int = 0
-    _server: ThreadingHTTPServer | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+class FakeGemini(FakeServer):
+    """The Gemini API server's state."""
 
     def generations(self) -> list[dict[str, Any]]:
         """The bodies of the `generateContent` calls (streamed or not), in order."""
-        with self._lock:
-            return [r.body for r in self.requests if ":" in r.path.split("?")[0]
-                    and "Content" in r.path and isinstance(r.body, dict)]  # fmt: skip
+        return self.bodies(lambda path: ":" in path and "Content" in path)
 
     def tool_results(self) -> list[str]:
         """What the model was sent of each `functionResponse` (its `response` as JSON,
@@ -55,11 +38,6 @@ class FakeGemini:
                 if text not in seen:
                     seen.append(text)
         return seen
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
 
 
 def _parts(body: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -120,42 +98,21 @@ def _whole(chunks: list[dict[str, Any]]) -> dict[str, Any]:
             "modelVersion": last["modelVersion"]}  # fmt: skip
 
 
-def _handler(model: FakeGemini) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
-            pass
-
-        def _body(self) -> Any:
-            length = min(int(self.headers.get("Content-Length") or 0), MAX_BODY)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                return json.loads(raw) if raw else None
-            except ValueError:
-                return raw.decode("utf-8", "replace")
-
-        def _send(self, status: int, payload: Any) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=UTF-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+def _handler(model: FakeGemini) -> type[Handler]:
+    class Gemini(Handler):
+        content_type = "application/json; charset=UTF-8"
 
         def _not_found(self) -> None:
-            self._send(404, {"error": {"code": 404, "message": "fake Gemini API",
-                                       "status": "NOT_FOUND"}})  # fmt: skip
+            self.send_json(404, {"error": {"code": 404, "message": "fake Gemini API",
+                                           "status": "NOT_FOUND"}})  # fmt: skip
 
         def do_GET(self) -> None:
-            with model._lock:
-                model.requests.append(Recorded("GET", self.path, None))
+            model.record("GET", self.path, None)
             self._not_found()
 
         def do_POST(self) -> None:
-            body = self._body()
-            with model._lock:
-                model.requests.append(Recorded("POST", self.path, body))
+            body = self.read_body()
+            model.record("POST", self.path, body)
             path = self.path.split("?")[0]
             name, _, method = path.rpartition("/")[2].partition(":")
             if not isinstance(body, dict) or not path.startswith(("/v1beta/models/",
@@ -163,65 +120,19 @@ def _handler(model: FakeGemini) -> type[BaseHTTPRequestHandler]:
                 self._not_found()
                 return
             if method == "countTokens":
-                self._send(200, {"totalTokens": 10})
+                self.send_json(200, {"totalTokens": 10})
                 return
             chunks = _chunks(body, name or "gemini-fake")
             if method == "generateContent":
-                self._send(200, _whole(chunks))
-                return
-            if method != "streamGenerateContent":
+                self.send_json(200, _whole(chunks))
+            elif method == "streamGenerateContent":
+                self.send_stream(f"data: {json.dumps(c)}\r\n\r\n".encode() for c in chunks)
+            else:
                 self._not_found()
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            for chunk in chunks:
-                self.wfile.write(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
-                self.wfile.flush()
-            self.close_connection = True
 
-    return Handler
-
-
-def serve_in(
-    netns: str | None, handler: Callable[[FakeGemini], type[BaseHTTPRequestHandler]], state: Any
-) -> None:
-    """Start `handler(state)` on 127.0.0.1 (an ephemeral port, set on `state.port`), in
-    the named network namespace when given: the listening thread enters it (`setns`
-    moves only the calling thread), and the socket stays in it."""
-    ready = threading.Event()
-    failure: list[BaseException] = []
-
-    def serve() -> None:
-        try:
-            if netns is not None:
-                fd = os.open(f"/run/netns/{netns}", os.O_RDONLY)
-                try:
-                    libc = ctypes.CDLL(None, use_errno=True)
-                    if libc.setns(fd, CLONE_NEWNET) != 0:
-                        raise OSError(ctypes.get_errno(), f"setns into {netns}")
-                finally:
-                    os.close(fd)
-            server = ThreadingHTTPServer(("127.0.0.1", 0), handler(state))
-            server.daemon_threads = True
-            state._server, state.port = server, server.server_address[1]
-        except BaseException as error:  # handed to the caller
-            failure.append(error)
-            ready.set()
-            return
-        ready.set()
-        server.serve_forever(poll_interval=0.2)
-
-    threading.Thread(target=serve, name="fake-model", daemon=True).start()
-    ready.wait(30)
-    if failure:
-        raise failure[0]
-    assert state.port, "the fake model did not start"
+    return Gemini
 
 
 def start(netns: str | None = None) -> FakeGemini:
-    model = FakeGemini()
-    serve_in(netns, _handler, model)
-    return model
+    """Start the server on 127.0.0.1, in the named network namespace when given."""
+    return serve_in(netns, _handler, FakeGemini())

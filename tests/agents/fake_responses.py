@@ -13,16 +13,11 @@ can read what the model was told, e.g. the guard's reason in the `function_call_
 
 from __future__ import annotations
 
-import ctypes
 import json
-import os
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .fakemodel import CLONE_NEWNET, COMMAND, FINAL_TEXT, MAX_BODY, Recorded
+from .fakebase import COMMAND, FINAL_TEXT, FakeServer, Handler, serve_in
 
 # The shell tools a Responses client may offer, and the argument each takes the command
 # in: Codex's unified exec (`exec_command`, a string `cmd`) and its older `shell` (an argv
@@ -30,14 +25,8 @@ from .fakemodel import CLONE_NEWNET, COMMAND, FINAL_TEXT, MAX_BODY, Recorded
 SHELL_TOOLS = {"exec_command": ("cmd", COMMAND), "shell": ("command", ["bash", "-lc", COMMAND])}
 
 
-@dataclass
-class FakeResponses:
-    """The server's state: the requests seen, its port once listening."""
-
-    requests: list[Recorded] = field(default_factory=list)
-    port: int = 0
-    _server: ThreadingHTTPServer | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+class FakeResponses(FakeServer):
+    """The Responses server's state."""
 
     @property
     def base_url(self) -> str:
@@ -46,9 +35,7 @@ class FakeResponses:
 
     def responses(self) -> list[dict[str, Any]]:
         """The bodies of the Responses API calls, in order."""
-        with self._lock:
-            return [r.body for r in self.requests if r.path.split("?")[0] == "/v1/responses"
-                    and isinstance(r.body, dict)]  # fmt: skip
+        return self.bodies(lambda path: path == "/v1/responses")
 
     def tool_outputs(self) -> list[str]:
         """The text of every `function_call_output` the model was sent (each once)."""
@@ -58,11 +45,6 @@ class FakeResponses:
                 if text not in seen:
                     seen.append(text)
         return seen
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
 
 
 def _tool_outputs(body: dict[str, Any]) -> Iterator[str]:
@@ -150,92 +132,30 @@ def _events(body: dict[str, Any], number: int) -> list[bytes]:
     return events
 
 
-def _handler(model: FakeResponses) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
-            pass
-
-        def _body(self) -> Any:
-            length = min(int(self.headers.get("Content-Length") or 0), MAX_BODY)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                return json.loads(raw) if raw else None
-            except ValueError:
-                return raw.decode("utf-8", "replace")
-
-        def _send(self, status: int, payload: Any) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+def _handler(model: FakeResponses) -> type[Handler]:
+    class Responses(Handler):
         def _not_found(self) -> None:
-            self._send(404, {"error": {"type": "invalid_request_error", "code": "not_found",
-                                       "message": "fake model"}})  # fmt: skip
+            self.send_json(404, {"error": {"type": "invalid_request_error", "code": "not_found",
+                                           "message": "fake model"}})  # fmt: skip
 
         def do_GET(self) -> None:
-            with model._lock:
-                model.requests.append(Recorded("GET", self.path, None))
+            model.record("GET", self.path, None)
             if self.path.split("?")[0] == "/v1/models":
-                self._send(200, {"object": "list", "data": []})
+                self.send_json(200, {"object": "list", "data": []})
                 return
             self._not_found()
 
         def do_POST(self) -> None:
-            body = self._body()
-            with model._lock:
-                model.requests.append(Recorded("POST", self.path, body))
-                number = len(model.requests)
+            body = self.read_body()
+            number = model.record("POST", self.path, body)
             if self.path.split("?")[0] != "/v1/responses" or not isinstance(body, dict):
                 self._not_found()
                 return
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            for event in _events(body, number):
-                self.wfile.write(event)
-                self.wfile.flush()
-            self.close_connection = True
+            self.send_stream(_events(body, number))
 
-    return Handler
+    return Responses
 
 
 def start(netns: str | None = None) -> FakeResponses:
-    """Start the server on 127.0.0.1 (an ephemeral port), in the named network namespace
-    when given (as `fakemodel.start` does: the listening thread enters it)."""
-    model = FakeResponses()
-    ready = threading.Event()
-    failure: list[BaseException] = []
-
-    def serve() -> None:
-        try:
-            if netns is not None:
-                fd = os.open(f"/run/netns/{netns}", os.O_RDONLY)
-                try:
-                    libc = ctypes.CDLL(None, use_errno=True)
-                    if libc.setns(fd, CLONE_NEWNET) != 0:
-                        raise OSError(ctypes.get_errno(), f"setns into {netns}")
-                finally:
-                    os.close(fd)
-            server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(model))
-            server.daemon_threads = True
-            model._server, model.port = server, server.server_address[1]
-        except BaseException as error:  # handed to the caller
-            failure.append(error)
-            ready.set()
-            return
-        ready.set()
-        server.serve_forever(poll_interval=0.2)
-
-    threading.Thread(target=serve, name="fake-responses", daemon=True).start()
-    ready.wait(30)
-    if failure:
-        raise failure[0]
-    assert model.port, "the fake Responses server did not start"
-    return model
+    """Start the server on 127.0.0.1, in the named network namespace when given."""
+    return serve_in(netns, _handler, FakeResponses())

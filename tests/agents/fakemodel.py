@@ -11,48 +11,21 @@ model was told, e.g. the guard's reason in the `tool_result`.
 
 from __future__ import annotations
 
-import ctypes
 import json
-import os
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-COMMAND = "rm -r victim"
-FINAL_TEXT = "All done."
-CLONE_NEWNET = 0x40000000
-MAX_BODY = 16 * 1024 * 1024
+from .fakebase import COMMAND, FINAL_TEXT, FakeServer, Handler, serve_in
+
+__all__ = ["COMMAND", "FINAL_TEXT", "FakeModel", "start"]
 
 
-@dataclass
-class Recorded:
-    """One request the agent made."""
-
-    method: str
-    path: str
-    body: Any
-
-
-@dataclass
-class FakeModel:
-    """The server's state: the requests seen, its port once listening."""
-
-    requests: list[Recorded] = field(default_factory=list)
-    port: int = 0
-    _server: ThreadingHTTPServer | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+class FakeModel(FakeServer):
+    """The Anthropic Messages server's state."""
 
     def messages(self) -> list[dict[str, Any]]:
         """The bodies of the Messages API calls, in order."""
-        with self._lock:
-            return [r.body for r in self.requests if r.path.startswith("/v1/messages")
-                    and isinstance(r.body, dict) and "count_tokens" not in r.path]  # fmt: skip
+        return self.bodies(lambda path: path == "/v1/messages")
 
     def tool_results(self) -> list[str]:
         """The text of every `tool_result` block the model was sent (each once)."""
@@ -62,11 +35,6 @@ class FakeModel:
                 if text not in seen:
                     seen.append(text)
         return seen
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
 
 
 def _tool_results(body: dict[str, Any]) -> Iterator[str]:
@@ -108,7 +76,7 @@ def _message(body: dict[str, Any], number: int) -> tuple[dict[str, Any], list[by
         whole_block = {"type": "text", "text": FINAL_TEXT}
         delta = {"type": "text_delta", "text": FINAL_TEXT}
         stop = "end_turn"
-    message = {"id": f"msg_fake{number:04d}", "type": "message", "role": "assistant",
+    message: dict[str, Any] = {"id": f"msg_fake{number:04d}", "type": "message", "role": "assistant",
                "model": model, "content": [], "stop_reason": None, "stop_sequence": None,
                "usage": usage}  # fmt: skip
     events = [
@@ -135,34 +103,15 @@ def _message(body: dict[str, Any], number: int) -> tuple[dict[str, Any], list[by
     return whole, events
 
 
-def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
-            pass
-
-        def _body(self) -> Any:
-            length = min(int(self.headers.get("Content-Length") or 0), MAX_BODY)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                return json.loads(raw) if raw else None
-            except ValueError:
-                return raw.decode("utf-8", "replace")
-
-        def _send(self, status: int, payload: Any) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+def _handler(model: FakeModel) -> type[Handler]:
+    class Messages(Handler):
+        def _not_found(self) -> None:
+            self.send_json(404, {"type": "error", "error": {"type": "not_found_error",
+                                                            "message": "fake model"}})  # fmt: skip
 
         def do_GET(self) -> None:
-            with model._lock:
-                model.requests.append(Recorded("GET", self.path, None))
-            self._send(404, {"type": "error", "error": {"type": "not_found_error",
-                                                        "message": "fake model"}})  # fmt: skip
+            model.record("GET", self.path, None)
+            self._not_found()
 
         def do_HEAD(self) -> None:
             self.send_response(200)
@@ -170,66 +119,24 @@ def _handler(model: FakeModel) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
 
         def do_POST(self) -> None:
-            body = self._body()
-            with model._lock:
-                model.requests.append(Recorded("POST", self.path, body))
-                number = len(model.requests)
+            body = self.read_body()
+            number = model.record("POST", self.path, body)
             path = self.path.split("?")[0]
             if path == "/v1/messages/count_tokens":
-                self._send(200, {"input_tokens": 10})
+                self.send_json(200, {"input_tokens": 10})
                 return
             if path != "/v1/messages" or not isinstance(body, dict):
-                self._send(404, {"type": "error", "error": {"type": "not_found_error",
-                                                            "message": "fake model"}})  # fmt: skip
+                self._not_found()
                 return
             whole, events = _message(body, number)
-            if not body.get("stream"):
-                self._send(200, whole)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            for event in events:
-                self.wfile.write(event)
-                self.wfile.flush()
-            self.close_connection = True
+            if body.get("stream"):
+                self.send_stream(events)
+            else:
+                self.send_json(200, whole)
 
-    return Handler
+    return Messages
 
 
 def start(netns: str | None = None) -> FakeModel:
-    """Start the server on 127.0.0.1 (an ephemeral port), in the named network namespace
-    (`ip netns add`) when given: the listening thread enters it (`setns` moves only the
-    calling thread), and the socket stays in it."""
-    model = FakeModel()
-    ready = threading.Event()
-    failure: list[BaseException] = []
-
-    def serve() -> None:
-        try:
-            if netns is not None:
-                fd = os.open(f"/run/netns/{netns}", os.O_RDONLY)
-                try:
-                    libc = ctypes.CDLL(None, use_errno=True)
-                    if libc.setns(fd, CLONE_NEWNET) != 0:
-                        raise OSError(ctypes.get_errno(), f"setns into {netns}")
-                finally:
-                    os.close(fd)
-            server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(model))
-            server.daemon_threads = True
-            model._server, model.port = server, server.server_address[1]
-        except BaseException as error:  # handed to the caller
-            failure.append(error)
-            ready.set()
-            return
-        ready.set()
-        server.serve_forever(poll_interval=0.2)
-
-    threading.Thread(target=serve, name="fake-model", daemon=True).start()
-    ready.wait(30)
-    if failure:
-        raise failure[0]
-    assert model.port, "the fake model did not start"
-    return model
+    """Start the server on 127.0.0.1, in the named network namespace when given."""
+    return serve_in(netns, _handler, FakeModel())
