@@ -20,19 +20,21 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from . import fakemodel
+from .fakebase import FakeServer
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 # Outside the clone, kept between runs on this machine; a test variable moves it.
 CACHE = Path(os.environ.get("SANDBOX_TEST_AGENTS_CACHE") or "/var/cache/sandboxrun-agents")
+S = TypeVar("S", bound=FakeServer)
 # Loopback only, and no proxy: the variables an agent (or npm) would route through.
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy",
                    "https_proxy", "all_proxy", "no_proxy")  # fmt: skip
@@ -255,16 +257,21 @@ def netns() -> Iterator[Netns]:
         _run(["ip", "netns", "del", name])
 
 
-@pytest.fixture
-def model(netns: Netns) -> Iterator[fakemodel.FakeModel]:
-    """The fake model, listening on loopback inside the namespace; after the test,
-    nothing may have tried to leave loopback."""
+def watched(netns: Netns, start: Callable[[str], S]) -> Iterator[S]:
+    """A fake model server (`start(netns)`), listening on loopback inside the namespace;
+    after the test, nothing may have tried to leave loopback."""
     before = netns.attempts()
-    server = fakemodel.start(netns.name)
+    server = start(netns.name)
     yield server
     server.stop()
     after = netns.attempts()
     assert after == before, f"an agent tried to leave loopback: {after}"
+
+
+@pytest.fixture
+def model(netns: Netns) -> Iterator[fakemodel.FakeModel]:
+    """The fake Anthropic Messages API (Claude Code's)."""
+    yield from watched(netns, fakemodel.start)
 
 
 # -- a project -------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from . import fake_responses, fakemodel
-from .conftest import Account, Netns, make_account, make_project, snapshot
+from .conftest import Account, Netns, make_account, make_project, snapshot, watched
 
 REQUIREMENTS = Path("/etc/codex/requirements.toml")
 MODEL = "gpt-fake"
@@ -157,14 +157,8 @@ def account() -> Iterator[Account]:
 
 @pytest.fixture
 def model(netns: Netns) -> Iterator[fake_responses.FakeResponses]:
-    """The fake Responses API on loopback inside the namespace; after the test, nothing
-    may have tried to leave loopback."""
-    before = netns.attempts()
-    server = fake_responses.start(netns.name)
-    yield server
-    server.stop()
-    after = netns.attempts()
-    assert after == before, f"an agent tried to leave loopback: {after}"
+    """The fake Responses API on loopback inside the namespace."""
+    yield from watched(netns, fake_responses.start)
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from . import fake_gemini
-from .conftest import Account, Netns, make_account, make_project, snapshot
+from .conftest import Account, Netns, make_account, make_project, snapshot, watched
 from .fakemodel import FINAL_TEXT
 from .test_claude import GUARD, MARKER, MISSING, SLOW, records, serve  # noqa: F401 - a fixture
 
@@ -68,14 +68,8 @@ def account() -> Iterator[Account]:
 
 @pytest.fixture
 def model(netns: Netns) -> Iterator[fake_gemini.FakeGemini]:
-    """The fake Gemini API, on loopback inside the namespace; after the test, nothing
-    may have tried to leave loopback."""
-    before = netns.attempts()
-    server = fake_gemini.start(netns.name)
-    yield server
-    server.stop()
-    after = netns.attempts()
-    assert after == before, f"an agent tried to leave loopback: {after}"
+    """The fake Gemini API."""
+    yield from watched(netns, fake_gemini.start)
 
 
 def gemini_project(account: Account, files: dict[str, str]) -> Path:
