@@ -44,7 +44,11 @@ it by that name), in the agent's test file::
                         configure=configure, run=lambda project: x(account, ..., project))
 
 `events` must hold an event after `timed` (the post-tool one: the fake model's single
-tool call is let through, since a timed-out hook fails open everywhere so far). `given`
+tool call is let through, since a timed-out hook fails open everywhere so far);
+`timed=None` for an agent whose hooks have no timeout of their own (the Cline CLI's is
+one for all): no slow hook, and the record's `timeout` is null. Per agent too: whether
+`probe.hooks()` need a matcher, a script file per event (a Cline hook is a file: one
+line, `exec` of the command), another config shape (Copilot's `bash`/`timeoutSec`). `given`
 is the environment the CLI is started with beyond the account's own (`Account.env`);
 `run` runs the CLI once in the project (its own assertions as in the agent's other
 tests). Then commit the file `SANDBOX_TEST_AGENTS_OBSERVED=tests/agents/observed` writes.
@@ -101,7 +105,7 @@ class Probe:
 
     folder: Path
     events: tuple[str, ...]
-    timed: str
+    timed: str | None
 
     def command(self, mode: str, event: str) -> str:
         return shlex.join([str(self.folder / "probe.py"), mode, event])
@@ -120,12 +124,12 @@ class Probe:
 
 def observe(
     agent: str, package: str, *, account: Account, agents_bin: Path, events: Sequence[str],
-    timed: str, given: Mapping[str, str], configure: Callable[[Probe], Path],
+    timed: str | None, given: Mapping[str, str], configure: Callable[[Probe], Path],
     run: Callable[[Path], object],
 ) -> None:  # fmt: skip
     """Observe what `agent` (npm `package`) hands a hook and compare it with the committed
     record, or write it where `SANDBOX_TEST_AGENTS_OBSERVED` says (see the module)."""
-    assert timed in events and events[-1] != timed, "an event must follow the timed one"
+    assert timed is None or events.index(timed) < len(events) - 1, "an event must follow it"
     probe = Probe(account.home / f"observe-{uuid.uuid4().hex[:8]}", tuple(events), timed)
     (probe.folder / "records").mkdir(parents=True)
     (probe.folder / "probe.py").write_text(PROBE % {"sleep": SLEEP})
@@ -138,14 +142,16 @@ def observe(
     ended = float(end.read_text()) if end.exists() else None
     version = json.loads((agents_bin.parent / package / "package.json").read_text())["version"]
     base = {item.split("=", 1)[0] for item in account.env(given)[2:]}  # after `env -i`
-    unit, waited = timeout_unit(records, timed, ended)
-    print(f"observed: {agent} {version}: with timeout {TIMEOUT} on {timed} it went on after"
-          f" {waited:.1f} s: {unit}")  # fmt: skip
-    observation = {
-        "agent": agent, "package": package, "version": version,
-        "events": described(records, base, project),
-        "timeout": {"event": timed, "configured": TIMEOUT, "sleep": SLEEP, "unit": unit},
-    }  # fmt: skip
+    observation = {"agent": agent, "package": package, "version": version,
+                   "events": described(records, base, project), "timeout": None}  # fmt: skip
+    waited = ""
+    if timed is not None:
+        unit, seconds = timeout_unit(records, timed, ended)
+        waited = f"; it went on {seconds:.1f} s after the timed event's start"
+        print(f"observed: {agent} {version}: with timeout {TIMEOUT} on {timed} it went on"
+              f" after {seconds:.1f} s: {unit}")  # fmt: skip
+        observation["timeout"] = {"event": timed, "configured": TIMEOUT, "sleep": SLEEP,
+                                  "unit": unit}  # fmt: skip
     text = json.dumps(observation, indent=2, sort_keys=True) + "\n"
     folder = os.environ.get("SANDBOX_TEST_AGENTS_OBSERVED")
     if folder:
@@ -159,8 +165,7 @@ def observe(
                                             str(committed), f"{agent} {version}, observed"))  # fmt: skip
         pytest.fail(
             f"what {agent} {version} hands a hook is not what {committed.name} records (the"
-            f" pinned version's record is stale, or the harness changed; it went on"
-            f" {waited:.1f} s after the timed event's start). Refresh it with"
+            f" pinned version's record is stale, or the harness changed{waited}). Refresh it with"
             f" SANDBOX_TEST_AGENTS_OBSERVED=tests/agents/observed when the change is"
             f" meant:\n{diff}",
             pytrace=False,
