@@ -78,7 +78,7 @@ def agents_bin() -> Path:
         return npmcache.installed("npm", files, ["ci"])
     except npmcache.NpmFailed as failed:
         need(False, f"tests/agents: {failed}")
-        raise
+        raise  # not reached: need() skips or fails
 
 
 # -- sandboxrun, as an account runs it -------------------------------------------------
