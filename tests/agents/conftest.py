@@ -18,7 +18,6 @@ import pwd
 import shutil
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,13 +26,11 @@ from typing import Any, TypeVar
 
 import pytest
 
-from . import fakemodel
+from . import fakemodel, npmcache
 from .fakebase import FakeServer
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-# Outside the clone, kept between runs on this machine; a test variable moves it.
-CACHE = Path(os.environ.get("SANDBOX_TEST_AGENTS_CACHE") or "/var/cache/sandboxrun-agents")
 S = TypeVar("S", bound=FakeServer)
 # Loopback only, and no proxy: the variables an agent (or npm) would route through.
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy",
@@ -65,35 +62,23 @@ def _run(argv: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess[str]
 @pytest.fixture(scope="session")
 def agents_bin() -> Path:
     """`node_modules/.bin` of the pinned agents: `npm ci` of this folder's lockfile into
-    the cache (one folder per lockfile, made once, then reused)."""
+    the cache (one folder per lockfile, made once, then reused); or the folder
+    `SANDBOX_TEST_AGENTS_BIN` names (`scripts/agents-drift`: the newest versions)."""
     need(os.geteuid() == 0, "the agents' pass makes accounts and a network namespace: run as root")
+    given = os.environ.get("SANDBOX_TEST_AGENTS_BIN")
+    if given:
+        need(Path(given).is_dir(), f"SANDBOX_TEST_AGENTS_BIN={given} is not a folder")
+        return Path(given)
     need(
         shutil.which("npm") is not None,
         "npm is not installed (scripts/setup installs node and npm)",
     )
-    lock = (HERE / "package-lock.json").read_bytes() + (HERE / "package.json").read_bytes()
-    folder = CACHE / f"npm-{hashlib.sha256(lock).hexdigest()[:16]}"
-    if not (folder / ".complete").exists():
-        staging = Path(tempfile.mkdtemp(prefix="npm-", dir=_cache_dir()))
-        for name in ("package.json", "package-lock.json"):
-            shutil.copyfile(HERE / name, staging / name)
-        env = {k: v for k, v in os.environ.items() if k not in ("CI",)}
-        done = _run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                    cwd=staging, env=env, timeout=900)  # fmt: skip
-        need(done.returncode == 0, f"npm ci of tests/agents failed: {done.stderr.strip()[-600:]}")
-        (staging / ".complete").write_text(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        staging.chmod(0o755)
-        try:
-            staging.rename(folder)
-        except OSError:  # another run made it meanwhile
-            shutil.rmtree(staging, ignore_errors=True)
-    return folder / "node_modules" / ".bin"
-
-
-def _cache_dir() -> Path:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    CACHE.chmod(0o755)
-    return CACHE
+    files = {name: (HERE / name).read_bytes() for name in ("package-lock.json", "package.json")}
+    try:
+        return npmcache.installed("npm", files, ["ci"])
+    except npmcache.NpmFailed as failed:
+        need(False, f"tests/agents: {failed}")
+        raise  # not reached: need() skips or fails
 
 
 # -- sandboxrun, as an account runs it -------------------------------------------------
@@ -114,7 +99,7 @@ def account_python(user: str) -> str:
     if account_can_run(user, mine):
         return mine
     key = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
-    venv = _cache_dir() / f"venv-{key}"
+    venv = npmcache.cache_dir() / f"venv-{key}"
     python = str(venv / "bin" / "python")
     if not account_can_run(user, python):
         shutil.rmtree(venv, ignore_errors=True)
@@ -275,6 +260,24 @@ def model(netns: Netns) -> Iterator[fakemodel.FakeModel]:
 
 
 # -- a project -------------------------------------------------------------------------
+
+
+def command_hooks(
+    events: Mapping[str, Sequence[tuple[str, int | None]]], matcher: str | None = None
+) -> dict[str, Any]:
+    """The `hooks` object of Claude Code's settings, and of the agents shaped like it
+    (Codex, Gemini CLI, Qwen Code): per event one group of command hooks, each given as
+    (command, timeout or None), with `matcher` when one is given."""
+    groups: dict[str, Any] = {}
+    for event, hooks in events.items():
+        entries = []
+        for command, timeout in hooks:
+            entry: dict[str, Any] = {"type": "command", "command": command}
+            if timeout is not None:
+                entry["timeout"] = timeout
+            entries.append(entry)
+        groups[event] = [{"matcher": matcher, "hooks": entries} if matcher else {"hooks": entries}]
+    return {"hooks": groups}
 
 
 def make_project(account: Account, files: Mapping[str, str]) -> Path:

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from . import fakemodel
-from .conftest import Account, Netns, make_account, make_project, snapshot
+from . import fakemodel, observe
+from .conftest import Account, Netns, command_hooks, make_account, make_project, snapshot
 
 MANAGED = Path("/etc/claude-code/managed-settings.json")
 
@@ -45,13 +45,7 @@ exit 0
 
 
 def settings(*hooks: tuple[str, int | None]) -> str:
-    entries = []
-    for command, timeout in hooks:
-        entry: dict[str, Any] = {"type": "command", "command": command}
-        if timeout is not None:
-            entry["timeout"] = timeout
-        entries.append(entry)
-    return json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": entries}]}})
+    return json.dumps(command_hooks({"PreToolUse": hooks}, "Bash"))
 
 
 @pytest.fixture(scope="module")
@@ -74,19 +68,24 @@ def guarded(account: Account) -> Iterator[tuple[Path, str, Path]]:
     marker.unlink(missing_ok=True)
 
 
-def claude(
-    account: Account, agents_bin: Path, project: Path, model: fakemodel.FakeModel, netns: Netns
-) -> dict[str, Any]:
-    """One headless run of the real CLI in `project`, as the account, in the namespace:
-    its JSON result."""
-    env = {
+def environment(account: Account, model: fakemodel.FakeModel) -> dict[str, str]:
+    """What the CLI is started with beyond the account's own variables."""
+    return {
         "ANTHROPIC_BASE_URL": model.base_url, "ANTHROPIC_API_KEY": "sk-ant-fake",
         "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_BUG_COMMAND": "1",
         "PATH": f"{account.home}/.local/bin:/usr/local/bin:/usr/bin:/bin",
     }  # fmt: skip
+
+
+def claude(
+    account: Account, agents_bin: Path, project: Path, model: fakemodel.FakeModel, netns: Netns
+) -> dict[str, Any]:
+    """One headless run of the real CLI in `project`, as the account, in the namespace:
+    its JSON result."""
     argv = [str(agents_bin / "claude"), "-p", "Remove the victim folder.", "--allowedTools",
             "Bash", "--output-format", "json"]  # fmt: skip
+    env = environment(account, model)
     done = subprocess.run(account.as_me(argv, netns.name, env), cwd=project, capture_output=True,
                           text=True, timeout=300, check=False)  # fmt: skip
     assert done.returncode == 0, f"claude: {done.returncode}\n{done.stdout}\n{done.stderr}"
@@ -278,3 +277,22 @@ def test_managed_forwarders_run_the_projects_hooks_sandboxed(
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert (MANAGED.read_bytes() if MANAGED.exists() else None) == before
+
+
+def test_observation(
+    account: Account, agents_bin: Path, model: fakemodel.FakeModel, netns: Netns
+) -> None:
+    """What Claude Code hands a hook, as `tests/agents/observed/claude.json` records it
+    (observe.py; `scripts/agents-drift` runs it against the newest version)."""
+
+    def configure(probe: observe.Probe) -> Path:
+        return make_project(
+            account, {".claude/settings.json": json.dumps(command_hooks(probe.hooks()))}
+        )
+
+    observe.observe(
+        "claude", "@anthropic-ai/claude-code", account=account, agents_bin=agents_bin,
+        events=("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"),
+        timed="PreToolUse", given=environment(account, model), configure=configure,
+        run=lambda project: claude(account, agents_bin, project, model, netns),
+    )  # fmt: skip

@@ -29,8 +29,8 @@ from typing import Any
 
 import pytest
 
-from . import fake_responses, fakemodel
-from .conftest import Account, Netns, make_account, make_project, snapshot, watched
+from . import fake_responses, fakemodel, observe
+from .conftest import Account, Netns, command_hooks, make_account, make_project, snapshot, watched
 
 REQUIREMENTS = Path("/etc/codex/requirements.toml")
 MODEL = "gpt-fake"
@@ -61,13 +61,7 @@ ROOT = '"$(git rev-parse --show-toplevel)"'
 
 
 def hooks_json(*hooks: tuple[str, int | None]) -> str:
-    entries = []
-    for command, timeout in hooks:
-        entry: dict[str, Any] = {"type": "command", "command": command}
-        if timeout is not None:
-            entry["timeout"] = timeout
-        entries.append(entry)
-    return json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": entries}]}})
+    return json.dumps(command_hooks({"PreToolUse": hooks}, "Bash"))
 
 
 # -- Codex's trust store, as `/hooks` writes it ----------------------------------------
@@ -176,6 +170,12 @@ def guarded(account: Account) -> Iterator[tuple[Path, str, Path]]:
     marker.unlink(missing_ok=True)
 
 
+def environment(account: Account) -> dict[str, str]:
+    """What the CLI is started with beyond the account's own variables."""
+    return {"FAKE_OPENAI_KEY": "sk-fake", "CODEX_DISABLE_TELEMETRY": "1",
+            "PATH": f"{account.home}/.local/bin:/usr/local/bin:/usr/bin:/bin"}  # fmt: skip
+
+
 def codex(
     account: Account, agents_bin: Path, project: Path, model: fake_responses.FakeResponses,
     netns: Netns,
@@ -183,10 +183,9 @@ def codex(
     """One headless run of the real CLI in `project`, as the account, in the namespace:
     its last message. Codex's own sandbox is off (`danger-full-access`): the hooks, not
     its sandbox, are under test."""
-    env = {"FAKE_OPENAI_KEY": "sk-fake", "CODEX_DISABLE_TELEMETRY": "1",
-           "PATH": f"{account.home}/.local/bin:/usr/local/bin:/usr/bin:/bin"}  # fmt: skip
     argv = [str(agents_bin / "codex"), "exec", "--sandbox", "danger-full-access", "--color",
             "never", "Remove the victim folder."]  # fmt: skip
+    env = environment(account)
     done = subprocess.run(account.as_me(argv, netns.name, env), cwd=project, capture_output=True,
                           text=True, timeout=300, check=False,
                           stdin=subprocess.DEVNULL)  # fmt: skip
@@ -430,3 +429,25 @@ def test_managed_forwarders_run_the_projects_hooks_sandboxed(
     assert not marker.exists(), "a project hook ran on the host under managed requirements"
     audited = records(account, seen)
     assert len(audited) == 2 and all(r["warm"] is False for r in audited), audited
+
+
+def test_observation(
+    account: Account, agents_bin: Path, model: fake_responses.FakeResponses, netns: Netns
+) -> None:
+    """What Codex hands a hook, as `tests/agents/observed/codex.json` records it
+    (observe.py; `scripts/agents-drift` runs it against the newest version); the probe's
+    hooks trusted as `/hooks` trusts them."""
+
+    def configure(probe: observe.Probe) -> Path:
+        project = make_project(
+            account, {".codex/hooks.json": json.dumps(command_hooks(probe.hooks()))}
+        )
+        trust(account, model, project)
+        return project
+
+    observe.observe(
+        "codex", "@openai/codex", account=account, agents_bin=agents_bin,
+        events=("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"),
+        timed="PreToolUse", given=environment(account), configure=configure,
+        run=lambda project: codex(account, agents_bin, project, model, netns),
+    )  # fmt: skip

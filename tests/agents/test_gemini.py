@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from . import fake_gemini
-from .conftest import Account, Netns, make_account, make_project, snapshot, watched
+from . import fake_gemini, observe
+from .conftest import Account, Netns, command_hooks, make_account, make_project, snapshot, watched
 from .fakemodel import FINAL_TEXT
 from .test_claude import GUARD, MARKER, MISSING, SLOW, records, serve  # noqa: F401 - a fixture
 
@@ -42,14 +42,7 @@ PROBE = (
 def settings(*hooks: tuple[str, int | None]) -> str:
     """A project's `.gemini/settings.json`: `hooks` (command, timeout in ms) on BeforeTool
     of the shell tool."""
-    entries = []
-    for command, timeout in hooks:
-        entry: dict[str, Any] = {"type": "command", "command": command}
-        if timeout is not None:
-            entry["timeout"] = timeout
-        entries.append(entry)
-    hook = {"matcher": fake_gemini.SHELL_TOOL, "hooks": entries}
-    return json.dumps({"hooks": {"BeforeTool": [hook]}}, indent=2)
+    return json.dumps(command_hooks({"BeforeTool": hooks}, fake_gemini.SHELL_TOOL), indent=2)
 
 
 @pytest.fixture(scope="module")
@@ -97,17 +90,22 @@ def guarded(account: Account) -> Iterator[tuple[Path, str, Path]]:
     marker.unlink(missing_ok=True)
 
 
+def environment(account: Account, model: fake_gemini.FakeGemini) -> dict[str, str]:
+    """What the CLI is started with beyond the account's own variables."""
+    return {
+        "GOOGLE_GEMINI_BASE_URL": model.base_url, "GEMINI_API_KEY": "fake-gemini-key",
+        "PATH": f"{account.home}/.local/bin:/usr/local/bin:/usr/bin:/bin",
+    }  # fmt: skip
+
+
 def gemini(
     account: Account, agents_bin: Path, project: Path, model: fake_gemini.FakeGemini, netns: Netns
 ) -> dict[str, Any]:
     """One headless run of the real CLI in `project`, as the account, in the namespace:
     its JSON result."""
-    env = {
-        "GOOGLE_GEMINI_BASE_URL": model.base_url, "GEMINI_API_KEY": "fake-gemini-key",
-        "PATH": f"{account.home}/.local/bin:/usr/local/bin:/usr/bin:/bin",
-    }  # fmt: skip
     argv = [str(agents_bin / "gemini"), "-p", "Remove the victim folder.", "--approval-mode",
             "yolo", "--output-format", "json", "-m", MODEL]  # fmt: skip
+    env = environment(account, model)
     done = subprocess.run(account.as_me(argv, netns.name, env), cwd=project, capture_output=True,
                           text=True, timeout=300, check=False)  # fmt: skip
     assert done.returncode == 0, f"gemini: {done.returncode}\n{done.stdout}\n{done.stderr}"
@@ -294,3 +292,21 @@ def test_the_session_variable_reaches_the_sandboxed_hook(
 ) -> None:
     _, host, inside = variables
     assert inside["GEMINI_SESSION_ID"] == host["GEMINI_SESSION_ID"] != "<unset>", inside
+
+
+def test_observation(
+    account: Account, agents_bin: Path, model: fake_gemini.FakeGemini, netns: Netns
+) -> None:
+    """What Gemini CLI hands a hook, as `tests/agents/observed/gemini.json` records it
+    (observe.py; `scripts/agents-drift` runs it against the newest version)."""
+
+    def configure(probe: observe.Probe) -> Path:
+        config = json.dumps(command_hooks(probe.hooks()), indent=2)
+        return gemini_project(account, {".gemini/settings.json": config})
+
+    observe.observe(
+        "gemini", "@google/gemini-cli", account=account, agents_bin=agents_bin,
+        events=("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent"),
+        timed="BeforeTool", given=environment(account, model), configure=configure,
+        run=lambda project: gemini(account, agents_bin, project, model, netns),
+    )  # fmt: skip
