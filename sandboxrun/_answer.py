@@ -43,6 +43,10 @@ class Caller:
     user: it is given nothing of that user's account, only what lies below the server's
     allowed_roots (`_mounts.for_tenant`), beside the server's own hooks' folders.
     `served`: answered by `sandboxrun serve` (the audit trail says so).
+    `if_killed`: where a cold `exec` leaves what to record should the agent kill this
+    process before the answer is out (its own timeout, on a loaded machine, can fall
+    before the wrapper's; `_cli.common.stop_cleanly` calls them): the audit trail keeps
+    every run the agent started.
 
     The answer never reads the answering process's own current directory: `serve`
     answers many callers at once, each in a folder of its own, so every relative path
@@ -55,6 +59,7 @@ class Caller:
     gone: Cancel | None = None
     tenant: bool = False
     served: bool = False
+    if_killed: list[Callable[[int], None]] | None = None
 
     @classmethod
     def this_process(cls) -> Caller:
@@ -169,6 +174,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
     from ._dialects.registry import DIALECTS
     from ._exec import (
         audit_exec,
+        ended_by_agent,
         exec_request,
         failure_dialect,
         may_add_lines,
@@ -196,6 +202,12 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         )
         return Reply(stdout, stderr, code)
     started = time.monotonic()
+    named = args.event if args.event in DIALECTS[settings.agent].hook_names else None
+    if caller.if_killed is not None:
+        caller.if_killed.append(lambda signum: audit_exec(
+            settings, backend, stdin, command, args.untrusted,
+            ended_by_agent(settings, signum, started, stdin), started, caller.served, named,
+        ))  # fmt: skip
     # A repository's command sees the agent's transcript unless the dialect says not (Windsurf)
     shared = getattr(DIALECTS[settings.agent], "transcript_for_repository", True)
     try:
@@ -244,7 +256,8 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
             logger.opt(exception=exc).debug("internal error")
         why = f"the hook could not be run: {one_line(exc)}"
         out = sandbox_failure(settings, why, stdin=stdin)
-    named = args.event if args.event in DIALECTS[settings.agent].hook_names else None
+    if caller.if_killed is not None:
+        caller.if_killed.clear()  # answered: from here a kill loses no record
     audit_exec(settings, backend, stdin, command, args.untrusted, out, started, caller.served,
                named)  # fmt: skip
     return Reply(out.stdout, out.stderr, out.exit_code)

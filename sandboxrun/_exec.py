@@ -603,6 +603,34 @@ def failure_dialect(agent: str, stdin: bytes) -> Dialect:
     return DIALECTS[agent]
 
 
+def ended_by_agent(settings: Settings, signum: int, started: float, stdin: bytes) -> ExecOutput:
+    """What the audit trail records of an `exec` the agent killed (SIGTERM, SIGINT,
+    SIGHUP) before it answered: timed out when this process had lived past the hook's
+    own deadline (the agent counts from its start, before Python's: on a loaded machine
+    its deadline can come first), else ended early (a user's cancel)."""
+    import signal
+
+    name = signal.Signals(signum).name
+    ms = int((time.monotonic() - started) * 1000)
+    age = process_age()
+    timed_out = (age if age is not None else ms / 1000) >= exec_timeout(settings, _event(stdin))
+    why = (f"the agent ended the hook ({name}) at its own deadline, before it answered"
+           if timed_out else f"the agent ended the hook ({name}) before it answered")  # fmt: skip
+    result = ExecResult(128 + signum, b"", f"sandboxrun: {why}\n".encode(), ms, timed_out=timed_out)
+    return ExecOutput(b"", result.stderr, 128 + signum, True, result=result)
+
+
+def process_age() -> float | None:
+    """Seconds since this process started (Linux's /proc), or None where unknown."""
+    try:
+        with open("/proc/self/stat") as stat, open("/proc/uptime") as uptime:
+            # After the command name in parentheses, field 22 (starttime) is the 20th.
+            ticks = int(stat.read().rpartition(")")[2].split()[19])
+            return float(uptime.read().split()[0]) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 UNKNOWN_EVENT = "unknown"  # the audit's event when neither the caller nor the event names it
 
 

@@ -264,3 +264,25 @@ def test_a_relative_audit_log_is_refused(home: Path, tmp_path: Path) -> None:
     config.write_text('audit_log = "audit.jsonl"\n')
     with pytest.raises(ConfigError, match="audit_log"):
         Settings.load(config=str(config))
+
+
+@pytest.mark.parametrize(("age", "status"), [(30.0, "timed out"), (1.0, "error")])
+def test_an_exec_the_agent_killed_is_timed_out_only_past_its_deadline(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, age: float, status: str
+) -> None:
+    """The record of an `exec` the agent killed (`_exec.ended_by_agent`): timed out when
+    the process had lived past the hook's deadline (the agent's own came first), else an
+    error that says the agent ended it early."""
+    import signal
+
+    from sandboxrun import _exec
+
+    monkeypatch.setattr(_exec, "process_age", lambda: age)
+    settings = Settings(agent="claude", timeout=4, audit_log=str(tmp_path / "audit.jsonl"))
+    stdin = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash"}).encode()
+    out = _exec.ended_by_agent(settings, signal.SIGTERM, 0.0, stdin)
+    assert out.sandbox_ended and out.exit_code == 128 + signal.SIGTERM
+    _exec.audit_exec(settings, object(), stdin, ["sleep", "60"], False, out, 0.0, False)
+    [record] = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert (record["event"], record["status"]) == ("PreToolUse", status), record
+    assert "the agent ended the hook (SIGTERM)" in record["reason"]

@@ -7,7 +7,10 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from .._log import logger
 
 if TYPE_CHECKING:
     import argparse
@@ -28,10 +31,12 @@ def load(args: argparse.Namespace, **overrides: Any) -> Settings:
 _Backend = TypeVar("_Backend", "Backend", "LazyBackend")
 
 
-def opened_backend(backend: _Backend, opened: list[_Backend]) -> _Backend:
+def opened_backend(
+    backend: _Backend, opened: list[_Backend], if_killed: Sequence[Callable[[int], None]] = ()
+) -> _Backend:
     """Closed after the answer is out; aborted on SIGTERM (`stop_cleanly`)."""
     opened.append(backend)
-    stop_cleanly(backend)
+    stop_cleanly(backend, if_killed)
     return backend
 
 
@@ -90,12 +95,20 @@ class LazyBackend:
         self.close()
 
 
-def stop_cleanly(backend: Backend | LazyBackend) -> None:
+def stop_cleanly(
+    backend: Backend | LazyBackend, if_killed: Sequence[Callable[[int], None]] = ()
+) -> None:
     """On SIGTERM/SIGINT/SIGHUP (an agent giving up on its hook), remove our containers
-    before dying, so no hook outlives the sandboxrun that started it."""
+    before dying, so no hook outlives the sandboxrun that started it; then `if_killed`
+    (`Caller.if_killed`: the audit record of the run it ended)."""
 
     def handler(signum: int, frame: object) -> None:
         backend.abort()
+        for record in list(if_killed):
+            try:
+                record(signum)
+            except Exception as exc:  # dying anyway: the record is best effort
+                logger.debug("could not record the ended run: {}", exc)
         os._exit(128 + signum)  # worker threads are blocked on streams we just closed
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

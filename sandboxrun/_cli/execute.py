@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .. import _log
@@ -18,15 +19,16 @@ if TYPE_CHECKING:
 
 def command(args: argparse.Namespace) -> int:
     opened: list[Backend] = []
+    pending: list[Callable[[int], None]] = []  # the record of a run the agent kills
+    caller = dataclasses.replace(Caller.this_process(), if_killed=pending)
 
     def backend_for(settings: Settings) -> Backend:
         from .._backends.choose import make_backend
 
-        return opened_backend(make_backend(settings), opened)
+        return opened_backend(make_backend(settings), opened, pending)
 
     from .._exec import may_add_lines
 
-    caller = Caller.this_process()
     absolute_paths(args, caller.cwd)
     with _log.hold() as held:  # our log lines go after the hook's stderr, if at all
         reply = answer_exec(args, caller, backend_for)

@@ -13,7 +13,7 @@ from pathlib import Path
 from sandboxrun import DockerBackend
 from sandboxrun._backends.labels import MANAGED as LABEL
 
-from .conftest import HookWriter, cli
+from .conftest import HookWriter, cli, engine_image, engine_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "demo"
@@ -170,6 +170,39 @@ def test_sigterm_removes_the_containers_at_once(
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 128 + signal.SIGTERM
     assert engine.api.containers(all=True, filters=owned_by(proc.pid)) == []
+
+
+def test_an_exec_the_agent_kills_is_recorded_in_the_audit_trail(
+    engine: DockerBackend, workspace: Path, tmp_path: Path
+) -> None:
+    """An agent whose own deadline comes before the wrapper's (a loaded machine: it counts
+    from before Python started) kills the cold `exec` (SIGTERM): its container goes, and
+    the audit trail still holds the run, ended by the agent, not lost."""
+    audit = tmp_path / "audit.jsonl"
+    config = tmp_path / "config.toml"
+    runtime, image = engine_runtime(), engine_image()
+    config.write_text(f'audit_log = "{audit}"\nserve = "off"\n'
+                      + (f'runtime = "{runtime}"\n' if runtime else "")
+                      + (f'image = "{image}"\n' if image else ""))  # fmt: skip
+    argv = cli("exec", "--agent", "claude", "--timeout", "60", "--workspace", str(workspace),
+               "--", "sleep 120", config=config)  # fmt: skip
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)  # fmt: skip
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash"}).encode())
+    proc.stdin.close()
+    give_up = time.monotonic() + 60
+    while not engine.api.containers(filters=owned_by(proc.pid)):
+        assert time.monotonic() < give_up, "the exec never started its container"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    assert engine.api.containers(all=True, filters=owned_by(proc.pid)) == []
+    records = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [(r["entry"], r["event"], r["status"]) for r in records] == [
+        ("exec", "PreToolUse", "error")
+    ], records
+    assert "the agent ended the hook (SIGTERM) before it answered" in records[0]["reason"]
 
 
 def test_killed_run_leaves_a_container_that_reap_removes(
