@@ -410,6 +410,16 @@ def test_run_gives_a_qwen_hook_the_session_variables_of_its_event(
     assert "QWEN_CODE_MODEL" not in request.env
 
 
+def test_exec_ends_a_qwen_hook_without_timeout_before_qwen_does(home: Path, ws: Path) -> None:
+    """Qwen Code 0.24.4 ends a hook without `timeout` at 60 s itself and reads that as a
+    non-blocking error: under fail-closed sandboxrun's block must come first."""
+    settings = Settings(agent="qwen", fail_closed=True)
+    backend = FakeBackend(lambda _r: ExecResult(None, b"", b"", 58, timed_out=True))
+    request = exec_request(settings, ["hook"], b"{}", str(ws), cwd=str(ws))
+    assert request.timeout < 60
+    assert run_exec(settings, backend, request).exit_code == 2
+
+
 def test_qwen_reads_small_timeouts_as_seconds_and_ignores_bad_ones(home: Path, ws: Path) -> None:
     """Qwen Code today (hook-timeout.ts): below 1000 a command hook's timeout is seconds,
     from 1000 milliseconds (its old unit); a value that is not a positive number is
@@ -423,7 +433,7 @@ def test_qwen_reads_small_timeouts_as_seconds_and_ignores_bad_ones(home: Path, w
         ("h0.sh", 30.0), ("h1.sh", 1.0), ("h2.sh", None), ("h3.sh", None), ("h4.sh", None)
     ]  # fmt: skip
     assert found.skipped == ()
-    assert QWEN.default_timeout == 60.0  # 0.24.4: DEFAULT_COMMAND_HOOK_TIMEOUT_SECONDS
+    assert QWEN.default_timeout == 58.0  # below 0.24.4's DEFAULT_COMMAND_HOOK_TIMEOUT_SECONDS
     write(ws / ".claude/settings.json", {"hooks": doc})
     claude = CLAUDE.discover("PreToolUse", [str(ws)], str(home))
     assert [h.name for h in claude.hooks] == ["h0.sh", "h1.sh"]

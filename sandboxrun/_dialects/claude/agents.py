@@ -100,7 +100,11 @@ QWEN = ClaudeDialect(
         ConfigFile("~/.qwen/settings.json", "user"),
         ConfigFile(".qwen/settings.json", "project"),
     ),
-    default_timeout=60.0,
+    # An entry without `timeout`: below Qwen's own 60 s (0.24.4), which Qwen enforces
+    # (SIGTERM to the wrapper, SIGKILL 2 s later), as install's `--timeout` is below a
+    # given one (max(t - 2, t / 2)): sandboxrun's answer, a block under fail-closed, is
+    # in before Qwen ends the wrapper, which it reads as a non-blocking error.
+    default_timeout=58.0,
     timeouts=Timeouts(ms_from=1000, lenient=True),
     extra_vars=("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
     input_vars=(("QWEN_CODE_SESSION_ID", "session_id"), ("QWEN_CODE_PROMPT_ID", "prompt_id"),
