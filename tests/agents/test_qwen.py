@@ -168,9 +168,11 @@ def test_installed_cold_and_warm_contain_the_hooks_and_uninstall_restores_every_
     seen = len(account.audit())
     qwen(account, agents_bin, project, model, netns)  # cold
     told = blocked_with(model, project, token)
+    assert told == f"GUARD-{token}: rm -r is not allowed here", told  # the guard's words only
     assert not marker.exists(), "the installed marker hook wrote on the host"
     venv = str(Path(account.python).parent.parent)
-    assert venv not in told and "sandboxrun" not in told, told  # the guard's words only
+    read = after_the_call(model)
+    assert venv not in read and "sandboxrun" not in read, read
     cold = records(account, seen)
     assert len(cold) == 2 and all(r["warm"] is False for r in cold), cold
     assert all(r["event"] == "PreToolUse" for r in cold), cold
@@ -182,7 +184,9 @@ def test_installed_cold_and_warm_contain_the_hooks_and_uninstall_restores_every_
     model.requests.clear()
     qwen(account, agents_bin, project, model, netns)
     told = blocked_with(model, project, token)
-    assert venv not in told and "sandboxrun" not in told, told
+    assert told == f"GUARD-{token}: rm -r is not allowed here", told
+    read = after_the_call(model)
+    assert venv not in read and "sandboxrun" not in read, read
     assert not marker.exists()
     warm = records(account, seen)
     assert len(warm) == 2 and all(r["warm"] is True for r in warm), warm
