@@ -344,6 +344,82 @@ def test_run_a_qwen_event_through_the_cli(
     assert request.env["QWEN_PROJECT_DIR"] == str(cwd)
 
 
+QWEN_SESSION = {
+    "session_id": "535b8549-d555-4628-8822-c933aceb9535",
+    "prompt_id": "535b8549-d555-4628-8822-c933aceb9535########0",
+}
+QWEN_MODEL = {
+    "QWEN_CODE_MODEL": "qwen/qwen3-coder",
+    "QWEN_CODE_MODEL_IDENTITY": "gpt-fake@228547ac",
+}
+
+
+def test_exec_gives_a_qwen_hook_the_session_variables_qwen_sets(home: Path, ws: Path) -> None:
+    """Qwen Code 0.24.4 sets QWEN_CODE_SESSION_ID, _PROMPT_ID and _AGENT_ID (from the hook
+    input; "" outside a subagent) and QWEN_CODE_MODEL(_IDENTITY) for a hook
+    (tests/agents/test_qwen.py probes it): the same inside, and nothing else of the
+    agent's environment (not the API key, nor QWEN_CODE_PROJECT_DIR and QWEN_CODE_CLI,
+    folders of the host)."""
+    environ = {**QWEN_MODEL, "OPENAI_API_KEY": "sk-secret", "QWEN_CODE_CLI": "/opt/q/cli.js",
+               "QWEN_CODE_PROJECT_DIR": f"{home}/.qwen/projects/x",
+               "QWEN_CODE_SESSION_ID": "from-the-environment"}  # fmt: skip
+    event = json.dumps({**QWEN_SESSION, "cwd": str(ws), "hook_event_name": "PreToolUse"})
+    request = exec_request(Settings(agent="qwen"), ["hook"], event.encode(), None, environ,
+                           cwd=str(ws))  # fmt: skip
+    assert {k: v for k, v in request.env.items() if k.startswith("QWEN_CODE_")} == {
+        "QWEN_CODE_SESSION_ID": QWEN_SESSION["session_id"],
+        "QWEN_CODE_PROMPT_ID": QWEN_SESSION["prompt_id"], "QWEN_CODE_AGENT_ID": "", **QWEN_MODEL,
+    }  # fmt: skip
+    assert "sk-secret" not in json.dumps(request.env)
+    claude = exec_request(Settings(agent="claude"), ["hook"], event.encode(), None, environ,
+                          cwd=str(ws))  # fmt: skip
+    assert not [k for k in claude.env if k.startswith("QWEN_CODE_")]
+
+
+@pytest.mark.parametrize(
+    "value", ["a\nINJECTED=1", "x" * 257, "two words", "", 42, None, ["s"], "caf\u00e9"]
+)
+def test_a_qwen_session_variable_holds_an_identifier_or_nothing(
+    home: Path, ws: Path, value: Any
+) -> None:
+    """The event and the environment a repository's hook runs with are the repository's
+    to shape: a value that is not an identifier is empty inside, never passed as is."""
+    event = json.dumps({"session_id": value, "prompt_id": value, "agent_id": value})
+    environ = {"QWEN_CODE_MODEL": value} if isinstance(value, str) else {}
+    request = exec_request(Settings(agent="qwen"), ["hook"], event.encode(), None, environ,
+                           cwd=str(ws))  # fmt: skip
+    assert {request.env[k] for k in request.env if k.startswith("QWEN_CODE_")} == {""}
+
+
+def test_run_gives_a_qwen_hook_the_session_variables_of_its_event(
+    home: Path, cwd: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    engine: Any,  # noqa: F811 - the shared fixture
+) -> None:  # fmt: skip
+    """`run` (the forwarders of `install --managed`) has the event, not Qwen's environment:
+    the session's variables, not the model's."""
+    write(cwd / ".qwen/settings.json", {"hooks": table("guard.sh")})
+    seen = engine(default=ExecResult(0, b"", b"", 3))
+    event = {**QWEN_SESSION, "cwd": str(cwd), "hook_event_name": "PreToolUse",
+             "tool_name": "run_shell_command", "tool_input": {"command": "ls"}}  # fmt: skip
+    feed(monkeypatch, json.dumps(event))
+    monkeypatch.setenv("QWEN_CODE_MODEL", "gpt-fake")
+    assert cli.main(["run", "PreToolUse", "--agent", "qwen"]) == 0
+    (request,) = seen.requests
+    assert request.env["QWEN_CODE_SESSION_ID"] == QWEN_SESSION["session_id"]
+    assert request.env["QWEN_CODE_PROMPT_ID"] == QWEN_SESSION["prompt_id"]
+    assert "QWEN_CODE_MODEL" not in request.env
+
+
+def test_exec_ends_a_qwen_hook_without_timeout_before_qwen_does(home: Path, ws: Path) -> None:
+    """Qwen Code 0.24.4 ends a hook without `timeout` at 60 s itself and reads that as a
+    non-blocking error: under fail-closed sandboxrun's block must come first."""
+    settings = Settings(agent="qwen", fail_closed=True)
+    backend = FakeBackend(lambda _r: ExecResult(None, b"", b"", 58, timed_out=True))
+    request = exec_request(settings, ["hook"], b"{}", str(ws), cwd=str(ws))
+    assert request.timeout < 60
+    assert run_exec(settings, backend, request).exit_code == 2
+
+
 def test_qwen_reads_small_timeouts_as_seconds_and_ignores_bad_ones(home: Path, ws: Path) -> None:
     """Qwen Code today (hook-timeout.ts): below 1000 a command hook's timeout is seconds,
     from 1000 milliseconds (its old unit); a value that is not a positive number is
@@ -357,7 +433,7 @@ def test_qwen_reads_small_timeouts_as_seconds_and_ignores_bad_ones(home: Path, w
         ("h0.sh", 30.0), ("h1.sh", 1.0), ("h2.sh", None), ("h3.sh", None), ("h4.sh", None)
     ]  # fmt: skip
     assert found.skipped == ()
-    assert QWEN.default_timeout == 600.0
+    assert QWEN.default_timeout == 58.0  # below 0.24.4's DEFAULT_COMMAND_HOOK_TIMEOUT_SECONDS
     write(ws / ".claude/settings.json", {"hooks": doc})
     claude = CLAUDE.discover("PreToolUse", [str(ws)], str(home))
     assert [h.name for h in claude.hooks] == ["h0.sh", "h1.sh"]

@@ -19,11 +19,15 @@ and 12-14; "unconfirmed" where only a doc or a public repository says so):
   are read), and that droid 0.186 reads hooks.json at all (Factory-AI/factory#3 says
   only settings.json fires: reading both lists more, never less).
 - qwen (Qwen Code): QwenLM/qwen-code packages/core/src/hooks/hook-timeout.ts@985988a
-  (a command hook's timeout is in seconds, default 600, but a value of 1000 or more is
-  still milliseconds, as every value was before (hookRunner.ts@0135061: ms, default
-  60000); a value that is not a positive number is ignored), hookRunner.ts@0135061 (env
+  (a command hook's timeout is in seconds, but a value of 1000 or more is still
+  milliseconds, as every value was before (hookRunner.ts@0135061: ms, default 60000); a
+  value that is not a positive number is ignored; the default is 60 s in the verified
+  0.24.4, DEFAULT_COMMAND_HOOK_TIMEOUT_SECONDS), hookRunner.ts@0135061 (env
   GEMINI_PROJECT_DIR, CLAUDE_PROJECT_DIR, QWEN_PROJECT_DIR = the input's cwd; runs in
-  the input's cwd), types.ts@01ed106 (the
+  the input's cwd; 0.24.4 adds getShellContextEnvVars: QWEN_CODE_SESSION_ID,
+  _PROMPT_ID, _AGENT_ID, _MODEL, _MODEL_IDENTITY, and the host paths QWEN_CODE_PROJECT_DIR
+  and QWEN_CODE_CLI, which are not set inside; tests/agents/test_qwen.py probes them),
+  types.ts@01ed106 (the
   events; `enabled`/`disabled`/`notifications` are settings in the hooks table;
   `decision` takes ask/block/deny/approve/allow; hookSpecificOutput is a plain record,
   no hookEventName needed, as Qwen's own /review guard.sh relies on),
@@ -96,9 +100,16 @@ QWEN = ClaudeDialect(
         ConfigFile("~/.qwen/settings.json", "user"),
         ConfigFile(".qwen/settings.json", "project"),
     ),
-    default_timeout=600.0,
+    # An entry without `timeout`: below Qwen's own 60 s (0.24.4), which Qwen enforces
+    # (SIGTERM to the wrapper, SIGKILL 2 s later), as install's `--timeout` is below a
+    # given one (max(t - 2, t / 2)): sandboxrun's answer, a block under fail-closed, is
+    # in before Qwen ends the wrapper, which it reads as a non-blocking error.
+    default_timeout=58.0,
     timeouts=Timeouts(ms_from=1000, lenient=True),
     extra_vars=("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
+    input_vars=(("QWEN_CODE_SESSION_ID", "session_id"), ("QWEN_CODE_PROMPT_ID", "prompt_id"),
+                ("QWEN_CODE_AGENT_ID", "agent_id")),
+    passed_vars=("QWEN_CODE_MODEL", "QWEN_CODE_MODEL_IDENTITY"),
     table_keys=frozenset({"enabled", "disabled", "notifications"}),
     decisions=(("approve", "allow"), ("allow", "allow"), ("ask", "ask"), ("block", "deny"),
                ("deny", "deny")),

@@ -40,6 +40,7 @@ that hook's `error`; on `exec`'s stderr).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -119,6 +120,9 @@ _STRICTNESS = {"allow": 1, "ask": 2, "deny": 3}
 # The top-level `decision` words and what each means: Claude Code's legacy pair.
 LEGACY_DECISIONS: tuple[tuple[str, str], ...] = (("approve", "allow"), ("block", "deny"))
 _MISPLACED = ("additionalContext", "permissionDecision", "permissionDecisionReason", "updatedInput")
+# A session's identifiers (a UUID, Qwen's `<session>########<n>` prompt id, a model name
+# such as `qwen/qwen3-coder@1a2b3c4d`): what a session variable may hold.
+TOKEN = re.compile(r"[A-Za-z0-9._:@#/+=-]{1,256}")
 
 
 class Reader(Protocol):
@@ -175,6 +179,11 @@ class ClaudeDialect:
     # Claude Code rejects a hookSpecificOutput without its event's hookEventName; Qwen
     # Code reads it as a plain record (types.ts@01ed106), and its own guard omits it.
     named_output: bool = True
+    # Variables the agent sets from its hook input: (variable, input field).
+    input_vars: tuple[tuple[str, str], ...] = ()
+    # Variables the agent sets that name no path (a model's name): `exec` passes them on
+    # from the environment the agent gave the wrapper; `run` has none to pass.
+    passed_vars: tuple[str, ...] = ()
 
     @property
     def project_vars(self) -> tuple[str, ...]:
@@ -182,6 +191,19 @@ class ClaudeDialect:
         return tuple(v for v in (self.project_dir_var, *self.extra_vars) if v)
 
     may_add_to_stderr = staticmethod(stderr_unless_blocking(2))  # (`Dialect.may_add_to_stderr`)
+
+    def event_env(
+        self, event: Mapping[str, Any], root: str, transcript: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> dict[str, str]:  # fmt: skip
+        """The session's variables the agent sets for a hook besides the project's
+        (`input_vars`, `passed_vars`). A value is an identifier, allowed by its characters
+        (`TOKEN`): anything else, or an absent field, is empty, as the agent leaves a
+        field it has no value for (Qwen's `QWEN_CODE_AGENT_ID` outside a subagent)."""
+        env = {var: _token(event.get(field)) for var, field in self.input_vars}
+        if environ is not None:
+            env.update({var: _token(environ.get(var)) for var in self.passed_vars})
+        return env
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """The event's name: the Claude family's and Codex's `hook_event_name`."""
@@ -440,6 +462,11 @@ QODER_CN = ClaudeDialect("qoder-cn", ".qoder-cn", ".qoder", "QODERCN_PROJECT_DIR
 
 
 # -- discovery helpers -------------------------------------------------------------
+
+
+def _token(value: Any) -> str:
+    """`value` when it is an identifier (`TOKEN`), else ""."""
+    return value if isinstance(value, str) and TOKEN.fullmatch(value) else ""
 
 
 def _answer(**fields: Any) -> dict[str, Any]:
