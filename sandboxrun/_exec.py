@@ -629,6 +629,10 @@ def audit_exec(
     dialect = dialect_of(settings)
     label = " ".join(command)
     hook_name = event_name or dialect.event_name(_event(stdin)) or UNKNOWN_EVENT
+    # Read as the agent that sent the event reads it (Cline: its SDK or its extension),
+    # as `run` reads it (`_runner`).
+    for_event = getattr(dialect, "for_event", None)
+    dialect = for_event(hook_name, _event(stdin)) if for_event else dialect
     spec = HookSpec(hook_name=hook_name, name=label, source="project" if untrusted else "user",
                     argv=tuple(command), workdir="", mounts=())  # fmt: skip
     r = out.result
