@@ -133,10 +133,27 @@ class ClineDialect:
     read_as: Variant | None = None
 
     may_add_to_stderr = staticmethod(stderr_is_shown)  # (`Dialect.may_add_to_stderr`)
+    # Both engines name the workspace in every event (`workspaceRoots`), and the CLI may
+    # start a hook from a daemon whose folder and environment are another run's: a hook
+    # of Cline's (an installed shim) takes its roots from the event alone
+    # (`_answer.Caller.agent_hook`).
+    roots_in_event = True
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """The event's name: Cline's `hookName`."""
         return named_event(event, "hookName")
+
+    def tool_fields(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        """The event's tool and tool call in the audit's terms (`tool_name`,
+        `tool_use_id`): Cline names them in an object of the event's own, the CLI's
+        `tool_call` / `tool_result` (`name`, `id`) or the extension's `preToolUse` /
+        `postToolUse` (`toolName`; it names no call)."""
+        for key in ("tool_call", "tool_result", "preToolUse", "postToolUse"):
+            inner = event.get(key)
+            if isinstance(inner, dict):
+                return {"tool_name": inner.get("name", inner.get("toolName")),
+                        "tool_use_id": inner.get("id")}  # fmt: skip
+        return {}
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         roots = event.get("workspaceRoots")
