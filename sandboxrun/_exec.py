@@ -150,6 +150,8 @@ def exec_request(
         env.update({"PLUGIN_ROOT": goose_root} if goose_root else {})
     if claude_shaped(dialect) or gemini_shaped(dialect):  # Qwen, Gemini: GEMINI_/CLAUDE_...
         env = dict.fromkeys(dialect.project_vars, root)
+    if gemini_shaped(dialect):  # GEMINI_SESSION_ID, from the event
+        env.update(dialect.event_env(event, root))
     if kiro_shaped(dialect):  # USER_PROMPT, from the event as Kiro derives it
         env.update(dialect.event_env(event, root, None, environ))
     env.update(dialect.hook_dir_env(hook_dir, root, account_home(), untrusted))

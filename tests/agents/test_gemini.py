@@ -283,12 +283,6 @@ def test_the_variables_gemini_sets_for_hooks_and_those_inside_the_sandbox(
     assert inside["GEMINI_PLANS_DIR"] == "<unset>", inside
 
 
-@pytest.mark.xfail(
-    reason="issue 30: Gemini CLI sets GEMINI_SESSION_ID for hooks (the event's session_id);"
-    " sandboxrun does not set it inside the sandbox (docs/agents/gemini.md says so); a hook"
-    " that keys its state by session reads it empty there",
-    strict=True,
-)
 def test_the_session_variable_reaches_the_sandboxed_hook(
     variables: tuple[Path, dict[str, str], dict[str, str]],
 ) -> None:
