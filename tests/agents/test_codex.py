@@ -299,7 +299,8 @@ def test_installed_cold_and_warm_contain_the_hooks_and_uninstall_restores_every_
     before = snapshot(watched)
     install(account, project)
     assert snapshot(watched) != before
-    assert "sandboxrun-hook exec --agent codex" in (project / ".codex/hooks.json").read_text()
+    launcher = account.home / ".local/share/sandboxrun/hook"  # install's, in the user's data folder
+    assert f"{launcher} exec --agent codex" in (project / ".codex/hooks.json").read_text()
     trust(account, model, project)  # as the user does in /hooks
 
     seen = len(account.audit())
