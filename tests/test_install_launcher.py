@@ -71,11 +71,18 @@ def test_the_launcher_starts_its_python_isolated_and_says_whether_it_can(tmp_pat
     assert _launcher.target(hook) is None  # not byte for byte ours: nothing read from it
 
 
-def test_a_launcher_folder_others_can_write_is_refused(tmp_path: Path) -> None:
+def test_the_launcher_folder_is_the_users_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writable by others (a umask of 002), it is made the user's alone; someone else's,
+    install is refused."""
     folder = tmp_path / "home" / ".local" / "share" / "sandboxrun"
     folder.mkdir(parents=True)
     folder.chmod(0o777)
-    with pytest.raises(ConfigError, match="nobody else can write"):
+    _launcher.write(str(tmp_path / "home"), "/usr/bin/python3", "/x")
+    assert folder.stat().st_mode & 0o777 == 0o755
+    monkeypatch.setattr(os, "geteuid", lambda: os.stat(folder).st_uid + 1)
+    with pytest.raises(ConfigError, match="must be a folder of yours"):
         _launcher.write(str(tmp_path / "home"), "/usr/bin/python3", "/x")
 
 

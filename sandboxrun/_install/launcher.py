@@ -10,8 +10,8 @@ are there, which the wrappers' guards ask (`wrapped.ready_test`), so a fail-clos
 still blocks when the venv is gone.
 
 Its path comes from the account's home (`pw_dir`, or `--home`), never from a variable a
-repository could set; its folder is the user's own and writable by nobody else (else
-`install` refuses). Each install writes it again: it starts the sandboxrun of the last
+repository could set; its folder must be the user's own, and is made writable by nobody
+else. Each install writes it again: it starts the sandboxrun of the last
 install. `uninstall` leaves it (other files may still start it), as it leaves the backups'
 folder. The system's files (`--managed`) are read by every account: their hooks start the
 venv's Python by its own path, as before.
@@ -51,17 +51,20 @@ def text(python: str, script: str) -> bytes:
 
 
 def write(home: str, python: str, script: str) -> str:
-    """Write the launcher (atomically; its folder made 0700 if missing) and return its
-    path; a `ConfigError` when its folder is not the user's alone."""
+    """Write the launcher (atomically; its folder made 0700 if missing, and writable by
+    nobody else: a umask of 002 made it group-writable) and return its path; a
+    `ConfigError` when its folder is not the user's own."""
     where = path(home)
     folder = os.path.dirname(where)
     os.makedirs(folder, mode=0o700, exist_ok=True)
     st = os.lstat(folder)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
         raise ConfigError(
-            f"{folder} must be a folder of yours that nobody else can write to (the hooks"
-            " install writes start the launcher in it): fix its owner or mode"
+            f"{folder} must be a folder of yours (the hooks install writes start the"
+            " launcher in it): fix its owner"
         )
+    if st.st_mode & 0o022:
+        os.chmod(folder, stat.S_IMODE(st.st_mode) & ~0o022)
     new = text(python, script)
     try:
         with open(where, "rb") as f:
