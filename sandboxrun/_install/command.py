@@ -322,7 +322,7 @@ def launch_for(args: argparse.Namespace, home: str) -> Callable[[], list[str]]:
 
 
 def _isolated() -> tuple[str, str, str]:
-    """`PYTHON -I SCRIPT`, checked once: PYTHON imports sandboxrun isolated."""
+    """`PYTHON -I SCRIPT`, checked: PYTHON imports sandboxrun isolated."""
     script = hook_script()
     python = _python_of(script)
     import subprocess  # only here: checking the launcher is install's alone
