@@ -56,7 +56,7 @@ STDIN = json.dumps(EVENT).encode()
 NOOP = "#!/bin/sh\ncat >/dev/null\necho '{}'\n"
 FLOOD = "#!/bin/sh\ncat >/dev/null\nexec yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n"
 Call = Callable[[], object]
-SANDBOXRUN = launcher()  # the command an agent starts for each hook, as install writes it
+SANDBOXRUN = launcher()  # what an agent starts for each hook (install's launcher file execs it)
 
 
 def pct(samples: list[float], q: float) -> float:

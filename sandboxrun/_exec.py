@@ -158,8 +158,9 @@ def exec_request(
         env.update({"PLUGIN_ROOT": goose_root} if goose_root else {})
     if claude_shaped(dialect) or gemini_shaped(dialect):  # Qwen, Gemini: GEMINI_/CLAUDE_...
         env = dict.fromkeys(dialect.project_vars, root)
-    if kiro_shaped(dialect) or claude_shaped(dialect):  # Kiro's USER_PROMPT, from the event
-        # as Kiro derives it; Qwen's session variables, from the event and the environment
+    if kiro_shaped(dialect) or claude_shaped(dialect) or gemini_shaped(dialect):
+        # Kiro's USER_PROMPT, from the event as Kiro derives it; Qwen's session variables,
+        # from the event and the environment; GEMINI_SESSION_ID, from the event
         env.update(dialect.event_env(event, root, None, environ))
     env.update(dialect.hook_dir_env(hook_dir, root, account_home(), untrusted))
     places = [] if tenant else trusted_places(settings, account_home())

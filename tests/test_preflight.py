@@ -120,6 +120,28 @@ def test_shebangs_of_mounted_files(ws: Path) -> None:
             assert got is not None and got.startswith(want.format(path)), (line, got)
 
 
+def test_the_git_root_of_a_codex_hook(ws: Path) -> None:
+    """`$(git rev-parse --show-toplevel)` (Codex's way to its repository, in its login
+    shell's `-lc`), or in backquotes, reads as the mounted folder holding `.git`, when
+    the image has git; nothing else is read, and without a mounted `.git` nothing is."""
+    script(ws / "hooks" / "x.sh", "#!/usr/bin/env nosuchlang")
+    (ws / "sub").mkdir()
+    git = parse_probe(PROBE_OUT.replace("x /usr/bin/jq", "x /usr/bin/jq\nx /usr/bin/git"), IMAGE)
+    want = f"`nosuchlang` (the interpreter of {ws}/hooks/x.sh) is not in image {IMAGE}"
+
+    def run(command: str, tools: ImageTools = git, workdir: Path = ws) -> str | None:
+        return missing(("/bin/sh", "-lc", command), str(workdir), (str(ws),), {}, tools)
+
+    (ws.parent / ".git").mkdir()  # a repository around the workspace: not mounted
+    assert run('"$(git rev-parse --show-toplevel)"/hooks/x.sh') is None
+    (ws / ".git").mkdir()
+    assert run('"$(git rev-parse --show-toplevel)"/hooks/x.sh') == want
+    assert run("`git rev-parse --show-toplevel`/hooks/x.sh", workdir=ws / "sub") == want
+    assert run('"$(git rev-parse --show-toplevel)"/hooks/x.sh', TOOLS) is None  # no git inside
+    assert run('"$(git rev-parse --show-cdup)"hooks/x.sh') is None  # only that one command
+    assert run('"$(git rev-parse --show-toplevel; true)"/hooks/x.sh') is None
+
+
 def test_shebang_reads_a_bounded_first_line_of_regular_files(tmp_path: Path) -> None:
     """Only a regular file's first line, at most 256 bytes, is read; a FIFO is never opened."""
     long = script(tmp_path / "long", "#!/usr/bin/" + "n" * 1000)

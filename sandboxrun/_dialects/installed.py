@@ -4,7 +4,8 @@ the sandbox: there is no sandboxrun inside), `list` and `doctor`, and `uninstall
 
 A shim is a file install's record (`_install.record`) holds byte for byte for that
 path: a file a repository shaped like a shim is a hook. A shim is exactly five lines
-(`#!/bin/sh`, two comments, one `exec` of `PYTHON -I SANDBOXRUN run` with only the
+(`#!/bin/sh`, two comments, one `exec` of `PYTHON -I SANDBOXRUN run`, or of the
+launcher `install` writes (`LAUNCHER run`: `_install.launcher`), with only the
 options `install` writes), six with `--fail-closed` (the `missing_guard` before the
 `exec`); that shape is read for its fields, after the record said it is ours. The
 originals of a folder `<base>/<d>` are in `<base>/.sandboxrun/moved/<d>`, which no
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 
 from .._errors import ConfigError
 from .._install.record import Record
+from .claude.wrapped import gone, ready_test
 
 MOVED = os.path.join(".sandboxrun", "moved")
 SHIM_MARK = "# sandboxrun shim"
@@ -35,11 +37,11 @@ _SHIM_OPTIONS = {"--agent": True, "--answer": True, "--hooks-dir": True, "--home
 class Shim:
     """A shim's command, read back: what it runs and over which folders."""
 
-    executable: str  # the sandboxrun script
+    executable: str  # the sandboxrun script, or the launcher file (`_install.launcher`)
     hook_name: str
     hooks_dirs: tuple[str, ...]
     config: str | None = None
-    python: str = ""  # the interpreter it starts the script with (`-I`)
+    python: str = ""  # the interpreter it starts the script with (`-I`); "" for the launcher
 
 
 def moved_folder(base: str, rel: str) -> str:
@@ -50,11 +52,9 @@ def moved_folder(base: str, rel: str) -> str:
 def missing_guard(launcher: Sequence[str]) -> str:
     """A fail-closed shim's line before its `exec`: if sandboxrun is gone (moved,
     uninstalled), Cline gets a cancel instead of a failed hook, which blocks nothing."""
-    python, script = launcher[0], launcher[-1]
-    why = f"sandboxrun (fail-closed): {script} is missing"
+    why = f"sandboxrun (fail-closed): {gone(launcher)}"
     answer = json.dumps({"cancel": True, "contextModification": "", "errorMessage": why})
-    test = f"[ -x {shlex.quote(python)} ] && [ -f {shlex.quote(script)} ]"
-    return f"{test} || {{ echo {shlex.quote(answer)}; exit 0; }}"
+    return f"{ready_test(launcher)} || {{ echo {shlex.quote(answer)}; exit 0; }}"
 
 
 def read_shim(path: str, record: Record) -> Shim | None:
@@ -84,11 +84,13 @@ def read_shim(path: str, record: Record) -> Shim | None:
         words = shlex.split(lines[3][5:])
     except ValueError:
         return None
-    if len(words) < 5 or words[1] != "-I" or words[3] != "run":
+    # `PYTHON -I SANDBOXRUN run NAME`, or (the launcher file) `LAUNCHER run NAME`
+    n = 3 if len(words) > 1 and words[1] == "-I" else 1
+    if len(words) < n + 2 or words[n] != "run":
         return None
-    if guard is not None and guard != missing_guard(words[:3]):
+    if guard is not None and guard != missing_guard(words[:n]):
         return None
-    dirs, config, i = [], None, 5
+    dirs, config, i = [], None, n + 2
     while i < len(words):
         takes = _SHIM_OPTIONS.get(words[i])
         if takes is None or (takes and i + 1 >= len(words)):
@@ -98,4 +100,5 @@ def read_shim(path: str, record: Record) -> Shim | None:
         elif words[i] == "--config":
             config = words[i + 1]
         i += 2 if takes else 1
-    return Shim(words[2], words[4], tuple(dirs), config, words[0])
+    python = words[0] if n == 3 else ""  # the launcher: one file (`Shim.executable`)
+    return Shim(words[n - 1], words[n + 1], tuple(dirs), config, python)

@@ -7,7 +7,8 @@ after it: both variants run it; every file of the folder moves, whatever its nam
 the originals move (one rename: bytes, modes and times kept) to
 `<base>/.sandboxrun/moved/<folder>`, which no agent scans.
 A shim hands its stdin to `sandboxrun run HOOK --agent A --answer agent --hooks-dir
-<moved folder>` (started as `PYTHON -I SANDBOXRUN`: `command.launcher`), which runs
+<moved folder>` (started by install's launcher file, which execs `PYTHON -I SANDBOXRUN`:
+`command.launcher`), which runs
 the originals in the sandbox and prints exactly Cline's answer (`cancel`,
 `contextModification`, `errorMessage`, and the SDK's `overrideInput` when one is kept).
 Each shim's bytes go in install's record (`record.Record`) before the shim is written:

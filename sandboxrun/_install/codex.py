@@ -139,7 +139,8 @@ def files(workspace: str | None, home: str) -> list[tuple[str, Shape]]:
 class Tools(Protocol):
     """What `command.py` lends (it imports this module: no import back)."""
 
-    def launcher(self) -> list[str]: ...
+    def launcher(self) -> list[str]: ...  # the user's launcher file (`launcher.py`)
+    def shared_launcher(self) -> list[str]: ...  # for every account: the venv's Python
     def session(
         self, args: argparse.Namespace, agent: str, home: str, workspace: str, undo: bool,
         found: bool,
@@ -223,7 +224,7 @@ def _managed(
         change = plan_unmanage(path, store)
         return tools.show([change] if change else [], args.dry_run, store, Record(home), True,
                           managed=True)  # fmt: skip
-    change = plan_managed(path, tools.launcher(), tools.run_options(args))
+    change = plan_managed(path, tools.shared_launcher(), tools.run_options(args))
     code = tools.show([change], args.dry_run, store, Record(home), False, managed=True)
     print(
         "Codex now runs only managed hooks; sandboxrun runs your and each project's hooks"

@@ -52,10 +52,11 @@ def command(args: argparse.Namespace) -> int:
     home = os.path.abspath(args.home) if args.home else account_home()
     store, record = BackupStore(home), Record(home)
     undo = args.command == "uninstall"
+    launch = launch_for(args, home)
     if dialect.agent == "codex":  # its own files and formats: `codex.py`
         from . import codex as _codex
 
-        return _codex.command(args, home, store, record, _Tools())
+        return _codex.command(args, home, store, record, _Tools(launch))
     if isinstance(dialect, CursorDialect | WindsurfDialect):  # hooks.json, Claude's machinery
         files = _windsurf if isinstance(dialect, WindsurfDialect) else _cursor
         paths, untrusted = files.hooks_files(dialect, args, home)
@@ -64,18 +65,18 @@ def command(args: argparse.Namespace) -> int:
         else:
             options = ([UNTRUSTED] if untrusted else []) + _run_options(args, home=False)
             changes = _claude.plan_install(
-                paths, launcher(), dialect.agent, options, record, files.SHAPE
+                paths, launch(), dialect.agent, options, record, files.SHAPE
             )
         return _show_files(changes, args.dry_run, store, record, undo)
     if dialect.agent == "goose":  # each plugin's hooks.json, Claude's machinery (`goose.py`)
-        changes = _goose.plan(args, home, store, record, launcher, _run_options(args, False))
+        changes = _goose.plan(args, home, store, record, launch, _run_options(args, False))
         return _show_files(changes, args.dry_run, store, record, undo)
     if dialect.agent == "crush":  # crush.json, each command a script it writes (`crush.py`)
-        return _crush.command(args, home, store, record, launcher, _run_options, _show_files)
+        return _crush.command(args, home, store, record, launch, _run_options, _show_files)
     if dialect.agent == "kiro":  # its agent files, Claude's machinery (`kiro.py`)
         return _kiro_command(args, dialect, home, store, record, undo)
     if dialect.agent == "gemini":  # its settings files, rewritten in place (`gemini.py`)
-        changes = _gemini.plan(args, home, store, record, launcher, _run_options(args, False))
+        changes = _gemini.plan(args, home, store, record, launch, _run_options(args, False))
         then = None
         if not (args.user or args.managed or args.managed_file):
             folder = os.path.abspath(args.workspace or os.getcwd())
@@ -84,9 +85,7 @@ def command(args: argparse.Namespace) -> int:
         return _show_files(changes, args.dry_run, store, record, undo, then=then)
     if dialect.agent == "copilot":
         options = _run_options(args, home=False)
-        changes, lines = _copilot.plan(
-            args, home, record, undo, [] if undo else launcher(), options
-        )
+        changes, lines = _copilot.plan(args, home, record, undo, [] if undo else launch(), options)
         code = _show_files(changes, args.dry_run, store, record, undo)
         for line in lines:
             print(printable(line))
@@ -107,7 +106,7 @@ def command(args: argparse.Namespace) -> int:
             # and input rewrites must never reach the agent.
             options = [UNTRUSTED] if workspace else []
             options += _run_options(args, home=False)
-            changes = _claude.plan_install(paths, launcher(), dialect.agent, options, record)
+            changes = _claude.plan_install(paths, launch(), dialect.agent, options, record)
         then = None
         if workspace is not None:
             then = functools.partial(session_check, args, dialect.agent, home, workspace, undo,
@@ -127,7 +126,7 @@ def _claudelike_command(
     managed = bool(args.managed or args.managed_file)
     scope = "managed" if managed else "user" if args.user else "workspace"
     workspace = os.path.abspath(args.workspace or os.getcwd()) if scope == "workspace" else None
-    launch = [] if undo else launcher()
+    launch = [] if undo else launch_for(args, home)()
     changes = _claudelike.plan(dialect, scope, workspace, args.managed_file, home, launch,
                                _run_options(args, home=False), undo)  # fmt: skip
     return _show_files(changes, args.dry_run, store, record, undo)
@@ -143,11 +142,12 @@ def _kiro_command(
     files, untrusted = _kiro.agent_files(dialect, args, home)
     options = ([UNTRUSTED] if untrusted else []) + _run_options(args, home=False)
     changes = []  # each file read as its kind (agent file, v3 or IDE), in the listed order
+    launch = [] if undo else launch_for(args, home)()
     for path, shape in files:
         if undo:
             changes += _claude.plan_uninstall([path], store, record, shape)
         else:
-            changes += _claude.plan_install([path], launcher(), dialect.agent, options, record,
+            changes += _claude.plan_install([path], launch, dialect.agent, options, record,
                                             shape)  # fmt: skip
     return _show_files(changes, args.dry_run, store, record, undo)
 
@@ -155,7 +155,10 @@ def _kiro_command(
 class _Tools:
     """What `codex.py` borrows from here (`codex.Tools`)."""
 
-    launcher = staticmethod(lambda: launcher())
+    def __init__(self, launch: Callable[[], list[str]]) -> None:
+        self.launcher = launch
+
+    shared_launcher = staticmethod(lambda: launcher())
     run_options = staticmethod(lambda args, home=True: _run_options(args, home))
     show = staticmethod(lambda *a, **k: _show_files(*a, **k))
     session = staticmethod(lambda *a: session_check(*a))
@@ -175,7 +178,8 @@ def session_check(
     project = os.path.realpath(project_root(workspace, home, f".{agent}"))
     options = ["--home", home] if args.home else []  # where the record is, as for `run`
     try:
-        change = session.plan(agent, home, project, [] if undo else launcher(), undo, options)
+        launch = [] if undo else launch_for(args, home)()
+        change = session.plan(agent, home, project, launch, undo, options)
     except ConfigError as exc:  # the workspace's own change stands: say what is missing
         print(printable(f"no session-start check: {exc}"))
         return
@@ -249,7 +253,7 @@ def _cline_command(
     base = home if user else os.path.abspath(args.workspace or os.getcwd())
     rels = dialect.global_dirs if user else dialect.workspace_dirs
     plans = []
-    launch = [] if undo else launcher()
+    launch = [] if undo else launch_for(args, home)()
     for rel in rels:
         folder, moved = os.path.join(base, rel), moved_folder(base, rel)
         if undo:
@@ -289,14 +293,36 @@ def _cline_command(
     return 0
 
 
-def launcher() -> list[str]:
-    """How an installed hook starts this sandboxrun: `PYTHON -I SCRIPT`, both absolute.
+def launcher(home: str | None = None, write: bool = False) -> list[str]:
+    """How an installed hook starts this sandboxrun: `PYTHON -I SCRIPT`, both absolute;
+    with `home` (files of the user's own, or a project's), the launcher file that
+    starts them (`launcher.py`: a short fixed path in what an agent shows the model),
+    written there when `write`.
     `-I` before anything else: the agent starts hooks with the environment a
     repository's settings `env` block sets, and Python would otherwise run a
     `sitecustomize.py` from its `PYTHONPATH` (or honour `PYTHONHOME`...) on the host,
     before any code of ours. pip writes console scripts with a bare `#!PYTHON` (it
     drops flags), so the interpreter is named here, not left to the shebang.
     SCRIPT is `hook_script()`: the command without the entry point launcher's cost."""
+    python, flag, script = _isolated()
+    if home is None:
+        return [python, flag, script]
+    from . import launcher as _launcher
+
+    return [_launcher.write(home, python, script) if write else _launcher.path(home)]
+
+
+def launch_for(args: argparse.Namespace, home: str) -> Callable[[], list[str]]:
+    """The `launcher` of an install: the system's files (`--managed`), read by every
+    account, start the venv's Python by its path; the others, the user's launcher file
+    (written unless it is a dry run)."""
+    if args.managed or args.managed_file:
+        return launcher
+    return functools.partial(launcher, home, not args.dry_run)
+
+
+def _isolated() -> tuple[str, str, str]:
+    """`PYTHON -I SCRIPT`, checked: PYTHON imports sandboxrun isolated."""
     script = hook_script()
     python = _python_of(script)
     import subprocess  # only here: checking the launcher is install's alone
@@ -314,7 +340,7 @@ def launcher() -> list[str]:
             f"{python} -I cannot import sandboxrun (installed in the user's site folder?):"
             " install it into a virtualenv or with pipx, so hooks can start it isolated"
         )
-    return [python, "-I", script]
+    return python, "-I", script
 
 
 def _python_of(script: str) -> str:

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._dialects.claude.handler import Timeouts
+from .._dialects.claude.wrapped import gone, ready_test
 from .._dialects.gemini import settings as _settings
 from .._errors import ConfigError
 from . import claude as _claude
@@ -104,10 +105,8 @@ GEMINI = GeminiShape(timeouts=Timeouts(unit=0.001), skip=lambda hook: False)
 def warning_guard(launcher: Sequence[str]) -> str:
     """The prefix of a wrapper that fails open: sandboxrun gone (moved, uninstalled) is
     exit 1 with a `sandboxrun:` line, a warning to Gemini, never bash's 127 (a block)."""
-    python, script = launcher[0], launcher[-1]
-    why = shlex.quote(f"sandboxrun: {script} is missing; the hook did not run")
-    test = f"[ -x {shlex.quote(python)} ] && [ -f {shlex.quote(script)} ]"
-    return f"{test} || {{ echo {why} >&2; exit 1; }}; "
+    why = shlex.quote(f"sandboxrun: {gone(launcher)}; the hook did not run")
+    return f"{ready_test(launcher)} || {{ echo {why} >&2; exit 1; }}; "
 
 
 def keep_dollars(command: str) -> str:

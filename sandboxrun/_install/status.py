@@ -35,6 +35,7 @@ from .cline import forwarders_installed, listdir
 from .command import NOT_YET
 from .cursor import SHAPE as CURSOR_SHAPE
 from .files import BackupStore, read_bytes
+from .launcher import started
 from .record import Record, names_sandboxrun
 from .sessionrecord import check_in, is_check
 from .shape import Shape
@@ -301,6 +302,7 @@ def wrapper_notes(
     when the agent's form is not `chosen_files`' own)."""
     if chosen is None:
         chosen = chosen_files(hook["command"], hook.get("args"))
+    chosen = started(chosen)  # the launcher file: what it starts
     inside = [f for f in chosen if _inside(f, project)]
     if inside:
         return [
@@ -411,7 +413,8 @@ def _cline_notes(dialect: ClineDialect, roots: Sequence[str], home: str) -> list
         again = "--user" if source == "global" else f"--workspace {base}"
         for path in entries:
             shim = read_shim(path, record)
-            chosen = [shim.python, shim.executable, *filter(None, [shim.config])] if shim else []
+            chosen = started([*filter(None, [shim.python, shim.executable, shim.config])]
+                             if shim else [])  # fmt: skip
             inside = [f for f in chosen if source == "workspace" and _inside(f, base)]
             if inside:
                 out.append(

@@ -156,7 +156,8 @@ def test_installed_cold_and_warm_contain_the_hooks_and_uninstall_restores_every_
     done = account.sbx("install", "--agent", "claude", "--workspace", str(project))
     assert done.returncode == 0, done.stderr
     assert snapshot(watched) != before
-    assert "sandboxrun-hook exec --agent claude" in (project / ".claude/settings.json").read_text()
+    launcher = account.home / ".local/share/sandboxrun/hook"  # install's, in the user's data folder
+    assert f"{launcher} exec --agent claude" in (project / ".claude/settings.json").read_text()
 
     seen = len(account.audit())
     claude(account, agents_bin, project, model, netns)  # cold
@@ -181,16 +182,12 @@ def test_installed_cold_and_warm_contain_the_hooks_and_uninstall_restores_every_
     assert snapshot(watched) == before
 
 
-@pytest.mark.xfail(
-    reason="issue 30 (Launcher): the block message Claude Code hands the model starts with the"
-    " hook's command, i.e. the wrapper's absolute Python and sandboxrun-hook paths of this"
-    " machine's venv; a short fixed launcher path is left to a change of what install writes",
-    strict=True,
-)
 def test_what_the_model_reads_of_an_installed_hook_holds_no_venv_path(
     account: Account, agents_bin: Path, guarded: tuple[Path, str, Path],
     model: fakemodel.FakeModel, netns: Netns,
 ) -> None:  # fmt: skip
+    """Claude Code hands the model the hook's command with the block (`hook error:
+    [COMMAND]: REASON`): it names install's launcher, one short path of the user's."""
     project, token, _ = guarded
     account.config('serve = "off"\n')
     assert account.sbx("install", "--agent", "claude", "--workspace", str(project)).returncode == 0
@@ -201,6 +198,7 @@ def test_what_the_model_reads_of_an_installed_hook_holds_no_venv_path(
         account.sbx("uninstall", "--agent", "claude", "--workspace", str(project))
     venv = str(Path(account.python).parent.parent)
     assert venv not in told and "sandboxrun-hook" not in told, told
+    assert f"{account.home}/.local/share/sandboxrun/hook exec" in told, told
 
 
 @pytest.mark.parametrize("case", ["timeout", "missing-interpreter"])

@@ -32,9 +32,12 @@ MODEL = "gemini-2.5-flash"
 VARIABLES = ("GEMINI_PROJECT_DIR", "GEMINI_CWD", "CLAUDE_PROJECT_DIR", "GEMINI_SESSION_ID",
              "GEMINI_PLANS_DIR")  # fmt: skip
 # Blocks with every variable on stderr: the model reads them, from the host or the sandbox.
+# And the event's `session_id` (a bash match: no tool the host may lack), `event_session`.
 PROBE = (
-    "#!/bin/bash\ncat >/dev/null\n"
+    "#!/bin/bash\ninput=$(cat)\n"
     + "".join(f'echo "PROBE {name}=${{{name}-<unset>}}" >&2\n' for name in VARIABLES)
+    + '[[ $input =~ \\"session_id\\":\\"([^\\"]*)\\" ]] && sid=${BASH_REMATCH[1]}\n'
+    + 'echo "PROBE event_session=${sid-<unset>}" >&2\n'
     + 'echo "PROBE cwd=$PWD" >&2\nexit 2\n'
 )
 
@@ -159,7 +162,8 @@ def test_installed_cold_and_warm_contain_the_hooks_and_uninstall_restores_every_
     done = account.sbx("install", "--agent", "gemini", "--workspace", str(project))
     assert done.returncode == 0, done.stderr
     assert snapshot(watched) != before
-    assert "sandboxrun-hook exec --agent gemini" in (project / ".gemini/settings.json").read_text()
+    launcher = account.home / ".local/share/sandboxrun/hook"  # install's, in the user's data folder
+    assert f"{launcher} exec --agent gemini" in (project / ".gemini/settings.json").read_text()
 
     seen = len(account.audit())
     gemini(account, agents_bin, project, model, netns)  # cold
@@ -271,7 +275,7 @@ def test_the_variables_gemini_sets_for_hooks_and_those_inside_the_sandbox(
     cwd is the project. `GEMINI_PLANS_DIR` names a folder of the user's home, which the
     sandbox withholds: it is not set inside (docs/agents/gemini.md)."""
     project, host, inside = variables
-    assert set(host) == {*VARIABLES, "cwd"}, host
+    assert set(host) == {*VARIABLES, "event_session", "cwd"}, host
     for name in ("GEMINI_PROJECT_DIR", "GEMINI_CWD", "CLAUDE_PROJECT_DIR", "cwd"):
         assert host[name] == str(project), host
         assert inside[name] == str(project), inside
@@ -281,17 +285,14 @@ def test_the_variables_gemini_sets_for_hooks_and_those_inside_the_sandbox(
     assert inside["GEMINI_PLANS_DIR"] == "<unset>", inside
 
 
-@pytest.mark.xfail(
-    reason="issue 30: Gemini CLI sets GEMINI_SESSION_ID for hooks (the event's session_id);"
-    " sandboxrun does not set it inside the sandbox (docs/agents/gemini.md says so); a hook"
-    " that keys its state by session reads it empty there",
-    strict=True,
-)
 def test_the_session_variable_reaches_the_sandboxed_hook(
     variables: tuple[Path, dict[str, str], dict[str, str]],
 ) -> None:
+    """Gemini sets GEMINI_SESSION_ID to the event's `session_id`; inside the sandbox it is
+    the same (each run is a session of its own: compared within one run)."""
     _, host, inside = variables
-    assert inside["GEMINI_SESSION_ID"] == host["GEMINI_SESSION_ID"] != "<unset>", inside
+    assert host["GEMINI_SESSION_ID"] == host["event_session"] != "<unset>", host
+    assert inside["GEMINI_SESSION_ID"] == inside["event_session"] != "<unset>", inside
 
 
 def test_observation(

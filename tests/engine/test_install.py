@@ -229,7 +229,8 @@ def test_claude_family_wrapped_commands_decide_as_the_originals(
 
     sandboxrun("install", "--agent", agent, "--workspace", str(root), "--home", str(home))
     assert settings.read_bytes() != before
-    assert "sandboxrun-hook exec" in settings.read_text() or '"exec"' in settings.read_text()
+    launcher = home / ".local/share/sandboxrun/hook"  # install's, in the user's data folder
+    assert f"{launcher} exec" in settings.read_text() or '"exec"' in settings.read_text()
     for event, expected in zip(events, unsandboxed, strict=True):
         assert claude_runs(settings, root, event, var) == expected, event
 

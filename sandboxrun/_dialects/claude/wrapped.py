@@ -1,10 +1,14 @@
 """The wrapper `sandboxrun install` writes around a Claude-family hook command.
 
-`install` turns `"command": "./hooks/guard.sh"` into
-`"command": "'/…/bin/python3' -I '/…/bin/sandboxrun-hook' exec --agent claude --untrusted
--- ./hooks/guard.sh"` (an `args` handler: `"command": "/…/bin/python3", "args": ["-I",
-"/…/sandboxrun-hook", "exec", …, "--", argv…]`; an older install's script is
-`/…/bin/sandboxrun`, the same command). The launcher (`python -I script`) starts
+`install` turns `"command": "./hooks/guard.sh"` into `"command":
+"/home/me/.local/share/sandboxrun/hook exec --agent claude --untrusted -- ./hooks/guard.sh"`
+(an `args` handler: `"command": "/…/hook", "args": ["exec", …, "--", argv…]`): `hook` is
+the launcher `install` writes in the user's data folder (`_install.launcher`), one short
+path in what Claude Code shows the model of a hook's command. It starts
+`/…/bin/python3 -I /…/bin/sandboxrun-hook`, which the system's files (`--managed`),
+read by every account, and an older install name themselves: `"'/…/bin/python3' -I
+'/…/bin/sandboxrun-hook' exec …"` (older still, the script `/…/bin/sandboxrun`, the
+same command). The launcher (`python -I script`) starts
 sandboxrun's Python isolated: the agent starts hooks with the environment a
 repository's settings `env` block sets (`PYTHONPATH` and a `sitecustomize.py`,
 `PYTHONHOME`...), and `-I` makes Python ignore every `PYTHON*` variable, the user's
@@ -22,6 +26,8 @@ from dataclasses import dataclass
 
 HOOK_SCRIPT = "sandboxrun-hook"  # the script installed hooks start (bin/sandboxrun-hook)
 SCRIPTS = ("sandboxrun", HOOK_SCRIPT)  # what an installed hook's script may be named
+LAUNCHER = "hook"  # the launcher's name in the user's data folder (`_install.launcher`)
+READY = "--ready"  # `hook --ready`: whether what it starts is there (exit 0), nothing else
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,24 +39,40 @@ class Original:
     args: tuple[str, ...] | None
 
 
+def ready_test(launcher: Sequence[str]) -> str:
+    """The shell test of the guards: whether `launcher` can start sandboxrun. The
+    launcher file (one word) is asked (`hook --ready`); `python -I script`, both
+    absolute, are looked at."""
+    if len(launcher) == 1:
+        return f"[ -x {shlex.quote(launcher[0])} ] && {shlex.quote(launcher[0])} {READY}"
+    return f"[ -x {shlex.quote(launcher[0])} ] && [ -f {shlex.quote(launcher[-1])} ]"
+
+
+def gone(launcher: Sequence[str]) -> str:
+    """What the guards say when `ready_test` fails."""
+    if len(launcher) == 1:
+        return f"{launcher[0]} finds no sandboxrun (moved or uninstalled?)"
+    return f"{launcher[-1]} is missing"
+
+
 def missing_guard(launcher: Sequence[str]) -> str:
     """The prefix of a fail-closed wrapper: if sandboxrun is gone (moved, uninstalled),
     the hook blocks (exit 2, the reason on stderr) instead of failing with 127, which
     the agent would read as a non-blocking error: a guard that stopped guarding."""
-    python, script = launcher[0], launcher[-1]
-    why = shlex.quote(f"sandboxrun (fail-closed): {script} is missing")
-    test = f"[ -x {shlex.quote(python)} ] && [ -f {shlex.quote(script)} ]"
-    return f"{test} || {{ echo {why} >&2; exit 2; }}; "
+    why = shlex.quote(f"sandboxrun (fail-closed): {gone(launcher)}")
+    return f"{ready_test(launcher)} || {{ echo {why} >&2; exit 2; }}; "
 
 
 def unguarded(command: str) -> str:
-    """`command` without the `missing_guard` of its own launcher (exactly that one)."""
+    """`command` without the `missing_guard` of its own launcher (exactly that one:
+    the launcher file's, or `python -I script`'s)."""
     _, sep, rest = command.partition("; exit 2; }; ")
     try:
         words = shlex.split(rest) if sep else []
     except ValueError:
         return command
-    return rest if len(words) > 2 and command == missing_guard(words[:3]) + rest else command
+    guards = [missing_guard(words[:n]) for n in (1, 3) if len(words) >= n]
+    return rest if command in [g + rest for g in guards] else command
 
 
 def chosen_files(command: str, args: Sequence[str] | None) -> list[str]:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -80,6 +81,9 @@ BLOCKING = frozenset({"block", "deny"})
 # What an untrusted hook's JSON may carry; anything else is dropped and named.
 _HARMLESS = frozenset({"continue", "stopReason", "systemMessage", "decision", "reason"})
 _HARMLESS_SPECIFIC = frozenset({"hookEventName", "additionalContext"})
+# GEMINI_SESSION_ID inside: the event's `session_id` (Gemini's are UUIDs) when it is
+# this short and plain, else unset; the event's value, never the host's variable.
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +257,18 @@ class GeminiDialect:
         else:
             return stdin
         return event_bytes(event)
+
+    def event_env(
+        self, event: Mapping[str, Any], root: str, transcript: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> dict[str, str]:  # fmt: skip
+        """The variable Gemini sets from the event: `GEMINI_SESSION_ID`, its
+        `session_id` (by `_SESSION_ID`). `GEMINI_PLANS_DIR` names a folder of the
+        user's home, which the sandbox does not mount: not set."""
+        session = event.get("session_id")
+        if isinstance(session, str) and _SESSION_ID.fullmatch(session):
+            return {"GEMINI_SESSION_ID": session}
+        return {}
 
     def blocked_answer(self, reason: str) -> dict[str, Any]:
         return {"blocked": True, "decision": "deny", "reason": reason}
