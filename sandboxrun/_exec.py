@@ -79,6 +79,9 @@ class ExecOutput:
     sandbox_ended: bool = False  # the sandbox, not the hook, ended the run
     notes: bytes = b""  # our own lines for after the hook's stderr (`run_exec` adds them)
     result: ExecResult | None = None  # the sandbox's run, when there was one (the audit's)
+    # Why the sandbox ended it (`sandbox_failure`): the audit's reason, where the agent's
+    # answer carries none (Copilot's: exit 0, the reason only on stderr).
+    why: str = ""
 
 
 def exec_request(
@@ -148,8 +151,8 @@ def exec_request(
         goose_root = dialect.plugin_root(environ.get("PLUGIN_ROOT"), account_home(), root)
         argv = dialect.exec_command(command[0], goose_root)
         env.update({"PLUGIN_ROOT": goose_root} if goose_root else {})
-    if claude_shaped(dialect) or gemini_shaped(dialect):  # Qwen, Gemini: GEMINI_/CLAUDE_...
-        env = dict.fromkeys(dialect.project_vars, root)
+    if claude_shaped(dialect) or gemini_shaped(dialect) or copilot_shaped(dialect):
+        env = dict.fromkeys(dialect.project_vars, root)  # Qwen, Gemini, Copilot: CLAUDE_...
     if kiro_shaped(dialect):  # USER_PROMPT, from the event as Kiro derives it
         env.update(dialect.event_env(event, root, None, environ))
     env.update(dialect.hook_dir_env(hook_dir, root, account_home(), untrusted))
@@ -583,7 +586,7 @@ def sandbox_failure(
     dialect = failure_dialect(settings.agent, stdin)
     stdout, stderr, code = dialect.wrapper_failure(why, settings.fail_closed)
     return ExecOutput(stdout, (result.stderr if result else b"") + stderr, code, True,
-                      result=result)  # fmt: skip
+                      result=result, why=why)  # fmt: skip
 
 
 def failure_dialect(agent: str, stdin: bytes) -> Dialect:
@@ -640,6 +643,6 @@ def audit_exec(
                       refused_hosts=r.refused_hosts if r else ())  # fmt: skip
     record = _audit.exec_record(
         settings, backend, served=served, stdin=stdin, label=label, untrusted=untrusted,
-        outcome=outcome, result=r, sandbox_ended=out.sandbox_ended,
+        outcome=outcome, result=r, sandbox_ended=out.sandbox_ended, why=out.why,
     )  # fmt: skip
     _audit.write(settings, [record])

@@ -81,9 +81,10 @@ class CopilotDialect:
     agent: str = "copilot"
     default_timeout: float = config.DEFAULT_TIMEOUT
     hook_names: tuple[str, ...] = events.HOOK_NAMES
-    # Not in the docs; the CLI (1.0.102) sets it, and COPILOT_HOOK_DIR, for every hook
-    # (reference/agent-hooks-2026.md §18): inside, the root mounted.
-    project_dir_var: str | None = "COPILOT_PROJECT_DIR"
+    # Not in the docs; the CLI (1.0.102) sets it, CLAUDE_PROJECT_DIR and COPILOT_HOOK_DIR
+    # for every hook (reference/agent-hooks-2026.md §18): inside, the root mounted.
+    project_dir_var: str | None = config.PROJECT_DIR_VAR
+    project_vars: tuple[str, ...] = config.PROJECT_VARS  # each set to the root
     user_dir: str = ".copilot"
     project_dir: str = ".github"  # what marks the repository root, with `.git`
     policy_dir: str = config.POLICY_DIR
