@@ -32,7 +32,7 @@ from typing import Any
 from . import _audit, _envfile, _sessiontmp
 from ._backends.base import Backend
 from ._cache import cached
-from ._dialects.base import Dialect, sandbox_ending, unique_mounts
+from ._dialects.base import Dialect, below_deadline, sandbox_ending, unique_mounts
 from ._dialects.claude.plugins import DATA_VAR, data_dir
 from ._dialects.registry import (  # each agent's dialect is imported only when it runs
     DIALECTS,
@@ -260,12 +260,12 @@ def exec_timeout(settings: Settings, event: Mapping[str, Any] | None = None) -> 
     default: below the agent's own deadline for the entry (current Claude Code: 600 s),
     so that sandboxrun, not the agent, ends a slow hook. An event the agent gives a
     shorter deadline of its own (`agent_deadline`) gets what install gives an entry with
-    that timeout (`_install/claude.py`: max(t - 2, t / 2)), so the answer is in first."""
+    that timeout (`below_deadline`), so the answer is in first."""
     if settings.timeout:
         return settings.timeout
     limit = min(DIALECTS[settings.agent].default_timeout, EXEC_DEFAULT_TIMEOUT)
     deadline = agent_deadline(settings.agent, event or {})
-    return limit if deadline is None else min(limit, max(deadline - 2, deadline / 2))
+    return limit if deadline is None else min(limit, below_deadline(deadline))
 
 
 def agent_deadline(agent: str, event: Mapping[str, Any]) -> float | None:

@@ -175,7 +175,7 @@ def test_install_wraps_every_command_hook_and_keeps_the_rest(project, home, caps
     py, flag, sr = launcher()
     assert (flag, sr) == ("-I", HOOK) and os.path.isabs(py)  # Python isolated from the agent's env
     assert shlex.split(pre[0]["command"]) == [
-        py, "-I", sr, "exec", "--agent", "claude", "--untrusted", "--timeout", "28", "--",
+        py, "-I", sr, "exec", "--agent", "claude", "--untrusted", "--timeout", "25", "--",
         "./hooks/guard.sh | tee -a /tmp/log 2>&1",
     ]  # fmt: skip
     assert pre[1]["command"] == py
@@ -421,7 +421,7 @@ def test_a_recorded_wrapper_counts_only_byte_for_byte(project, home, capsys) -> 
     sandboxrun("install", *args)
     assert "not wrapped" not in claude_list(project, home, capsys)
     command = first_command(path)
-    changed = command.replace("--timeout 28", "--timeout 28 ")  # one byte more
+    changed = command.replace("--timeout 25", "--timeout 25 ")  # one byte more
     path.write_text(path.read_text().replace(json.dumps(command), json.dumps(changed)))
     out = claude_list(project, home, capsys)
     assert out.count("not wrapped") == 1 and "install did not write it" in out
@@ -546,7 +546,7 @@ def old_install(path: Path, home: Path, options: list[str]) -> bytes:
     def each(hook: dict[str, Any]) -> tuple[str, list[str] | None] | None:
         if hook.get("shell") == "powershell":
             return None
-        timeout = ["--timeout", "28"] if hook.get("timeout") == 30 else []
+        timeout = ["--timeout", "25"] if hook.get("timeout") == 30 else []
         return old_wrap(hook["command"], hook.get("args"), hook.get("shell"), options + timeout)
 
     installed = _claude_install.rewrite(str(path), original, each)

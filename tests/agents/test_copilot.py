@@ -285,6 +285,28 @@ def test_installed_failing_hooks(
         assert "sbx-interp" in audited[0]["reason"], audited
 
 
+def test_installed_under_fail_closed_a_hook_past_its_timeout_denies(
+    account: Account, agents_bin: Path, model: fake_chat.FakeChat, netns: Netns
+) -> None:
+    """`fail_closed`: sandboxrun ends the slow hook before Copilot's own `timeoutSec`
+    (install's `--timeout`, `below_deadline`) and answers exit 2, a deny. Copilot's own
+    timeout lets the call through, so the answer must be in first: with a 2 s margin it
+    was not on a loaded machine (the wrapper answered after 10.1 to 10.8 s for a 10 s
+    entry), and the fail-closed deny was lost."""
+    project = make_project(account, {
+        f"{HOOKS}/hook.sh": SLOW,
+        f"{HOOKS}/hooks.json": hooks((f'"$COPILOT_PROJECT_DIR"/{HOOKS}/hook.sh', 10)),
+    })  # fmt: skip
+    account.config('serve = "off"\nfail_closed = true\n')
+    try:
+        audited = run_installed(account, agents_bin, project, model, netns)
+    finally:
+        account.config('serve = "off"\n')
+    assert (project / "victim").exists(), f"the call went through: {model.tool_results()}"
+    assert model.tool_results() == [f"{DENIED}hook exited with code 2"], model.tool_results()
+    assert [(r["status"], r["decision"]) for r in audited] == [("timed out", "block")], audited
+
+
 def test_a_hook_that_fails_everywhere_denies_every_tool_call_installed_too(
     account: Account, agents_bin: Path, model: fake_chat.FakeChat, netns: Netns
 ) -> None:
