@@ -362,7 +362,7 @@ def test_the_variables_copilot_sets_for_hooks_and_those_inside_the_sandbox(
     """What Copilot CLI sets for a hook (§18), recorded with a probe before install:
     `COPILOT_PROJECT_DIR` (and `CLAUDE_PROJECT_DIR`) the project, `COPILOT_HOOK_DIR` the
     folder of the hook's file, the cwd the project. Inside, the same values (the project
-    is mounted at its own path)."""
+    is mounted at its own path); `COPILOT_CLI=1` is not set there."""
     project, host, inside = variables
     assert set(host) == {*VARIABLES, "cwd"}, host
     hook_dir = str(project / HOOKS)
@@ -371,6 +371,7 @@ def test_the_variables_copilot_sets_for_hooks_and_those_inside_the_sandbox(
         assert host[name] == value, host
         assert inside[name] == value, inside
     assert host["COPILOT_CLI"] == "1", host
+    assert inside["COPILOT_CLI"] == "<unset>", inside  # (docs/agents/copilot.md)
 
 
 def test_under_review_required_the_approved_guard_blocks_installed(
