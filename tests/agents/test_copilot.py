@@ -165,6 +165,18 @@ def run_installed(
     return records(account, seen)
 
 
+def after_the_call(model: fake_chat.FakeChat) -> str:
+    """Everything the model was sent after its shell call (the messages past the one
+    with `tool_calls`, of every later request), as JSON text."""
+    sent = []
+    for body in model.completions():
+        messages = body.get("messages") or []
+        called = [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("tool_calls")]
+        if called:
+            sent.append(json.dumps(messages[called[0] + 1 :], ensure_ascii=False))
+    return "\n".join(sent)
+
+
 def ours(text: str, account: Account) -> list[str]:
     """The lines of `text` that are sandboxrun's own: its name, or its venv's path."""
     venv = str(Path(account.python).parent.parent)
@@ -202,7 +214,7 @@ def test_installed_cold_and_warm_contain_the_hooks_and_uninstall_restores_every_
     copilot(account, agents_bin, project, model, netns)  # cold
     told = blocked_with(model, project, token)
     assert told == f"{DENIED}GUARD-{token}: rm -r is not allowed here", told
-    assert not ours(json.dumps(model.tool_results()), account), model.tool_results()
+    assert not ours(after_the_call(model), account), after_the_call(model)
     assert not marker.exists(), "the installed marker hook wrote on the host"
     cold = records(account, seen)
     assert len(cold) == 2 and all(r["warm"] is False for r in cold), cold
@@ -274,7 +286,8 @@ def test_installed_failing_hooks(
     start = time.monotonic()
     audited = run_installed(account, agents_bin, project, model, netns)
     assert not (project / "victim").exists(), f"the task did not go on: {model.tool_results()}"
-    read = json.dumps(model.tool_results())
+    read = after_the_call(model)
+    assert read, "the model was sent nothing after its call"
     assert not ours(read, account), f"sandboxrun's own words reached the model: {read}"
     if case == "timeout":
         assert [r["status"] for r in audited] == ["timed out"], audited
