@@ -347,6 +347,30 @@ def test_a_repository_hook_may_deny_but_not_allow_or_rewrite() -> None:
     assert trusted.answer["permissionDecision"] == "allow"
 
 
+def test_a_pascal_case_events_hook_specific_output_is_read_and_kept() -> None:
+    """The CLI (1.0.102) reads a PascalCase event's Claude-shaped `hookSpecificOutput`
+    deny (and ignores it for the camelCase spelling): so does the dialect, and a
+    repository's command keeps that deny through `exec --untrusted`, without its allow
+    or rewrite (installed, the deny was dropped whole and the call went through)."""
+    specific = {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                "permissionDecisionReason": "no rm"}  # fmt: skip
+    out = json.dumps({"hookSpecificOutput": specific}).encode()
+    o = outcome("PreToolUse", out, source="project")
+    assert (o.answer["permissionDecision"], o.answer["reason"]) == ("deny", "no rm")
+    assert outcome("preToolUse", out).answer["permissionDecision"] is None
+    top = {"permissionDecision": "allow", "hookSpecificOutput": specific}
+    assert outcome("PreToolUse", json.dumps(top).encode()).answer["blocked"] is True
+    assert COPILOT.untrusted_stdout(out) == (out, None)
+    rewrite = json.dumps({"hookSpecificOutput": {**specific, "updatedInput": {"x": 1}}})
+    kept, note = COPILOT.untrusted_stdout(rewrite.encode())
+    assert json.loads(kept) == {"hookSpecificOutput": specific}
+    assert note and "hookSpecificOutput.updatedInput" in note
+    allow = {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+             "permissionDecisionReason": "fine"}  # fmt: skip
+    kept, note = COPILOT.untrusted_stdout(json.dumps({"hookSpecificOutput": allow}).encode())
+    assert json.loads(kept) == {} and note and "its allow" in note
+
+
 def test_combining() -> None:
     allow = outcome("preToolUse", b'{"permissionDecision":"allow","modifiedArgs":{"a":1}}')
     deny = outcome("preToolUse", b'{"permissionDecision":"deny","permissionDecisionReason":"n"}')

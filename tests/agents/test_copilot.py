@@ -44,6 +44,14 @@ case "$input" in
 esac
 exit 0
 """
+# A guard in the Claude-shaped form a PascalCase ("VS Code compatible") event takes.
+SPECIFIC_GUARD = """#!/bin/bash
+input=$(cat)
+case "$input" in
+  *'rm -r'*) echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"GUARD-%(token)s: rm -r is not allowed here"}}' ;;
+esac
+exit 0
+"""
 # The variables Copilot CLI sets for a hook (agent-hooks-2026.md §18), each named in the
 # probe's deny reason, which the model reads; the probe runs on the host or in the sandbox.
 VARIABLES = ("COPILOT_PROJECT_DIR", "COPILOT_HOOK_DIR", "CLAUDE_PROJECT_DIR", "COPILOT_CLI")
@@ -235,6 +243,27 @@ def test_installed_cold_and_warm_contain_the_hooks_and_uninstall_restores_every_
 
     uninstall(account, project)
     assert snapshot([project / ".github"]) == before
+
+
+def test_a_pascal_case_guards_claude_shaped_deny_blocks_before_and_after_install(
+    account: Account, agents_bin: Path, model: fake_chat.FakeChat, netns: Netns
+) -> None:
+    """`PreToolUse` (the PascalCase spelling): the hook reads Claude's payload and may
+    deny in `hookSpecificOutput`, which Copilot reads. Installed, exec --untrusted once
+    dropped that deny whole (not a field it knew) and the call went through."""
+    token = uuid.uuid4().hex[:10]
+    entry = {"type": "command", "command": f"./{HOOKS}/guard.sh", "matcher": "Bash"}
+    project = make_project(account, {
+        f"{HOOKS}/guard.sh": SPECIFIC_GUARD % {"token": token},
+        f"{HOOKS}/hooks.json": json.dumps({"version": 1, "hooks": {"PreToolUse": [entry]}}),
+    })  # fmt: skip
+    account.config('serve = "off"\n')
+    copilot(account, agents_bin, project, model, netns)
+    told = blocked_with(model, project, token)
+    assert told == f"{DENIED}GUARD-{token}: rm -r is not allowed here", told
+    audited = run_installed(account, agents_bin, project, model, netns)
+    assert blocked_with(model, project, token) == told
+    assert [(r["event"], r["decision"]) for r in audited] == [("PreToolUse", "block")], audited
 
 
 def test_after_a_deny_the_next_hook_never_runs_unsandboxed_or_installed(
