@@ -248,7 +248,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         )
         # A repository's command new or changed since approved: held, told, or its
         # approved version run in its place (`_review`).
-        review = (_review.exec_gate(settings, command, request, stdin, caller.served)
+        review = (_review.exec_gate(settings, command, request, stdin, caller.served, event)
                   if args.untrusted else _review.ExecReview(None))  # fmt: skip
         status = review.status
         # Under fail-closed, a config file that would hold hooks for this event and could

@@ -32,7 +32,7 @@ from typing import Any
 from . import _audit, _envfile, _sessiontmp
 from ._backends.base import Backend
 from ._cache import cached
-from ._dialects.base import Dialect, sandbox_ending, unique_mounts
+from ._dialects.base import Dialect, below_deadline, sandbox_ending, unique_mounts
 from ._dialects.claude.plugins import DATA_VAR, data_dir
 from ._dialects.registry import (  # each agent's dialect is imported only when it runs
     DIALECTS,
@@ -79,6 +79,9 @@ class ExecOutput:
     sandbox_ended: bool = False  # the sandbox, not the hook, ended the run
     notes: bytes = b""  # our own lines for after the hook's stderr (`run_exec` adds them)
     result: ExecResult | None = None  # the sandbox's run, when there was one (the audit's)
+    # Why the sandbox ended it (`sandbox_failure`): the audit's reason, where the agent's
+    # answer carries none (Copilot's: exit 0, the reason only on stderr).
+    why: str = ""
 
 
 def exec_request(
@@ -156,8 +159,8 @@ def exec_request(
         goose_root = dialect.plugin_root(environ.get("PLUGIN_ROOT"), account_home(), root)
         argv = dialect.exec_command(command[0], goose_root)
         env.update({"PLUGIN_ROOT": goose_root} if goose_root else {})
-    if claude_shaped(dialect) or gemini_shaped(dialect):  # Qwen, Gemini: GEMINI_/CLAUDE_...
-        env = dict.fromkeys(dialect.project_vars, root)
+    if claude_shaped(dialect) or gemini_shaped(dialect) or copilot_shaped(dialect):
+        env = dict.fromkeys(dialect.project_vars, root)  # Qwen, Gemini, Copilot: CLAUDE_...
     if kiro_shaped(dialect) or claude_shaped(dialect) or gemini_shaped(dialect):
         # Kiro's USER_PROMPT, from the event as Kiro derives it; Qwen's session variables,
         # from the event and the environment; GEMINI_SESSION_ID, from the event
@@ -267,12 +270,12 @@ def exec_timeout(settings: Settings, event: Mapping[str, Any] | None = None) -> 
     default: below the agent's own deadline for the entry (current Claude Code: 600 s),
     so that sandboxrun, not the agent, ends a slow hook. An event the agent gives a
     shorter deadline of its own (`agent_deadline`) gets what install gives an entry with
-    that timeout (`_install/claude.py`: max(t - 2, t / 2)), so the answer is in first."""
+    that timeout (`below_deadline`), so the answer is in first."""
     if settings.timeout:
         return settings.timeout
     limit = min(DIALECTS[settings.agent].default_timeout, EXEC_DEFAULT_TIMEOUT)
     deadline = agent_deadline(settings.agent, event or {})
-    return limit if deadline is None else min(limit, max(deadline - 2, deadline / 2))
+    return limit if deadline is None else min(limit, below_deadline(deadline))
 
 
 def agent_deadline(agent: str, event: Mapping[str, Any]) -> float | None:
@@ -593,7 +596,7 @@ def sandbox_failure(
     dialect = failure_dialect(settings.agent, stdin)
     stdout, stderr, code = dialect.wrapper_failure(why, settings.fail_closed)
     return ExecOutput(stdout, (result.stderr if result else b"") + stderr, code, True,
-                      result=result)  # fmt: skip
+                      result=result, why=why)  # fmt: skip
 
 
 def failure_dialect(agent: str, stdin: bytes) -> Dialect:
@@ -682,6 +685,6 @@ def audit_exec(
                       refused_hosts=r.refused_hosts if r else ())  # fmt: skip
     record = _audit.exec_record(
         settings, backend, served=served, stdin=stdin, label=label, untrusted=untrusted,
-        outcome=outcome, result=r, sandbox_ended=out.sandbox_ended,
+        outcome=outcome, result=r, sandbox_ended=out.sandbox_ended, why=out.why,
     )  # fmt: skip
     _audit.write(settings, [record])

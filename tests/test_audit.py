@@ -177,6 +177,29 @@ def test_a_failure_of_ours_is_recorded_without_a_hook(setup: Setup) -> None:
     assert record["decision"] == "block" and "does not answer" in record["reason"]
 
 
+def test_an_exec_the_sandbox_ended_is_recorded_with_why(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """exec's own failure where the agent's answer carries no reason (Copilot's: exit 0,
+    nothing on stdout, the reason on stderr only): the record names it all the same."""
+    from sandboxrun._backends.docker import backend as _docker
+    from sandboxrun._errors import EngineError
+
+    class Down(_Closable):
+        def check(self) -> None:
+            raise EngineError("the image sandboxrun-hook:none is not there")
+
+    monkeypatch.setattr(_docker, "DockerBackend", lambda settings, warm=False: Down(deny))
+    argv = ["exec", "--config", str(setup.config), "--agent", "copilot", "--untrusted",
+            "--event", "preToolUse", "--", "./guard.sh"]  # fmt: skip
+    event = {"sessionId": "s-42", "timestamp": 1, "cwd": str(setup.ws), "toolName": "bash"}
+    assert call(argv, json.dumps(event).encode(), cold=True) == 0
+    [record] = [r for r in setup.records() if r["entry"] == "exec"]
+    assert (record["status"], record["decision"], record["event"]) == (
+        "error", "none", "preToolUse")  # fmt: skip
+    assert "sandboxrun-hook:none is not there" in record["reason"], record
+
+
 def _writer(path: str, n: int, size: int) -> None:
     log = AuditLog(path, 4096, 50)
     for i in range(n):

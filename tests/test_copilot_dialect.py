@@ -151,7 +151,8 @@ def test_an_entrys_env_never_replaces_the_sandboxs_variables(ws: Path, home: Pat
     assert {*hook_environment({}, "/h"), VAR} == SANDBOX_VARS  # the list is what is set
 
     env = {"HOME": "/", "PATH": "/evil", "TMPDIR": "/x", "CLAUDE_ENV_FILE": "/e",
-           "MODE": "strict", "COPILOT_PROJECT_DIR": "/", "COPILOT_HOOK_DIR": "/etc"}  # fmt: skip
+           "MODE": "strict", "COPILOT_PROJECT_DIR": "/", "COPILOT_HOOK_DIR": "/etc",
+           "CLAUDE_PROJECT_DIR": "/"}  # fmt: skip
     write(ws / ".github/hooks/h.json", hooks_file("preToolUse", {"bash": "guard", "env": env}))
     fake = FakeBackend(lambda r: ExecResult(0, b"", b"", 5))
     factory = HookFactory(Settings(agent="copilot", review="off"), fake, home=str(home),
@@ -162,13 +163,14 @@ def test_an_entrys_env_never_replaces_the_sandboxs_variables(ws: Path, home: Pat
     factory.run("preToolUse", {"cwd": str(ws), "toolName": "bash", "toolArgs": "{}"})
     [request] = fake.requests
     assert dict(request.env) == {"MODE": "strict", "COPILOT_PROJECT_DIR": str(ws),
+                                 "CLAUDE_PROJECT_DIR": str(ws),
                                  "COPILOT_HOOK_DIR": str(ws / ".github/hooks")}  # fmt: skip
     inside = hook_environment(request.env, "/home/sandbox")
     assert (inside["HOME"], inside["PATH"], inside["TMPDIR"]) == ("/home/sandbox", PATH, "/tmp")
     [hook] = factory.discover("preToolUse", [str(ws)]).hooks
     assert dict(hook.entry_env) == {"MODE": "strict"}  # what the pin holds
     for var in ("HOME", "PATH", "TMPDIR", "CLAUDE_ENV_FILE", "COPILOT_PROJECT_DIR",
-                "COPILOT_HOOK_DIR"):  # fmt: skip
+                "COPILOT_HOOK_DIR", "CLAUDE_PROJECT_DIR"):  # fmt: skip
         assert any(f"env's {var} is not set" in line for line in lines), var
 
 
@@ -192,6 +194,7 @@ def test_entry_fields(tmp_path: Path, ws: Path, home: Path) -> None:
     assert first.argv == ("python3", "g.py", "$HOME") and first.timeout == 3.0
     assert second.timeout == 7.0 and second.workdir == str(ws / "tools")
     assert dict(second.env) == {"MODE": "strict", "COPILOT_PROJECT_DIR": str(ws),
+                                "CLAUDE_PROJECT_DIR": str(ws),
                                 "COPILOT_HOOK_DIR": str(ws / ".github/hooks")}  # fmt: skip
     assert dict(second.entry_env) == {"MODE": "strict"}  # what the pin holds (_review.fields)
     text = reasons(found)
@@ -344,6 +347,30 @@ def test_a_repository_hook_may_deny_but_not_allow_or_rewrite() -> None:
     assert trusted.answer["permissionDecision"] == "allow"
 
 
+def test_a_pascal_case_events_hook_specific_output_is_read_and_kept() -> None:
+    """The CLI (1.0.102) reads a PascalCase event's Claude-shaped `hookSpecificOutput`
+    deny (and ignores it for the camelCase spelling): so does the dialect, and a
+    repository's command keeps that deny through `exec --untrusted`, without its allow
+    or rewrite (installed, the deny was dropped whole and the call went through)."""
+    specific = {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                "permissionDecisionReason": "no rm"}  # fmt: skip
+    out = json.dumps({"hookSpecificOutput": specific}).encode()
+    o = outcome("PreToolUse", out, source="project")
+    assert (o.answer["permissionDecision"], o.answer["reason"]) == ("deny", "no rm")
+    assert outcome("preToolUse", out).answer["permissionDecision"] is None
+    top = {"permissionDecision": "allow", "hookSpecificOutput": specific}
+    assert outcome("PreToolUse", json.dumps(top).encode()).answer["blocked"] is True
+    assert COPILOT.untrusted_stdout(out) == (out, None)
+    rewrite = json.dumps({"hookSpecificOutput": {**specific, "updatedInput": {"x": 1}}})
+    kept, note = COPILOT.untrusted_stdout(rewrite.encode())
+    assert json.loads(kept) == {"hookSpecificOutput": specific}
+    assert note and "hookSpecificOutput.updatedInput" in note
+    allow = {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+             "permissionDecisionReason": "fine"}  # fmt: skip
+    kept, note = COPILOT.untrusted_stdout(json.dumps({"hookSpecificOutput": allow}).encode())
+    assert json.loads(kept) == {} and note and "its allow" in note
+
+
 def test_combining() -> None:
     allow = outcome("preToolUse", b'{"permissionDecision":"allow","modifiedArgs":{"a":1}}')
     deny = outcome("preToolUse", b'{"permissionDecision":"deny","permissionDecisionReason":"n"}')
@@ -494,8 +521,9 @@ def _factory(home: Path, ws: Path, fake: FakeBackend, **settings: Any) -> Any:
 
 
 def test_run_names_the_project_and_the_hooks_folder(ws: Path, home: Path) -> None:
-    """Copilot sets COPILOT_PROJECT_DIR and COPILOT_HOOK_DIR for every hook: inside, the
-    root mounted and the folder of the hook's file, for a session in a subfolder too."""
+    """Copilot sets COPILOT_PROJECT_DIR (and CLAUDE_PROJECT_DIR) and COPILOT_HOOK_DIR for
+    every hook: inside, the root mounted and the folder of the hook's file, for a session
+    in a subfolder too."""
     write(ws / ".github/hooks/h.json", hooks_file("preToolUse", {"bash": "theirs"}))
     write(home / ".copilot/hooks/mine.json", hooks_file("preToolUse", {"bash": "mine"}))
     write(home / ".copilot/settings.json", {"hooks": {"preToolUse": [{"bash": "set"}]}})
@@ -503,7 +531,7 @@ def test_run_names_the_project_and_the_hooks_folder(ws: Path, home: Path) -> Non
     fake = FakeBackend(lambda r: ExecResult(0, b"", b"", 5))
     _factory(home, ws, fake).run("preToolUse", {"cwd": str(ws / "sub"), "toolName": "bash"})
     seen = {r.argv[-1]: dict(r.env) for r in fake.requests}
-    project = {"COPILOT_PROJECT_DIR": str(ws)}
+    project = {"COPILOT_PROJECT_DIR": str(ws), "CLAUDE_PROJECT_DIR": str(ws)}
     assert seen == {
         "mine": {**project, "COPILOT_HOOK_DIR": str(home / ".copilot/hooks")},
         "set": {**project, "COPILOT_HOOK_DIR": str(home / ".copilot")},
@@ -599,14 +627,15 @@ def test_exec_names_the_project_and_the_hook_dir_install_wrote(
     monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes], ws: Path,
     home: Path,
 ) -> None:  # fmt: skip
-    """exec as install writes it: COPILOT_PROJECT_DIR is the root mounted, COPILOT_HOOK_DIR
-    the `--hook-dir` install wrote; the agent's own values (a repository's entry `env`
-    can set them) are never copied."""
+    """exec as install writes it: COPILOT_PROJECT_DIR (and CLAUDE_PROJECT_DIR, which the
+    CLI sets too) is the root mounted, COPILOT_HOOK_DIR the `--hook-dir` install wrote;
+    the agent's own values (a repository's entry `env` can set them) are never copied."""
     from tests.conftest import patch_account_home
 
     patch_account_home(monkeypatch, home)
     monkeypatch.setenv("COPILOT_PROJECT_DIR", "/etc")
     monkeypatch.setenv("COPILOT_HOOK_DIR", str(home))
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", "/etc")
     backend, seen = _recording()
     folder = str(ws / ".github" / "hooks")
     options = ("--untrusted", "--workspace", str(ws), "--hook-dir", folder)
@@ -614,15 +643,16 @@ def test_exec_names_the_project_and_the_hook_dir_install_wrote(
                          backend=backend)  # fmt: skip
     assert code == 0, err
     [request] = seen
-    assert dict(request.env) == {"COPILOT_PROJECT_DIR": str(ws), "COPILOT_HOOK_DIR": folder}
+    project = {"COPILOT_PROJECT_DIR": str(ws), "CLAUDE_PROJECT_DIR": str(ws)}
+    assert dict(request.env) == {**project, "COPILOT_HOOK_DIR": folder}
     assert request.mounts[0] == str(ws) and folder not in request.mounts[1:]
     # The user's own hooks file: its folder; without --hook-dir (an older wrapper), none.
     mine = str(home / ".copilot" / "hooks")
     _exec(monkeypatch, capsysbinary, ws, "--hook-dir", mine, backend=backend)
     _exec(monkeypatch, capsysbinary, ws, backend=backend)
     assert [dict(r.env) for r in seen[1:]] == [
-        {"COPILOT_PROJECT_DIR": str(ws), "COPILOT_HOOK_DIR": mine},
-        {"COPILOT_PROJECT_DIR": str(ws)},
+        {**project, "COPILOT_HOOK_DIR": mine},
+        project,
     ]
 
 

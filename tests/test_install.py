@@ -180,7 +180,7 @@ def test_install_wraps_every_command_hook_and_keeps_the_rest(project, home, caps
     assert hook == str(home / ".local" / "share" / "sandboxrun" / "hook")
     assert _launcher.target(hook) == [py, sr] and os.stat(hook).st_mode & 0o777 == 0o755
     assert shlex.split(pre[0]["command"]) == [
-        hook, "exec", "--agent", "claude", "--untrusted", "--timeout", "28", "--",
+        hook, "exec", "--agent", "claude", "--untrusted", "--timeout", "25", "--",
         "./hooks/guard.sh | tee -a /tmp/log 2>&1",
     ]  # fmt: skip
     assert pre[1]["command"] == hook
@@ -428,7 +428,7 @@ def test_a_recorded_wrapper_counts_only_byte_for_byte(project, home, capsys) -> 
     sandboxrun("install", *args)
     assert "not wrapped" not in claude_list(project, home, capsys)
     command = first_command(path)
-    changed = command.replace("--timeout 28", "--timeout 28 ")  # one byte more
+    changed = command.replace("--timeout 25", "--timeout 25 ")  # one byte more
     path.write_text(path.read_text().replace(json.dumps(command), json.dumps(changed)))
     out = claude_list(project, home, capsys)
     assert out.count("not wrapped") == 1 and "install did not write it" in out
@@ -553,7 +553,7 @@ def old_install(path: Path, home: Path, options: list[str]) -> bytes:
     def each(hook: dict[str, Any]) -> tuple[str, list[str] | None] | None:
         if hook.get("shell") == "powershell":
             return None
-        timeout = ["--timeout", "28"] if hook.get("timeout") == 30 else []
+        timeout = ["--timeout", "25"] if hook.get("timeout") == 30 else []
         return old_wrap(hook["command"], hook.get("args"), hook.get("shell"), options + timeout)
 
     installed = _claude_install.rewrite(str(path), original, each)

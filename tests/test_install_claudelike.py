@@ -137,8 +137,8 @@ def test_install_wraps_the_project_file_and_run_runs_the_original(
 
 @pytest.mark.parametrize(
     ("dialect", "timeout", "seconds"),
-    [(QWEN, 30, "28"), (QWEN, 5000, "3"), (QWEN, "30s", None), (AUGMENT, 5000, "3"),
-     (FACTORY, 30, "28"), (DEVIN, 10, "8")],
+    [(QWEN, 30, "25"), (QWEN, 5000, "2.5"), (QWEN, "30s", None), (AUGMENT, 5000, "2.5"),
+     (FACTORY, 30, "25"), (DEVIN, 10, "5")],
     ids=["qwen-s", "qwen-ms", "qwen-bad", "augment-ms", "factory-s", "devin-s"],
 )  # fmt: skip
 def test_timeouts_are_read_in_the_agents_unit(

@@ -88,13 +88,13 @@ def test_install_wraps_every_file_codex_reads_and_uninstall_restores_bytes(
     data = json.loads(js.read_text())
     pre = data["hooks"]["PreToolUse"][0]["hooks"][0]
     # Codex reads no `args`: the command alone is wrapped; --timeout below Codex's 30 s.
-    assert pre["command"] == wrapped(home, "./g.sh | tee -a /tmp/log", "--timeout", "28")
+    assert pre["command"] == wrapped(home, "./g.sh | tee -a /tmp/log", "--timeout", "25")
     assert pre["args"] == ["ignored"] and pre["statusMessage"] == "é" and pre["timeout"] == 30
     end = data["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
     assert end == wrapped(home, "echo bye", "--timeout", "0.5")  # Codex waits 1 s
     # TOML: only the command strings changed; comments, quoting and layout kept.
     new = toml.read_text()
-    stop = wrapped(home, "echo 'stop' \"x\"", "--timeout", "7")
+    stop = wrapped(home, "echo 'stop' \"x\"", "--timeout", "4.5")
     assert tomllib.loads(new)["hooks"]["Stop"][0]["hooks"][0] == {
         "type": "command", "command": stop, "timeout": 9}  # fmt: skip
     kept = [line for line in new.splitlines() if "command" not in line]

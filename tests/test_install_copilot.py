@@ -100,14 +100,14 @@ def test_install_wraps_each_command_and_leaves_the_windows_paths(
     bash, command, program, http = entries(path)
     pinned = ("--untrusted", "--workspace", str(repo), "--hook-dir",
               str(repo / ".github" / "hooks"), "--event", "preToolUse")  # fmt: skip
-    assert shlex.split(bash["bash"]) == [*head(*pinned, "--timeout", "8", home=home), "--",
+    assert shlex.split(bash["bash"]) == [*head(*pinned, "--timeout", "5", home=home), "--",
                                          "./scripts/guard.sh"]  # fmt: skip
     assert (bash["powershell"], bash["cwd"], bash["timeoutSec"]) == (
         "./scripts/guard.ps1", "scripts", 10)  # fmt: skip
-    assert shlex.split(command["command"]) == [*head(*pinned, "--timeout", "28", home=home), "--",
+    assert shlex.split(command["command"]) == [*head(*pinned, "--timeout", "25", home=home), "--",
                                                'echo "hi" | tee -a /tmp/log']  # fmt: skip
     assert [program["exec"], *program["args"]] == [
-        *head(*pinned, "--timeout", "28", home=home), "--", "./scripts/a.sh", "x y", "$HOME"]  # fmt: skip
+        *head(*pinned, "--timeout", "25", home=home), "--", "./scripts/a.sh", "x y", "$HOME"]  # fmt: skip
     assert http == {"type": "http", "url": "https://example.invalid"}
     assert entries(path, "sessionEnd") == [{"powershell": "Write-Host bye"}]
     # Discovery runs each wrapper's original, in the sandbox's bash (no sandboxrun inside).
@@ -269,10 +269,14 @@ def test_user_files_are_wrapped_trusted(home: Path, capsys: pytest.CaptureFixtur
     assert sandboxrun("install", *args) == 0
     (hook,) = entries(folder / "hooks" / "mine.json")
     hooks = ("--hook-dir", str(folder / "hooks"), "--event", "preToolUse")
-    assert shlex.split(hook["bash"]) == [*head(*hooks, "--timeout", "3", home=home), "--", "./g.sh"]
+    assert shlex.split(hook["bash"]) == [
+        *head(*hooks, "--timeout", "2.5", home=home),
+        "--",
+        "./g.sh",
+    ]
     (stop,) = entries(folder / "settings.json", "agentStop")
     user = ("--hook-dir", str(folder), "--event", "agentStop")
-    assert shlex.split(stop["bash"]) == [*head(*user, "--timeout", "28", home=home), "--", "y"]
+    assert shlex.split(stop["bash"]) == [*head(*user, "--timeout", "25", home=home), "--", "y"]
     assert sandboxrun("uninstall", *args) == 0
     assert {p: p.read_bytes() for p in folder.rglob("*.json")} == before
 
@@ -292,7 +296,7 @@ def test_managed_wraps_a_policy_files_own_hooks(
     words = shlex.split(hook["bash"].partition("; exit 2; }; ")[2])
     # (a file outside policy.d is in no hook folder of Copilot's: no --hook-dir)
     event = ("--event", "preToolUse")
-    assert words == [*head("--fail-closed", *event, "--timeout", "28"), "--", "/opt/org/guard"]
+    assert words == [*head("--fail-closed", *event, "--timeout", "25"), "--", "/opt/org/guard"]
     assert sandboxrun("uninstall", *args) == 0
     assert policy.read_bytes() == raw
 

@@ -68,9 +68,9 @@ def test_install_points_each_command_at_a_script_and_uninstall_gives_all_back(
         assert line[line.index("--agent") + 1] == "crush"
     first = shlex.split(Path(shlex.split(wrapped[0])[0]).read_text().splitlines()[-1])
     assert first[-1] == "./guard.sh | tee -a '/tmp/l og'"
-    assert first[first.index("--timeout") + 1] == "8"  # below the entry's 10 s
+    assert first[first.index("--timeout") + 1] == "5"  # below the entry's 10 s
     second = shlex.split(Path(shlex.split(wrapped[1])[0]).read_text().splitlines()[-1])
-    assert second[second.index("--timeout") + 1] == "28"  # below Crush's default 30 s
+    assert second[second.index("--timeout") + 1] == "25"  # below Crush's default 30 s
     # Discovery runs the originals in the sandbox (no sandboxrun inside).
     found = CRUSH.discover(None, [str(project)], str(home)).hooks
     assert [h.argv[2] for h in found] == ["./guard.sh | tee -a '/tmp/l og'",

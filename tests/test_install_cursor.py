@@ -107,7 +107,7 @@ def test_install_wraps_each_command_entry_untrusted_and_uninstall_restores_bytes
     commands = [e.get("command", "") for e in wrapped]
     assert all("exec --agent cursor --untrusted --" in c for c in commands[:3] + commands[4:])
     assert original_of(commands[0]) == ".cursor/hooks/guard.sh | tee -a /tmp/log"  # one word
-    assert "--timeout 8" in commands[0]  # below Cursor's own 10 s
+    assert "--timeout 5" in commands[0]  # below Cursor's own 10 s
     assert wrapped[3] == {"type": "prompt", "prompt": "is it ok?"}  # asks a model: left alone
     assert [e.get("failClosed") for e in wrapped] == [None, False, True, None, None]
     text = path.read_bytes().decode()

@@ -131,7 +131,7 @@ def test_install_wraps_every_command_and_keeps_every_other_byte(project, home, c
         words,
         ["$GEMINI_PROJECT_DIR/.gemini/hooks/guard.sh", "echo 'é' > /dev/null; echo ${HOME:-x}",
          "cat notes.md"],
-        ["3", "58", "58"],  # 5000 ms: 2 s below it; none: below Gemini's 60000 ms
+        ["2.5", "55", "55"],  # 5000 ms: half of it; none: 5 s below Gemini's 60000 ms
         strict=True,
     ):  # fmt: skip
         assert argv == [hook, "exec", "--agent", "gemini", "--untrusted",

@@ -68,7 +68,7 @@ def test_install_wraps_each_command_untrusted_and_uninstall_restores_bytes(
     # sh reads the original back byte for byte (Goose's replacement finds nothing)
     assert shlex.split(commands[0])[-1] == "${PLUGIN_ROOT}/scripts/guard.sh"
     assert shlex.split(commands[1])[-1] == "echo 'hi' | tee -a /tmp/log"
-    assert "--timeout 8" in commands[0] and "--timeout 28" in commands[1]  # below Goose's
+    assert "--timeout 5" in commands[0] and "--timeout 25" in commands[1]  # below Goose's
     assert wrapped[0]["on_failure"] == "block" and wrapped[2] == {"type": "prompt", "prompt": "ok?"}
     assert path.read_bytes().decode().endswith("}\r\n")
     capsys.readouterr()

@@ -64,7 +64,7 @@ def test_install_wraps_every_entry_untrusted_and_uninstall_restores_bytes(
     wrapped = commands(path)
     assert all("exec --agent kiro --untrusted --" in c for c in wrapped)
     assert original_of(wrapped[0]) == '{ echo "$(date)"; cat; } >> /tmp/log'  # one word
-    assert "--timeout 8" in wrapped[0]  # below Kiro's own 10 000 ms
+    assert "--timeout 5" in wrapped[0]  # below Kiro's own 10 000 ms
     text = path.read_bytes().decode()
     assert '\t  {"command": ' in text and text.endswith("}\r\n")  # every other byte kept
     assert json.loads(text)["hooks"]["preToolUse"][0]["timeout_ms"] == 10000

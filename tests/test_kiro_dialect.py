@@ -333,7 +333,7 @@ def test_exec_passes_the_hook_through_and_a_repository_s_context_too(ws: Path, h
         assert (out.stdout, out.stderr, out.exit_code) == (b"ctx\n", b"w", 0)
     assert request.argv == ("bash", "-c", "hook") and request.env == {"USER_PROMPT": "pq"}
     assert request.workdir == str(ws) and request.stdin == event
-    assert request.timeout == 28.0  # before Kiro's own 30 s, which would block nothing
+    assert request.timeout == 25.0  # before Kiro's own 30 s, which would block nothing
 
 
 def test_exec_mounts_no_agent_file_a_command_names(ws: Path, home: Path) -> None:

@@ -321,7 +321,7 @@ def test_install_wraps_v3_and_ide_commands_and_uninstall_gives_the_bytes_back(
     data = json.loads(v3.read_text())
     wrapped = data["hooks"][0]["action"]["command"]
     assert "exec --agent kiro --untrusted" in wrapped and shlex.split(wrapped)[-1] == "npm run lint"
-    assert "--timeout 28" in wrapped  # below the entry's own 30 s
+    assert "--timeout 25" in wrapped  # below the entry's own 30 s
     assert data["hooks"][1]["action"] == {
         "type": "agent",
         "prompt": "Ensure tests are updated for this change",

@@ -374,3 +374,31 @@ def test_files_that_swap_places_are_no_rename(home, ws) -> None:
     (ws / "d.sh").write_text("B")
     [seen] = pending(scan(settings, [str(ws)], str(home), ["claude"]))
     assert seen.status == "renamed"
+
+
+def test_exec_reads_the_pins_review_approved_for_copilots_hooks(home, ws) -> None:
+    """Copilot's camelCase input names no event: exec keys an approval by install's
+    `--event`, else by the event the dialect derives from the input. Keyed by none, an
+    approved Copilot guard was held as new under required (no decision: Copilot's own
+    flow let the call through; seen with the real CLI, tests/agents/test_copilot.py)."""
+    command = '"$COPILOT_PROJECT_DIR"/.github/hooks/guard.sh'
+    hook = ws / ".github" / "hooks" / "guard.sh"
+    hook.parent.mkdir(parents=True)
+    hook.write_text(GUARD)
+    hook.chmod(0o755)
+    entry = {"type": "command", "bash": command}
+    (hook.parent / "hooks.json").write_text(json.dumps({"version": 1,
+                                                        "hooks": {"preToolUse": [entry]}}))  # fmt: skip
+    _review.approve(pending(scan(Settings.load(agent="copilot"), [str(ws)], str(home),
+                                 ["copilot"])))  # fmt: skip
+    required = Settings.load(agent="copilot", review="required")
+    stdin = json.dumps({"sessionId": "s", "timestamp": 1, "cwd": str(ws), "toolName": "bash",
+                        "toolArgs": {"command": "rm -r victim"}}).encode()  # fmt: skip
+    request = ExecRequest(argv=("/bin/bash", "-c", command), stdin=b"", workdir=str(ws),
+                          mounts=(str(ws),), env={"COPILOT_PROJECT_DIR": str(ws)})  # fmt: skip
+    for named in ("preToolUse", None):
+        review = _review.exec_gate(required, [command], request, stdin, False, named)
+        assert review.status is None, named
+    hook.write_text(WEAK)
+    review = _review.exec_gate(required, [command], request, stdin, False, "preToolUse")
+    assert review.status == "awaiting review" and review.approved[0].data == GUARD.encode()

@@ -95,9 +95,11 @@ def event_records(
 def exec_record(
     settings: Settings, backend: object, *, served: bool, stdin: bytes, label: str,
     untrusted: bool, outcome: HookOutcome, result: ExecResult | None, sandbox_ended: bool,
+    why: str = "",
 ) -> dict[str, Any]:  # fmt: skip
     """The record of one `exec`: the hook as the agent read what exec handed it, for
-    the event its `outcome` was read for (`_exec.audit_exec` names it)."""
+    the event its `outcome` was read for (`_exec.audit_exec` names it). `why`: the
+    sandbox's own failure, the reason when the agent's reading has none."""
     event = _event(stdin)
     base = _base(settings, backend, "exec", served, outcome.spec.hook_name, event, stdin)
     record = _outcome(base, outcome)
@@ -107,6 +109,7 @@ def exec_record(
     if sandbox_ended:
         timed_out = result is not None and result.timed_out
         record["status"] = "timed out" if timed_out else "error"
+        record["reason"] = record["reason"] or _cut(why)
     return record
 
 

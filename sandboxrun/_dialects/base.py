@@ -248,6 +248,20 @@ def source_of(path: str, workspaces: Sequence[str], trusted: str) -> str:
     return trusted
 
 
+# What exec takes besides the hook's own time (its Python's start, the container's start
+# and removal, the audit line): 2.1 to 2.8 s on a loaded machine (2 cores, load 9), seen
+# with the real Copilot CLI (issue 30), so the former 2 s margin let the agent end the
+# wrapper first: no audit line, and a fail-closed block lost to the agent's fail-open timeout.
+DEADLINE_MARGIN = 5.0
+
+
+def below_deadline(deadline: float) -> float:
+    """The seconds exec gives a hook that the agent itself ends after `deadline` s (what
+    install writes as `--timeout`), so that exec's answer is in first: `DEADLINE_MARGIN`
+    below it, or half of a short one."""
+    return max(deadline - DEADLINE_MARGIN, deadline / 2)
+
+
 def sandbox_ending(result: ExecResult, timeout: float) -> tuple[Status, str] | None:
     """(status, why) when the sandbox, not the hook, decided how the run ended:
     the deadline, the output cap, the memory limit, a hook it could not start. None when

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .._dialects.base import below_deadline
 from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.wrapped import wrap
 from .._errors import ConfigError
@@ -192,7 +193,7 @@ def wrapper_of(
         timeout = hook["timeout"]  # seconds (the view's), or None
         if timeout is not None:
             # Below the agent's own deadline for the entry, so sandboxrun ends a slow hook.
-            extra += ["--timeout", f"{max(timeout - 2, timeout / 2):g}"]
+            extra += ["--timeout", f"{below_deadline(timeout):g}"]
         new = wrap(launcher, agent, command, argv, hook.get("shell"), extra)  # type: ignore[arg-type]
         if new[1] is None:
             new = (shape.written(new[0], launcher, extra), None)

@@ -315,17 +315,20 @@ class ExecReview(NamedTuple):
 
 
 def exec_gate(
-    settings: Settings, command: Sequence[str], request: Any, stdin: bytes, served: bool
-) -> ExecReview:
+    settings: Settings, command: Sequence[str], request: Any, stdin: bytes, served: bool,
+    event_name: str | None = None,
+) -> ExecReview:  # fmt: skip
     """The review of an `exec --untrusted` command (a repository's hook: its command and
-    the workspace files it names), with the policy applied (`ExecReview`)."""
+    the workspace files it names), with the policy applied (`ExecReview`). The event is
+    `event_name` (`exec --event`, which install writes), else the one the dialect reads
+    in stdin: its approval is keyed by it (Copilot's camelCase input names none, so its
+    approved hooks were held as new under required)."""
     if settings.review == "off":
         return ExecReview(None)
+    from .._dialects.registry import dialect_of
     from .._exec import _event
 
-    event = _event(stdin)
-    name = next((event[k] for k in ("hook_event_name", "hookEventName", "hookName")
-                 if isinstance(event.get(k), str)), "")  # fmt: skip
+    name = event_name or dialect_of(settings).event_name(_event(stdin)) or ""
     root = request.mounts[0] if request.mounts else request.workdir
     spec = HookSpec(hook_name=name, name=" ".join(command), source="project",
                     argv=tuple(command), workdir=request.workdir, mounts=(),
@@ -333,8 +336,6 @@ def exec_gate(
     try:
         pinned = PinStore(_home(), root, settings.review_pins).load()
         if not pinned and settings.review == "warn" and settings.review_pins is None:
-            from .._dialects.registry import dialect_of
-
             every = dialect_of(settings).discover(None, [root], _home()).hooks
             first_sight(settings, settings.agent, every, [root], None, lambda: every)
             pinned = PinStore(_home(), root, settings.review_pins).load()

@@ -356,7 +356,7 @@ def test_an_earlier_install_still_blocks_after_install_again(
     guard["command"] = (  # byte for byte what the earlier install (35cbcc0) wrote
         f"[ -x {shlex.quote(SANDBOXRUN)} ] || {{ echo {why} >&2; exit 2; }}; "
         + shlex.join([SANDBOXRUN, "exec", "--agent", "claude", "--fail-closed", "--config",
-                      str(config), "--timeout", "28", "--", guard["command"]])
+                      str(config), "--timeout", "25", "--", guard["command"]])
     )  # fmt: skip
     data["hooks"]["PreToolUse"][0]["hooks"][1:] = []
     del data["hooks"]["UserPromptSubmit"], data["hooks"]["Stop"]

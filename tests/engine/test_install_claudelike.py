@@ -49,7 +49,7 @@ def test_qwen_wrapped_commands_decide_as_the_originals(
 
     sandboxrun("install", "--agent", "qwen", "--workspace", str(root), "--home", str(home))
     text = settings.read_text()
-    assert "exec --agent qwen --untrusted" in text and "--timeout 28 --" in text  # 30000 ms
+    assert "exec --agent qwen --untrusted" in text and "--timeout 25 --" in text  # 30000 ms
     for event, expected in zip(events, unsandboxed, strict=True):
         assert claude_runs(settings, root, event, "QWEN_PROJECT_DIR") == expected, event
 

@@ -208,7 +208,7 @@ def test_installed_wrapper_runs_the_guard_sandboxed_and_uninstall_gives_bytes_ba
     done = subprocess.run(cli("install", *install), capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr
     wrapped = command(ws, "PreToolUse", 0)
-    assert " exec --agent codex --untrusted " in wrapped and "--timeout 8 " in wrapped
+    assert " exec --agent codex --untrusted " in wrapped and "--timeout 5 " in wrapped
     boxed = subprocess.run(["/bin/sh", "-lc", wrapped], input=event, capture_output=True,
                            cwd=ws, timeout=120, env={"PATH": "/usr/bin:/bin"})  # fmt: skip
     assert (

@@ -54,9 +54,11 @@ from .events import HOOK_NAMES, MATCH_FIELDS, check_matcher
 from .installed import Installed, installed
 
 POLICY_DIR = "/etc/github-copilot/policy.d"
-# Set by the CLI for every hook (1.0.102; not in its docs): the project root, and the
-# folder of the file the hook is configured in. Inside, the root mounted and that folder.
+# Set by the CLI for every hook (1.0.102; not in its docs): the project root (under both
+# names: CLAUDE_PROJECT_DIR for the Claude-style hooks it also runs), and the folder of
+# the file the hook is configured in. Inside, the root mounted and that folder.
 PROJECT_DIR_VAR = "COPILOT_PROJECT_DIR"
+PROJECT_VARS = (PROJECT_DIR_VAR, "CLAUDE_PROJECT_DIR")
 HOOK_DIR_VAR = "COPILOT_HOOK_DIR"
 DEFAULT_TIMEOUT = 30.0  # seconds ("timeoutSec ... Default: 30")
 _TRUSTED = frozenset({"policy", "user", "explicit"})
@@ -164,7 +166,7 @@ def discover(
             skipped.append(unreadable(shown, source, why))
             continue
         mounts = unique_mounts([project, *roots, *([folder] if folder else [])])
-        env = {PROJECT_DIR_VAR: project, HOOK_DIR_VAR: os.path.dirname(path)}
+        env = {**dict.fromkeys(PROJECT_VARS, project), HOOK_DIR_VAR: os.path.dirname(path)}
         template = HookSpec(hook_name="", name="", source=source, argv=(), workdir=roots[0],
                             mounts=mounts, env=env)  # fmt: skip
         lookup = installed(home, path, source not in _TRUSTED)

@@ -12,6 +12,8 @@ agentStop/subagentStop `decision: "block"` + `reason` (another turn), subagentSt
 `modifiedResponse`; postToolUse `modifiedResult`, `additionalContext`; sessionStart,
 subagentStart, notification `additionalContext`; userPromptTransformed
 `modifiedTransformedPrompt`. userPromptSubmitted's output is dropped for command hooks.
+A PascalCase event's hook may also answer in Claude's `hookSpecificOutput`, read beside
+the top-level fields (seen with the CLI 1.0.102: `lift_specific`).
 A field of the wrong type is ignored (the docs: "ignored rather than corrupting").
 
 Exit codes: 0 reads stdout. preToolUse is fail-closed: exit 2 or any other non-zero
@@ -72,8 +74,12 @@ ERRORED = "Denied by preToolUse hook (hook errored)"
 # What a repository's hook may say (module docstring); any other field is dropped.
 _HARMLESS = frozenset(
     {"permissionDecision", "permissionDecisionReason", "behavior", "message", "interrupt",
-     "decision", "reason", "additionalContext", "type"}
+     "decision", "reason", "additionalContext", "type", "hookEventName"}
 )  # fmt: skip
+# The Claude-shaped answer a PascalCase ("VS Code compatible") event's hook may give; the
+# CLI reads its decision, reason and context beside the top-level fields (1.0.102: a deny
+# there denies `PreToolUse`; for `preToolUse` it is ignored).
+SPECIFIC = "hookSpecificOutput"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,9 +87,10 @@ class CopilotDialect:
     agent: str = "copilot"
     default_timeout: float = config.DEFAULT_TIMEOUT
     hook_names: tuple[str, ...] = events.HOOK_NAMES
-    # Not in the docs; the CLI (1.0.102) sets it, and COPILOT_HOOK_DIR, for every hook
-    # (reference/agent-hooks-2026.md §18): inside, the root mounted.
-    project_dir_var: str | None = "COPILOT_PROJECT_DIR"
+    # Not in the docs; the CLI (1.0.102) sets it, CLAUDE_PROJECT_DIR and COPILOT_HOOK_DIR
+    # for every hook (reference/agent-hooks-2026.md §18): inside, the root mounted.
+    project_dir_var: str | None = config.PROJECT_DIR_VAR
+    project_vars: tuple[str, ...] = config.PROJECT_VARS  # each set to the root
     user_dir: str = ".copilot"
     project_dir: str = ".github"  # what marks the repository root, with `.git`
     policy_dir: str = config.POLICY_DIR
@@ -184,6 +191,8 @@ class CopilotDialect:
             if data and not (trust_workspace or spec.source not in WORKSPACE_SOURCES):
                 data, dropped = workspace_json(data)
                 notes += [dropped_note(dropped)] if dropped else []
+            if spec.hook_name in PASCAL:
+                data = lift_specific(data)
         if code == 0:
             answer = read_answer(event, data, notes)
         elif event in PERMISSION_EVENTS and (code == 2 or event == "preToolUse"):
@@ -340,6 +349,11 @@ def workspace_json(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     for key, value in data.items():
         if key in ("permissionDecision", "behavior") and value == "allow":
             continue
+        if key == SPECIFIC and isinstance(value, dict):  # the same rule inside
+            inner, lost = workspace_json(value)
+            kept.update({key: inner} if set(inner) - {"hookEventName"} else {})
+            dropped += [x if x == "its allow" else f"{key}.{x}" for x in lost]
+            continue
         if allow and key in ("permissionDecisionReason", "message"):
             continue  # the allow's reason goes with it
         if key in _HARMLESS:
@@ -347,6 +361,25 @@ def workspace_json(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         elif value is not None and value is not False:
             dropped.append(key)
     return kept, dropped
+
+
+def lift_specific(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A PascalCase event's output as the CLI reads it: `hookSpecificOutput`'s decision,
+    reason and context beside the top-level ones; of two decisions the stricter, with its
+    reason (the CLI's choice between them is unconfirmed). Types are `read_answer`'s."""
+    nested = data.get(SPECIFIC)
+    if not isinstance(nested, dict):
+        return data
+    lifted = dict(data)
+    for key in ("permissionDecisionReason", "additionalContext"):
+        if lifted.get(key) is None and nested.get(key) is not None:
+            lifted[key] = nested[key]
+    inner, outer = (d if isinstance(d, str) else "" for d in
+                    (nested.get("permissionDecision"), data.get("permissionDecision")))  # fmt: skip
+    if _STRICTNESS.get(inner, 0) > _STRICTNESS.get(outer, 0):
+        lifted["permissionDecision"] = inner
+        lifted["permissionDecisionReason"] = nested.get("permissionDecisionReason")
+    return lifted
 
 
 def read_answer(event: str, data: Mapping[str, Any], notes: list[str]) -> dict[str, Any]:

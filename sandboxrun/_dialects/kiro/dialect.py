@@ -89,6 +89,7 @@ from typing import Any
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     AgentReply,
+    below_deadline,
     block_on_stderr,
     event_bytes,
     failure_on_stderr,
@@ -154,10 +155,10 @@ class KiroDialect:
     project_dir: str = ".kiro/agents"  # relative to the project root
     project_dir_var: str | None = None  # Kiro sets none
     # `exec`'s deadline for an entry without `timeout_ms` (Kiro's 30 000 ms): below it, as
-    # install's `--timeout` is below a given one (max(t - 2, t / 2)), so that sandboxrun's
+    # install's `--timeout` is below a given one (`below_deadline`), so that sandboxrun's
     # answer, a block under fail-closed, is in before Kiro's timeout, which blocks nothing.
     # (`run` reads every entry's own `timeout_ms`, default 30 s: `config.py`.)
-    default_timeout: float = 28.0
+    default_timeout: float = below_deadline(30.0)
     hook_names: tuple[str, ...] = ALL_EVENTS
 
     def transcript(self, event: Mapping[str, Any], home: str) -> str | None:
