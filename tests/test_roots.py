@@ -100,14 +100,15 @@ def test_claude_events_cwd_in_a_dot_folder_is_refused(
 
 def test_exec_refuses_a_dot_folder_and_honours_allowed_roots(home: Path, tmp_path: Path) -> None:
     """`exec`: the caller's folder (or --workspace) in ~/.config is refused; listed in
-    allowed_roots it is accepted; allowed_roots elsewhere confines."""
+    allowed_roots it is accepted; allowed_roots elsewhere confines. (Claude's: a Cline
+    hook's workspace is only its event's workspaceRoots, never the caller's folder.)"""
     proj = home / ".config" / "proj"
     proj.mkdir(parents=True)
     with pytest.raises(ConfigError, match=r"~/\.config, a dot-folder"):
-        exec_request(Settings.load(), ["true"], b"", None, {}, cwd=str(proj))
+        exec_request(Settings.load(agent="claude"), ["true"], b"", None, {}, cwd=str(proj))
     with pytest.raises(ConfigError, match=r"~/\.config, a dot-folder"):
-        exec_request(Settings.load(), ["true"], b"", str(proj), {}, cwd=str(tmp_path))
-    mine = Settings.load(allowed_roots=(str(home / ".config"),))
+        exec_request(Settings.load(agent="claude"), ["true"], b"", str(proj), {}, cwd=str(tmp_path))
+    mine = Settings.load(agent="claude", allowed_roots=(str(home / ".config"),))
     assert exec_request(mine, ["true"], b"", None, {}, cwd=str(proj)).mounts[0] == str(proj)
     (tmp_path / "elsewhere").mkdir()
     with pytest.raises(ConfigError, match="not below allowed_roots"):
