@@ -1,7 +1,7 @@
 """Qwen Code (`@qwen-code/qwen-code`, the version in package-lock.json), its own CLI headless
 (`qwen -p --yolo --output-format json`) against the fake Chat Completions API of
 `fake_chat.py`, before and after `sandboxrun install`, cold and warm, with failing hooks,
-and uninstalled.
+and uninstalled; what it hands a hook against `observed/qwen.json` (`observe.py`).
 
 Offline by its own switches: OpenAI-compatible auth (`security.auth.selectedType`
 "openai", a dummy `OPENAI_API_KEY`), the endpoint from `OPENAI_BASE_URL`, the model from
@@ -24,8 +24,16 @@ from typing import Any
 
 import pytest
 
-from . import fake_chat
-from .conftest import Account, Netns, make_account, make_project, snapshot, watched
+from . import fake_chat, observe
+from .conftest import (
+    Account,
+    Netns,
+    command_hooks,
+    make_account,
+    make_project,
+    snapshot,
+    watched,
+)
 from .fakebase import FINAL_TEXT
 from .test_claude import (  # noqa: F401 - serve: a fixture
     GUARD,
@@ -63,14 +71,7 @@ PROBE = (
 def settings(*hooks: tuple[str, int | None]) -> str:
     """A project's `.qwen/settings.json`: `hooks` (command, timeout in seconds) on
     PreToolUse of the shell tool."""
-    entries = []
-    for command, timeout in hooks:
-        entry: dict[str, Any] = {"type": "command", "command": command}
-        if timeout is not None:
-            entry["timeout"] = timeout
-        entries.append(entry)
-    hooks = {"PreToolUse": [{"matcher": SHELL_TOOL, "hooks": entries}]}
-    return json.dumps({"hooks": hooks, **VERSION}, indent=2)
+    return json.dumps({**command_hooks({"PreToolUse": hooks}, SHELL_TOOL), **VERSION}, indent=2)
 
 
 @pytest.fixture(scope="module")
@@ -108,15 +109,20 @@ def guarded(account: Account) -> Iterator[tuple[Path, str, Path]]:
     marker.unlink(missing_ok=True)
 
 
+def environment(account: Account, model: fake_chat.FakeChat) -> dict[str, str]:
+    """What the CLI is started with beyond the account's own variables."""
+    return {
+        "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-fake", "OPENAI_MODEL": MODEL,
+        "PATH": f"{account.home}/.local/bin:/usr/local/bin:/usr/bin:/bin",
+    }  # fmt: skip
+
+
 def qwen(
     account: Account, agents_bin: Path, project: Path, model: fake_chat.FakeChat, netns: Netns
 ) -> list[dict[str, Any]]:
     """One headless run of the real CLI in `project`, as the account, in the namespace:
     its JSON messages."""
-    env = {
-        "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-fake", "OPENAI_MODEL": MODEL,
-        "PATH": f"{account.home}/.local/bin:/usr/local/bin:/usr/bin:/bin",
-    }  # fmt: skip
+    env = environment(account, model)
     argv = [str(agents_bin / "qwen"), "-p", "Remove the victim folder.", "--yolo",
             "--output-format", "json"]  # fmt: skip
     done = subprocess.run(account.as_me(argv, netns.name, env), cwd=project, capture_output=True,
@@ -315,3 +321,24 @@ def test_the_variables_qwen_sets_for_hooks_and_those_inside_the_sandbox(
     assert inside["QWEN_CODE_MODEL"] == MODEL, inside
     assert inside["QWEN_CODE_MODEL_IDENTITY"].startswith(f"{MODEL}@"), inside
     assert inside["QWEN_CODE_PROJECT_DIR"] == inside["QWEN_CODE_CLI"] == "<unset>", inside
+
+
+def test_observation(
+    account: Account, agents_bin: Path, model: fake_chat.FakeChat, netns: Netns
+) -> None:
+    """What Qwen Code hands a hook, as `tests/agents/observed/qwen.json` records it
+    (observe.py; `scripts/agents-drift` runs it against the newest version)."""
+
+    def configure(probe: observe.Probe) -> Path:
+        config = {**command_hooks(probe.hooks()), **VERSION}
+        return make_project(account, {".qwen/settings.json": json.dumps(config, indent=2)})
+
+    observe.observe(
+        "qwen", "@qwen-code/qwen-code", account=account, agents_bin=agents_bin,
+        # SessionEnd: 0.24.4 fires it in its interactive UI and over ACP, not in `qwen -p`,
+        # so the record has none; a version that starts to shows as drift
+        events=("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
+                "SessionEnd"),
+        timed="PreToolUse", given=environment(account, model), configure=configure,
+        run=lambda project: qwen(account, agents_bin, project, model, netns),
+    )  # fmt: skip
