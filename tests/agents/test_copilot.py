@@ -1,7 +1,8 @@
 """GitHub Copilot CLI (`@github/copilot`, the version in package-lock.json), its own CLI
 headless (`copilot -p --allow-all-tools --trust-folder`) against the fake Chat
 Completions API (`fake_chat.py`), before and after `sandboxrun install`, cold and warm,
-with failing hooks, and uninstalled.
+with failing hooks, and uninstalled; what it hands a hook against `observed/copilot.json`
+(`observe.py`).
 
 Offline by its own switches, with no login: `COPILOT_OFFLINE=true` (no GitHub
 authentication, telemetry, web tools, GitHub MCP server or auto-update) and its own-model
@@ -23,13 +24,13 @@ import re
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from . import fake_chat
+from . import fake_chat, observe
 from .conftest import Account, Netns, make_account, make_project, snapshot, watched
 from .fakebase import FINAL_TEXT
 from .test_claude import MARKER, MISSING, SLOW, serve  # noqa: F401 - a fixture
@@ -37,6 +38,11 @@ from .test_claude import MARKER, MISSING, SLOW, serve  # noqa: F401 - a fixture
 MODEL = "gpt-4.1"
 HOOKS = ".github/hooks"
 DENIED = "Denied by preToolUse hook: "
+# Copilot's camelCase events (hooks-reference, 14): each one observed, so that one
+# `copilot -p` starts to run shows as drift (`preToolUse`, the timed one, not last).
+EVENTS = ("sessionStart", "userPromptSubmitted", "userPromptTransformed", "notification",
+          "permissionRequest", "preCompact", "subagentStart", "subagentStop", "errorOccurred",
+          "preToolUse", "postToolUse", "postToolUseFailure", "agentStop", "sessionEnd")  # fmt: skip
 GUARD = """#!/bin/bash
 input=$(cat)
 case "$input" in
@@ -63,16 +69,23 @@ PROBE = (
 )
 
 
-def hooks(*entries: tuple[str, int | None]) -> str:
-    """A `.github/hooks/*.json` file: `entries` (bash command, timeoutSec) on preToolUse,
+def hooks_file(events: Mapping[str, Sequence[tuple[str, int | None]]]) -> str:
+    """A `.github/hooks/*.json` file: per event its entries (bash command, timeoutSec),
     in that order."""
-    made = []
-    for command, timeout in entries:
-        entry: dict[str, Any] = {"type": "command", "bash": command}
-        if timeout is not None:
-            entry["timeoutSec"] = timeout
-        made.append(entry)
-    return json.dumps({"version": 1, "hooks": {"preToolUse": made}}, indent=2)
+    made: dict[str, list[dict[str, Any]]] = {}
+    for event, entries in events.items():
+        made[event] = []
+        for command, timeout in entries:
+            entry: dict[str, Any] = {"type": "command", "bash": command}
+            if timeout is not None:
+                entry["timeoutSec"] = timeout
+            made[event].append(entry)
+    return json.dumps({"version": 1, "hooks": made}, indent=2)
+
+
+def hooks(*entries: tuple[str, int | None]) -> str:
+    """A `.github/hooks/*.json` file: `entries` (bash command, timeoutSec) on preToolUse."""
+    return hooks_file({"preToolUse": entries})
 
 
 @pytest.fixture(scope="module")
@@ -102,17 +115,22 @@ def guarded(account: Account) -> Iterator[tuple[Path, str, Path]]:
     marker.unlink(missing_ok=True)
 
 
-def copilot(
-    account: Account, agents_bin: Path, project: Path, model: fake_chat.FakeChat, netns: Netns
-) -> list[dict[str, Any]]:
-    """One headless run of the real CLI in `project`, as the account, in the namespace:
-    its JSON lines (`--output-format json`)."""
-    env = {
+def environment(account: Account, model: fake_chat.FakeChat) -> dict[str, str]:
+    """What the CLI is started with beyond the account's own basics."""
+    return {
         "COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_BASE_URL": model.base_url,
         "COPILOT_PROVIDER_TYPE": "openai", "COPILOT_PROVIDER_API_KEY": "fake-copilot-key",
         "COPILOT_MODEL": MODEL, "COPILOT_AUTO_UPDATE": "false",
         "PATH": f"{account.home}/.local/bin:/usr/local/bin:/usr/bin:/bin",
     }  # fmt: skip
+
+
+def copilot(
+    account: Account, agents_bin: Path, project: Path, model: fake_chat.FakeChat, netns: Netns
+) -> list[dict[str, Any]]:
+    """One headless run of the real CLI in `project`, as the account, in the namespace:
+    its JSON lines (`--output-format json`)."""
+    env = environment(account, model)
     argv = [str(agents_bin / "copilot"), "-p", "Remove the victim folder.", "--allow-all-tools",
             "--trust-folder", "--no-auto-update", "--disable-client-telemetry",
             "--output-format", "json"]  # fmt: skip
@@ -150,7 +168,8 @@ def name(record: dict[str, Any]) -> str:
 def install(account: Account, project: Path) -> None:
     done = account.sbx("install", "--agent", "copilot", "--workspace", str(project))
     assert done.returncode == 0, done.stderr
-    assert "sandboxrun-hook exec --agent copilot" in (project / HOOKS / "hooks.json").read_text()
+    launcher = account.home / ".local/share/sandboxrun/hook"  # install's, in the user's data folder
+    assert f"{launcher} exec --agent copilot" in (project / HOOKS / "hooks.json").read_text()
 
 
 def uninstall(account: Account, project: Path) -> None:
@@ -443,3 +462,20 @@ def test_under_review_required_the_approved_guard_blocks_installed(
             ("marker.sh", "none"), ("guard.sh", "block")], audited  # fmt: skip
     finally:
         account.config('serve = "off"\n')
+
+
+def test_observation(
+    account: Account, agents_bin: Path, model: fake_chat.FakeChat, netns: Netns
+) -> None:
+    """What Copilot CLI hands a hook, as `tests/agents/observed/copilot.json` records it
+    (observe.py; `scripts/agents-drift` runs it against the newest version): the
+    camelCase `.github/hooks/*.json` file, the one Copilot's users write."""
+
+    def configure(probe: observe.Probe) -> Path:
+        return make_project(account, {f"{HOOKS}/hooks.json": hooks_file(probe.hooks())})
+
+    observe.observe(
+        "copilot", "@github/copilot", account=account, agents_bin=agents_bin,
+        events=EVENTS, timed="preToolUse", given=environment(account, model),
+        configure=configure, run=lambda project: copilot(account, agents_bin, project, model, netns),
+    )  # fmt: skip
