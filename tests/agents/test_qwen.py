@@ -169,7 +169,8 @@ def test_installed_cold_and_warm_contain_the_hooks_and_uninstall_restores_every_
     done = account.sbx("install", "--agent", "qwen", "--workspace", str(project))
     assert done.returncode == 0, done.stderr
     assert snapshot(watched) != before
-    assert "sandboxrun-hook exec --agent qwen" in (project / ".qwen/settings.json").read_text()
+    launcher = account.home / ".local/share/sandboxrun/hook"  # install's, in the user's data folder
+    assert f"{launcher} exec --agent qwen" in (project / ".qwen/settings.json").read_text()
 
     seen = len(account.audit())
     qwen(account, agents_bin, project, model, netns)  # cold
