@@ -112,3 +112,39 @@ def test_exec_event_names_the_audited_event(
               "--event", "preToolUse", "--", "g"])  # fmt: skip
     [record] = _records(log)
     assert (record["event"], record["decision"]) == ("preToolUse", "block"), record
+
+
+# Cline's tool events, as each engine sends them: the CLI's (3.0.65) names its call.
+CLINE_CLI = {"hookName": "tool_call", "taskId": "conv_1",
+             "tool_call": {"id": "call_1", "name": "run_commands", "input": {"commands": ["ls"]}},
+             "preToolUse": {"toolName": "run_commands", "parameters": {"commands": '["ls"]'}}}  # fmt: skip
+CLINE_EXTENSION = {"hookName": "PreToolUse", "taskId": "task-1",
+                   "preToolUse": {"toolName": "execute_command", "parameters": {"command": "ls"}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("hook", "event", "tool"),
+    [("tool_call", CLINE_CLI, ("conv_1", "run_commands", "call_1")),
+     ("PreToolUse", CLINE_EXTENSION, ("task-1", "execute_command", None))],
+    ids=["cli", "extension"],
+)  # fmt: skip
+@pytest.mark.parametrize("entry", ["run", "exec"])
+def test_cline_records_its_tool_call(
+    hook: str, event: dict[str, Any], tool: tuple[Any, ...], entry: str, home: Path,
+    ws: Path, tmp_path: Path, engine, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+) -> None:  # fmt: skip
+    """The Cline CLI's tool call id (`tool_call.id`) is the audit's `toolUseId`; it was
+    null. The extension names no call."""
+    config, log = _config(home)
+    engine(default=ExecResult(0, b'{"cancel": true, "errorMessage": "no"}', b"", 3))
+    feed(monkeypatch, json.dumps({**event, "workspaceRoots": [str(ws)]}))
+    common = ["--no-serve", "--config", str(config), "--agent", "cline"]
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "PreToolUse").write_text("#!/bin/sh\n")
+    if entry == "run":
+        cli.main(["run", hook, *common, "--hooks-dir", str(hooks)])
+    else:
+        cli.main(["exec", *common, "--", "g"])
+    [record] = _records(log)
+    assert (record["sessionId"], record["toolName"], record["toolUseId"]) == tool, record

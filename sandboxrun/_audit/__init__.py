@@ -114,6 +114,7 @@ def _base(
     settings: Settings, backend: object, entry: str, served: bool, hook_name: str,
     event: Mapping[str, Any], raw: bytes | None = None,
 ) -> dict[str, Any]:  # fmt: skip
+    own = _tool_fields(settings.agent, event)
     base: dict[str, Any] = {
         "time": datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds"),
         "entry": entry,
@@ -121,8 +122,8 @@ def _base(
         "agent": settings.agent,
         "event": _cut(hook_name),
         "sessionId": _first(event, _SESSION),
-        "toolName": _first(event, _TOOL) or _cline_tool(event),
-        "toolUseId": _first(event, _TOOL_USE),
+        "toolName": _first(event, _TOOL) or _first(own, _TOOL),
+        "toolUseId": _first(event, _TOOL_USE) or _first(own, _TOOL_USE),
         "backend": settings.backend,
         "image": settings.image,
         "imageId": getattr(backend, "image_id", None) or None,
@@ -201,13 +202,13 @@ def _first(event: Mapping[str, Any], keys: Sequence[str]) -> str | None:
     return None
 
 
-def _cline_tool(event: Mapping[str, Any]) -> str | None:
-    """Cline's tool events carry the tool in their own object (`preToolUse.toolName`)."""
-    for key in ("preToolUse", "postToolUse"):
-        inner = event.get(key)
-        if isinstance(inner, dict):
-            return _first(inner, _TOOL)
-    return None
+def _tool_fields(agent: str, event: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The tool and tool call where the agent's events name them in fields of their own
+    (the dialect's `tool_fields`, when it has one: Cline's `tool_call.id`...)."""
+    from .._dialects.registry import DIALECTS
+
+    own = getattr(DIALECTS[agent], "tool_fields", None) if agent in DIALECTS else None
+    return own(event) if own is not None else {}
 
 
 def _event(stdin: bytes) -> dict[str, Any]:

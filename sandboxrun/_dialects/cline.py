@@ -138,6 +138,18 @@ class ClineDialect:
         """The event's name: Cline's `hookName`."""
         return named_event(event, "hookName")
 
+    def tool_fields(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        """The event's tool and tool call in the audit's terms (`tool_name`,
+        `tool_use_id`): Cline names them in an object of the event's own, the CLI's
+        `tool_call` / `tool_result` (`name`, `id`) or the extension's `preToolUse` /
+        `postToolUse` (`toolName`; it names no call)."""
+        for key in ("tool_call", "tool_result", "preToolUse", "postToolUse"):
+            inner = event.get(key)
+            if isinstance(inner, dict):
+                return {"tool_name": inner.get("name", inner.get("toolName")),
+                        "tool_use_id": inner.get("id")}  # fmt: skip
+        return {}
+
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         roots = event.get("workspaceRoots")
         return list(roots) if isinstance(roots, list) else []

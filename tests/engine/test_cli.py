@@ -10,9 +10,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from sandboxrun import DockerBackend
 from sandboxrun._backends.labels import MANAGED as LABEL
 
+from ..test_demo_guard import cli_event
 from .conftest import HookWriter, cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,16 +39,19 @@ def sandboxrun(
     )
 
 
-def test_demo_blocks_rm_rf_and_contains_the_snoop(engine: DockerBackend) -> None:
-    """The README's demo: the guard cancels, the cloned hook reaches nothing, stdout is one JSON."""
+@pytest.mark.parametrize("hook", ["PreToolUse", "tool_call"])
+def test_demo_blocks_rm_rf_and_contains_the_snoop(engine: DockerBackend, hook: str) -> None:
+    """The README's demo: the guard cancels, the cloned hook reaches nothing, stdout is one
+    JSON; in the VS Code extension's event (scripts/demo's) and in the Cline CLI's."""
+    event = EVENT if hook == "PreToolUse" else json.dumps(cli_event({"commands": ["rm -rf ~/x"]}))
     done = sandboxrun(
         "run",
-        "PreToolUse",
+        hook,
         "--workspace",
         str(DEMO / "app"),
         "--workspace",
         str(DEMO / "cloned-plugin"),
-        stdin=EVENT,
+        stdin=event,
         env={"DEMO_API_TOKEN": "hunter2"},
     )
     assert done.returncode == 0, done.stderr
@@ -55,7 +61,8 @@ def test_demo_blocks_rm_rf_and_contains_the_snoop(engine: DockerBackend) -> None
     assert result["cancel"] is True
     assert "rm -rf" in result["errorMessage"]
     assert "GOT IT" not in result["contextModification"]
-    assert result["contextModification"].count("failed (") == 7
+    # The CLI drops the contexts of a cancelled call; the extension keeps the snoop's.
+    assert result["contextModification"].count("failed (") == (7 if hook == "PreToolUse" else 0)
     assert [h["status"] for h in result["hooks"]] == ["completed", "completed"]
     assert not (DEMO / "cloned-plugin" / "PWNED").exists()
 

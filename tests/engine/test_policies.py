@@ -19,7 +19,8 @@ from sandboxrun import DockerBackend, ExecRequest, ExecResult, HookFactory, Sett
 from .conftest import engine_settings
 
 PACK = Path(__file__).resolve().parents[2] / "examples" / "policies"
-FAMILIES = ("cline", "claude")
+# Cline's two event shapes: the VS Code extension's (`cline`) and the CLI's (`cline-cli`).
+FAMILIES = ("cline", "cline-cli", "claude")
 # Built from parts, so that no secret scanner takes this file for a leak.
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -28,7 +29,7 @@ PRIVATE_KEY = "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA
 
 def install(family: str, ws: Path) -> None:
     """Install the pack into workspace `ws` with the commands of its README."""
-    if family == "cline":
+    if family.startswith("cline"):
         shutil.copytree(PACK / "scripts", ws / ".cline" / "hooks" / "policies")
         shutil.copytree(PACK / "cline", ws / ".cline" / "hooks", dirs_exist_ok=True)
     else:
@@ -57,6 +58,14 @@ def tool_event(
     family: str, ws: Path, kind: str, value: str, path: str = ""
 ) -> tuple[str, dict[str, Any]]:
     """A PreToolUse event of `family`: a shell command (`kind` "shell") or a file write."""
+    if family == "cline-cli":  # as the CLI 3.0.65 sends it (its `preToolUse` left out)
+        tool_input = {"commands": [value]} if kind == "shell" else {"path": path, "new_text": value}
+        tool = "run_commands" if kind == "shell" else "editor"
+        return "tool_call", {
+            "hookName": "tool_call",
+            "workspaceRoots": [str(ws)],
+            "tool_call": {"id": "call_1", "name": tool, "input": tool_input},
+        }
     if family == "cline":
         params = {"command": value} if kind == "shell" else {"path": path, "content": value}
         tool = "execute_command" if kind == "shell" else "write_to_file"
@@ -119,7 +128,7 @@ def sandboxed_and_host(
     **overrides: Any,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The answer through the sandbox, and the answer of the same hooks run on the host."""
-    settings = engine_settings(agent=family, fail_closed=True, **overrides)
+    settings = engine_settings(agent=family.split("-")[0], fail_closed=True, **overrides)
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     boxed = answer(settings, DockerBackend(settings, client=engine.client), home, hook, event, ws)

@@ -2,7 +2,7 @@
 """Block destructive shell commands: `rm -r` of `/`, `~` or `$HOME` (and `/*`, `~/*`), and
 `git push --force` (`-f`, `--force-with-lease`, a `+branch` refspec) to a protected branch.
 
-Cline: PreToolUse on `execute_command`; Claude Code: PreToolUse with matcher `Bash`.
+Cline: PreToolUse on `execute_command` (the CLI: `run_commands`); Claude Code: PreToolUse with matcher `Bash`.
 Each part of a command line (`;`, `&&`, `||`, `|`, newlines) is judged, after `sudo`,
 `env`, `VAR=value` prefixes. Pushing with no branch named counts as pushing the current
 branch (git's default), read from the workspace's git.

@@ -2,7 +2,8 @@
 """Block writing secrets: private key blocks, AWS access key ids, GitHub tokens, in what a
 write tool writes or a shell command carries (`echo ... > file`).
 
-Cline: PreToolUse on write_to_file / replace_in_file / execute_command; Claude Code:
+Cline: PreToolUse on write_to_file / replace_in_file / execute_command (the CLI: editor /
+apply_patch / run_commands); Claude Code:
 PreToolUse with matcher Write|Edit|MultiEdit|NotebookEdit|Bash. The reason names the
 kind of secret, never the secret itself.
 """

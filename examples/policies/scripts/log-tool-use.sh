@@ -12,8 +12,11 @@ line=$(jq -c '{
     time: (now | todate),
     agent: (if .hook_event_name then "claude" else "cline" end),
     event: (.hook_event_name // .hookName),
-    tool: (.tool_name // .postToolUse.toolName // .preToolUse.toolName),
+    tool: (.tool_name // (.tool_result // .tool_call).name
+           // .postToolUse.toolName // .preToolUse.toolName),
     what: (.tool_input.command // .tool_input.file_path
+           // (.tool_result // .tool_call).input.commands
+           // (.tool_result // .tool_call).input.path
            // (.postToolUse // .preToolUse).parameters.command
            // (.postToolUse // .preToolUse).parameters.path),
     workspace: (.cwd // .workspaceRoots[0])
