@@ -432,12 +432,27 @@ class HookFactory:
         self.dialect = dialect_of(settings)
         self.home = os.path.join(self.cwd, home) if home is not None else account_home()
 
-    def discover(self, hook_name: str | None, workspaces: Sequence[str]) -> Discovery:
-        """The hooks of `hook_name` (None: of every event); under `serve`, kept while
-        every file discovery read (or found absent) stands (`_cache`)."""
-        key = (self.settings, hook_name, tuple(workspaces), self.home, self.hooks_dirs)
+    def discover(
+        self, hook_name: str | None, workspaces: Sequence[str], own: bool = False
+    ) -> Discovery:
+        """The hooks of `hook_name` (None: of every event) in the folders given, or with
+        `own` in the agent's own folders; under `serve`, kept while every file discovery
+        read (or found absent) stands (`_cache`)."""
+        dirs = () if own else self.hooks_dirs
+        key = (self.settings, hook_name, tuple(workspaces), self.home, dirs)
         return cached("discover", key, lambda: self.dialect.discover(
-            hook_name, workspaces, self.home, self.hooks_dirs))  # fmt: skip
+            hook_name, workspaces, self.home, dirs))  # fmt: skip
+
+    def _checkout(self, workspaces: Sequence[str]) -> list[HookSpec]:
+        """Every hook of the workspaces, for review's first sight of a checkout: those of
+        the folders given and those of the agent's own folders. An `install`ed Cline shim
+        names one moved folder (`--hooks-dir`), and a checkout may have several
+        (`.clinerules/hooks` and `.cline/hooks`): pinning the given one alone left the
+        others' hooks `new` at their first run."""
+        hooks = list(self.discover(None, workspaces).hooks)
+        if self.hooks_dirs:
+            hooks += self.discover(None, workspaces, own=True).hooks
+        return hooks
 
     def create(
         self, hook_name: str, workspaces: Sequence[str], event: Mapping[str, Any] | None = None
@@ -465,8 +480,7 @@ class HookFactory:
         # A repository's hook new or changed since approved: marked, or held (`_review`).
         hooks, held, removed = _review.gate(s, self.dialect.agent, hooks, workspaces,
                                             self.dialect.project_dir_var, self.entry,
-                                            lambda: self.discover(None, workspaces).hooks,
-                                            scope)  # fmt: skip
+                                            lambda: self._checkout(workspaces), scope)  # fmt: skip
         # Handlers of other types (http, prompt...) that apply here: never run, reported.
         # Under review = warn, an approved hook removed is reported there too, without a
         # spec: never turned into a block (`CombinedHookRunner.run`).
