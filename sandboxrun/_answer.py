@@ -63,6 +63,26 @@ class Caller:
 
         return cls(read, os.environ, current_folder())
 
+    @classmethod
+    def agent_hook(cls, agent: str) -> Caller:
+        """This process as `agent`'s own hook (`run --answer agent`: Cline's shims and
+        forwarders). Where the agent's events name their workspace roots
+        (`roots_in_event`: Cline, whose CLI starts hooks from a hub daemon that keeps
+        the folder and environment of whichever run started it), the caller's folder is
+        the event's primary root, never this process's: the workspace and a relative
+        `--hooks-dir` (a global forwarder's) come from the event alone, and an event
+        without an absolute root leaves no folder (`resolve_workspaces` refuses it)."""
+        from ._dialects.registry import DIALECTS
+
+        caller = cls.this_process()
+        dialect = DIALECTS[agent]
+        if not getattr(dialect, "roots_in_event", False):
+            return caller
+        data = caller.read_stdin()
+        roots = dialect.event_workspaces(read_event(data))
+        root = roots[0] if roots and isinstance(roots[0], str) and os.path.isabs(roots[0]) else ""
+        return replace(caller, read_stdin=lambda: data, cwd=root)
+
 
 def current_folder() -> str:
     """This process's current directory, or "" when it was removed: then nothing

@@ -122,8 +122,16 @@ def exec_request(
 
         found = project_root(cwd, account_home(), dialect.project_dir)  # the whole project
     event = _event(stdin)
-    roots = dialect.event_workspaces(event) if cursor_shaped(dialect) else []
-    if roots:  # Cursor starts user hooks in ~/.cursor: the event names the project,
+    in_event = getattr(dialect, "roots_in_event", False)
+    roots = dialect.event_workspaces(event) if cursor_shaped(dialect) or in_event else []
+    if in_event and not workspace:  # Cline: its hooks may start in another run's folder
+        # (the CLI's hub daemon), so the event's primary root, never the caller's folder,
+        # is the workspace, and the hook starts there, as Cline starts its hooks.
+        if not roots or not isinstance(roots[0], str) or not os.path.isabs(roots[0]):
+            raise ConfigError("no workspace: the event names no absolute workspaceRoots"
+                              " (--workspace names one)")  # fmt: skip
+        found = cwd = roots[0]
+    elif roots:  # Cursor starts user hooks in ~/.cursor: the event names the project,
         # the root the hook starts in if it is one of them (a multi-root workspace)
         found = next((r for r in roots if Path(cwd).is_relative_to(r)), roots[0])
     root = workspace_root(workspace or found, settings)
@@ -621,6 +629,10 @@ def audit_exec(
     dialect = dialect_of(settings)
     label = " ".join(command)
     hook_name = event_name or dialect.event_name(_event(stdin)) or UNKNOWN_EVENT
+    # Read as the agent that sent the event reads it (Cline: its SDK or its extension),
+    # as `run` reads it (`_runner`).
+    for_event = getattr(dialect, "for_event", None)
+    dialect = for_event(hook_name, _event(stdin)) if for_event else dialect
     spec = HookSpec(hook_name=hook_name, name=label, source="project" if untrusted else "user",
                     argv=tuple(command), workdir="", mounts=())  # fmt: skip
     r = out.result

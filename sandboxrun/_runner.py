@@ -372,12 +372,18 @@ def resolve_workspaces(
     its dot-folders, sandboxrun's own files or someone else's files mounted."""
     dialect = dialect or load_dialect("cline", "CLINE")  # imported only when asked for
     roots = list(given) or dialect.event_workspaces(event)
-    if not roots and not cwd:  # `_answer.current_folder`: removed under the caller
-        raise ConfigError("no workspace: the current folder was removed (--workspace names one)")
+    # No folder: removed under the caller (`_answer.current_folder`), or a hook whose
+    # workspace is the event's alone (`_answer.Caller.agent_hook`).
+    if not roots and not cwd:
+        raise ConfigError("no workspace: the event names none and there is no current folder"
+                          " (removed?) to take (--workspace names one)")  # fmt: skip
     roots = roots or [cwd]
     resolved = []
     for root in roots:
         if isinstance(root, str) and root:  # anything else: check_root says what is wrong
+            if not cwd and not os.path.isabs(root):  # never this process's folder
+                raise ConfigError(f"workspace root {root!r} is relative and there is no"
+                                  " current folder to read it from")  # fmt: skip
             root = os.path.join(cwd, root)
         path = workspace_root(root, settings) if settings else check_root(root)
         if path not in resolved:  # a root given twice still has one hook folder

@@ -148,3 +148,4 @@ def test_cline_records_its_tool_call(
         cli.main(["exec", *common, "--", "g"])
     [record] = _records(log)
     assert (record["sessionId"], record["toolName"], record["toolUseId"]) == tool, record
+    assert record["decision"] == "block", record  # exec read a `tool_call` cancel as none

@@ -528,7 +528,7 @@ def test_resolve_in_a_removed_folder_says_so(tmp_path: Path, monkeypatch) -> Non
     monkeypatch.chdir(gone)
     gone.rmdir()
     assert current_folder() == ""
-    with pytest.raises(ConfigError, match="the current folder was removed"):
+    with pytest.raises(ConfigError, match="no current folder"):
         resolve_workspaces({}, cwd=current_folder())
 
 

@@ -15,13 +15,13 @@ if TYPE_CHECKING:
 
 def command(args: argparse.Namespace) -> int:
     opened: list[LazyBackend] = []
-    absolute_paths(args, current_folder())
     try:
         if args.answer == "agent":  # `run` as the agent's own hook (shims, forwarders)
             from .._install.answer import run_as_hook
 
-            return run_as_hook(args, lambda a: _run_result(a, opened))
-        result = _run_result(args, opened)
+            return run_as_hook(args, lambda a: _hook_result(a, opened))
+        absolute_paths(args, current_folder())
+        result = _run_result(args, Caller.this_process(), opened)
         emit(result.to_json())  # the answer is out (flushed) before we clean up
         if result.abandoned:  # stuck threads must not keep the agent waiting on us
             os._exit(0)
@@ -31,5 +31,15 @@ def command(args: argparse.Namespace) -> int:
             backend.close()
 
 
-def _run_result(args: argparse.Namespace, opened: list[LazyBackend]) -> CombinedResult:
-    return run_result(args, Caller.this_process(), lambda s: opened_backend(LazyBackend(s), opened))
+def _hook_result(args: argparse.Namespace, opened: list[LazyBackend]) -> CombinedResult:
+    """`run` as the agent's hook: its folder is the one the agent's event names, where
+    the agent's events name it (`Caller.agent_hook`)."""
+    caller = Caller.agent_hook(args.agent or "cline")
+    absolute_paths(args, caller.cwd)
+    return _run_result(args, caller, opened)
+
+
+def _run_result(
+    args: argparse.Namespace, caller: Caller, opened: list[LazyBackend]
+) -> CombinedResult:
+    return run_result(args, caller, lambda s: opened_backend(LazyBackend(s), opened))

@@ -144,7 +144,7 @@ def combine(
         "errorMessage": "\n".join(r for r in [*reasons, *failures] if r) if cancel else "",
     }
     rewrites = [a[REWRITE] for a in answers if REWRITE in a]
-    if hook_name == REWRITE_HOOK and rewrites:
+    if EVENT_FILES.get(hook_name, hook_name) == REWRITE_HOOK and rewrites:
         combined[REWRITE] = rewrites[-1]
     return combined
 
@@ -171,7 +171,8 @@ def read(spec: HookSpec, result: ExecResult, trusted: bool, common: dict[str, An
     """A hook that exited, as the SDK reads it: its stdout whatever the exit
     code; nothing for a hook of an event whose answer the SDK never reads. A non-zero
     exit is still a failed hook (fail-closed blocks), its answer read all the same."""
-    event, code = spec.hook_name, result.exit_code
+    # A hook named by the SDK's event (`exec`'s: `tool_call`) is read as its files are.
+    event, code = EVENT_FILES.get(spec.hook_name, spec.hook_name), result.exit_code
     value, why = parse_stdout(result.stdout.decode("utf-8", "replace"))
     answer = parse_control(value) if why is None else None
     notes = [f"{why}: Cline's SDK/CLI skips this hook's answer"] if why else []
