@@ -54,13 +54,14 @@ echo '{"cancel": true, "errorMessage": "too late"}'
 """
 # The SDK starts a `.ts` hook with `bun run`: the host has no bun, nor has the sandbox.
 MISSING = 'console.log(JSON.stringify({cancel: true, errorMessage: "bun ran"}));\n'
-# Tells the model (a hook's `context` reaches its next request) what the hook saw: its
-# working directory, the event's workspace roots and tool call id, which of the test's
-# projects it can see, and every variable that names a run of the test.
+# Tells the model (a hook's `context` reaches its next request) what the hook saw: whose
+# hook it is, its working directory, the event's workspace roots and tool call id, which
+# of the test's projects it can see, and every variable that names a run of the test.
 PROBE = """#!/usr/bin/env python3
 import json, os, sys
 event = json.load(sys.stdin)
 seen = {
+    "of": %(of)r,
     "cwd": os.getcwd(),
     "roots": event.get("workspaceRoots"),
     "id": (event.get("tool_call") or {}).get("id"),
@@ -227,7 +228,7 @@ def test_installed_cold_and_warm_contain_the_hooks_and_uninstall_restores_every_
     result = cline(account, agents_bin, project, netns)  # cold
     blocked_with(account, chat, project, result, token)
     assert not marker.exists(), "the installed marker hook wrote on the host"
-    check_records(cline_records(account, seen), token, result)
+    check_records(cline_records(account, seen), token)
     # the first run in a checkout pins the hooks of both folders quietly: none is "new"
     # (each shim's run searches only its own moved folder)
     assert [r for r in account.audit()[seen:] if r.get("entry") == "review"] == []
@@ -240,17 +241,17 @@ def test_installed_cold_and_warm_contain_the_hooks_and_uninstall_restores_every_
     result = cline(account, agents_bin, project, netns)
     blocked_with(account, chat, project, result, token)
     assert not marker.exists()
-    check_records(cline_records(account, seen), token, result)
+    check_records(cline_records(account, seen), token)
 
     done = account.sbx("uninstall", "--agent", "cline", "--workspace", str(project))
     assert done.returncode == 0, done.stderr
     assert snapshot(watched) == before
 
 
-def check_records(audited: list[dict[str, Any]], token: str, result: dict[str, Any]) -> None:
-    """One record per hook, each for the CLI's event and its tool call, run cold; the
-    guard's a block with its reason, the marker's no opinion."""
-    assert len(audited) == 2, audited
+def check_records(audited: list[dict[str, Any]], token: str) -> None:
+    """One record per hook, each for the CLI's event and its tool call, run cold and not
+    served; the guard's a block with its reason, the marker's no opinion."""
+    assert len(audited) == 2 and not any(r["served"] for r in audited), audited
     assert {r["toolUseId"] for r in audited} == {"call_fake0001"}, audited
     assert {r["event"] for r in audited} == {"PreToolUse"}, audited
     assert all(r["warm"] is False and r["status"] == "completed" for r in audited), audited
@@ -302,6 +303,35 @@ def test_installed_failing_hooks(
     else:
         assert [r["status"] for r in audited] == ["error"], audited
         assert "`bun`" in audited[0]["reason"] and "not in image" in audited[0]["reason"]
+
+
+@pytest.mark.xfail(
+    reason="issue 30: `install --global` writes a forwarder into both global folders the CLI"
+    " reads (~/.cline/hooks and ~/Documents/Cline/Hooks), so each moved hook runs twice for"
+    " one event (the CLI logs the guard's reason twice as the reason it stopped)",
+    strict=True,
+)
+def test_global_forwarders_run_each_hook_once(
+    account: Account, agents_bin: Path, guarded: tuple[Path, str, Path],
+    chat: fake_chat.FakeChat, netns: Netns,
+) -> None:  # fmt: skip
+    project, token, marker = guarded
+    account.config('serve = "off"\n')
+    installs = [["--global"], ["--workspace", str(project)]]
+    for args in installs:
+        assert account.sbx("install", "--agent", "cline", *args).returncode == 0
+    seen = len(account.audit())
+    try:
+        result = cline(account, agents_bin, project, netns)
+    finally:
+        for args in reversed(installs):
+            assert account.sbx("uninstall", "--agent", "cline", *args).returncode == 0
+    blocked_with(account, chat, project, result, token)
+    assert not marker.exists(), "the installed marker hook wrote on the host"
+    folders = sorted(
+        Path(r["hook"]["name"]).parent.parent.name for r in cline_records(account, seen)
+    )
+    assert folders == [".cline", ".clinerules"], folders
 
 
 # -- the hub daemon -------------------------------------------------------------------
@@ -375,57 +405,80 @@ def test_the_hub_daemon_runs_each_runs_hooks_with_its_own_workspace_and_nothing_
     hub: None,
 ) -> None:  # fmt: skip
     """Two runs in two projects through one hub daemon (the first run starts it), before
-    and after `install`. Before: the daemon starts every later run's hooks with the first
-    run's environment (Cline's, recorded here: run B's hook reads run A's variable).
-    Installed: each sandboxed hook sees its own event's workspace only (not the daemon's
-    directory, which is the first run's project, nor the other project) and no variable
-    of any run."""
-    first = make_project(account, {})
-    second = make_project(account, {})
+    `install`, after `install --workspace`, and with `install --global`'s forwarders.
+    Before: the daemon starts every later run's hooks with the first run's environment
+    (Cline's, recorded here: run B's hook reads run A's variable). Installed: each
+    sandboxed hook is its own project's, sees its own event's workspace only (not the
+    daemon's folder, which is the first project, nor the other project) and no variable
+    of any run, with `install --global`'s forwarders too (their `--hooks-dir` is relative:
+    read against the event's root, the second run runs the second project's hooks)."""
+    first, second = make_project(account, {}), make_project(account, {})
     projects = [str(first), str(second)]
     for project in (first, second):
         hooks = project / ".cline" / "hooks"
         hooks.mkdir(parents=True)
-        (hooks / "PreToolUse").write_text(PROBE % {"projects": projects})
+        (hooks / "PreToolUse").write_text(PROBE % {"of": str(project), "projects": projects})
         account.own(project)
     account.config('serve = "off"\n')
-    chat.requests.clear()
-    tokens = {}
-    for label, project in (("A", first), ("B", second)):
-        tokens[label] = f"{label}-{uuid.uuid4().hex[:8]}"
-        cline(account, agents_bin, project, netns, hub=True, mark=tokens[label],
-              prompt=f"{PROMPT} ({tokens[label]})")  # fmt: skip
-        daemons = hub_daemons(account)
-        assert len(daemons) == 1, f"not one hub daemon after run {label}: {daemons}"
+
+    def both_runs() -> tuple[list[dict[str, Any]], list[int]]:
+        """A run in each project, the first one first, through the hub: what each run's
+        probes told the model (the first's, then the second's), and the daemons' pids."""
+        for project in (first, second):
+            if not (project / "victim").exists():
+                (project / "victim").mkdir()
+                account.own(project)
+        chat.requests.clear()
+        seen, marks = [], []
+        for project in (first, second):
+            marks.append(uuid.uuid4().hex[:12])
+            prompt = f"{PROMPT} (run {marks[-1]})"
+            result = cline(account, agents_bin, project, netns, hub=True, mark=marks[-1],
+                           prompt=prompt)  # fmt: skip
+            went_on(chat, project, result)
+            probes = probed(chat, prompt)
+            assert len(probes) == 1, probes
+            seen.append({**probes[0], "mark": marks[-1]})
+        return seen, hub_daemons(account)
+
+    a, b = (seen := both_runs())[0]
+    daemons = seen[1]
+    assert len(daemons) == 1, f"not one hub daemon: {daemons}"
     daemon = Path(f"/proc/{daemons[0]}/cmdline").read_bytes().split(b"\0")
     assert daemon[daemon.index(b"--cwd") + 1] == str(first).encode(), daemon
-    a, b = (probed(chat, f"{PROMPT} ({tokens[x]})") for x in "AB")
-    assert [p["cwd"] for p in a + b] == projects, (a, b)
-    assert [p["roots"] for p in a + b] == [[str(first)], [str(second)]], (a, b)
-    assert b[0]["marks"] == [tokens["A"]], b  # Cline's: the first run's environment
-    assert [p["id"] for p in a + b] == ["call_fake0001", "call_fake0003"], (a, b)
+    for probe, project in ((a, first), (b, second)):
+        assert probe["of"] == probe["cwd"] == str(project), probe
+        assert probe["roots"] == [str(project)] and probe["projects"] == projects, probe
+    assert [p["id"] for p in (a, b)] == ["call_fake0001", "call_fake0003"], (a, b)
+    assert a["marks"] == [a["mark"]] and b["marks"] == [a["mark"]], b  # the first run's
 
-    for project in (first, second):
-        (project / "victim").mkdir()
-        account.own(project)
-        done = account.sbx("install", "--agent", "cline", "--workspace", str(project))
-        assert done.returncode == 0, done.stderr
-    chat.requests.clear()
-    seen = len(account.audit())
-    for label, project in (("C", first), ("D", second)):
-        tokens[label] = f"{label}-{uuid.uuid4().hex[:8]}"
-        result = cline(account, agents_bin, project, netns, hub=True, mark=tokens[label],
-                       prompt=f"{PROMPT} ({tokens[label]})")  # fmt: skip
-        went_on(chat, project, result)
-        assert hub_daemons(account) == daemons, "the runs did not go through the one daemon"
-    c, d = (probed(chat, f"{PROMPT} ({tokens[x]})") for x in "CD")
-    assert len(c) == len(d) == 1, (c, d)
-    for seen_by, project in ((c[0], first), (d[0], second)):
-        assert seen_by["cwd"] == str(project) and seen_by["roots"] == [str(project)], seen_by
-        assert seen_by["projects"] == [str(project)], seen_by  # not the other run's
-        assert seen_by["marks"] == [], seen_by  # no variable of any run
-    audited = cline_records(account, seen)
+    def contained(installs: list[list[str]]) -> list[dict[str, Any]]:
+        """Installed so, each run's sandboxed hook is its own project's and sees only
+        it: the audit trail's records of the runs."""
+        for args in installs:
+            done = account.sbx("install", "--agent", "cline", *args)
+            assert done.returncode == 0, done.stderr
+        start = len(account.audit())
+        try:
+            seen, now = both_runs()
+        finally:
+            for args in reversed(installs):
+                done = account.sbx("uninstall", "--agent", "cline", *args)
+                assert done.returncode == 0, done.stderr
+        assert now == daemons, "the runs did not go through the one daemon"
+        for probe, project in zip(seen, (first, second), strict=True):
+            assert probe["of"] == probe["cwd"] == str(project), probe
+            assert probe["roots"] == [str(project)], probe
+            assert probe["projects"] == [str(project)], probe  # not the other run's
+            assert probe["marks"] == [], probe  # no variable of any run
+        audited = cline_records(account, start)
+        for record in audited:  # each of its own project's hook and run
+            mine = record["hook"]["name"].startswith(f"{first}/")
+            assert mine or record["hook"]["name"].startswith(f"{second}/"), audited
+            assert record["toolUseId"] == ("call_fake0001" if mine else "call_fake0003"), audited
+        return audited
+
+    audited = contained([["--workspace", str(first)], ["--workspace", str(second)]])
     assert [r["toolUseId"] for r in audited] == ["call_fake0001", "call_fake0003"], audited
-    for project in (first, second):
-        done = account.sbx("uninstall", "--agent", "cline", "--workspace", str(project))
-        assert done.returncode == 0, done.stderr
+    # (each moved hook runs twice here: test_global_forwarders_run_each_hook_once)
+    assert contained([["--global"], ["--workspace", str(first)], ["--workspace", str(second)]])
