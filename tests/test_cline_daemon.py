@@ -16,7 +16,7 @@ import pytest
 
 import sandboxrun._cli as cli
 from sandboxrun import ExecResult
-from tests.test_cli_unit import engine, feed, ws  # noqa: F401
+from tests.test_cli_unit import _restore_library_logging, engine, feed, ws  # noqa: F401
 
 REWRITE = {"cancel": False, "overrideInput": {"commands": ["echo rewritten"]}}
 MOVED = ".sandboxrun/moved/.clinerules/hooks"  # what `install --global` forwards to

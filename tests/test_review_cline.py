@@ -12,6 +12,7 @@ from typing import Any
 
 import sandboxrun._cli as cli
 from sandboxrun import ExecResult, FakeBackend, HookFactory, Settings
+from tests.test_cli_unit import _restore_library_logging  # noqa: F401 - autouse, shared
 
 FOLDERS = (".clinerules/hooks", ".cline/hooks")
 
