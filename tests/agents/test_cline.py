@@ -62,6 +62,7 @@ import json, os, sys
 event = json.load(sys.stdin)
 seen = {
     "of": %(of)r,
+    "uid": os.getuid(),
     "cwd": os.getcwd(),
     "roots": event.get("workspaceRoots"),
     "id": (event.get("tool_call") or {}).get("id"),
@@ -79,9 +80,11 @@ def chat(netns: Netns) -> Iterator[fake_chat.FakeChat]:
     yield from watched(netns, fake_chat.start)
 
 
-@pytest.fixture(scope="module")
-def account(chat: fake_chat.FakeChat, agents_bin: Path, netns: Netns) -> Iterator[Account]:
-    for made in make_account("cline"):
+def cline_account(
+    agent: str, chat: fake_chat.FakeChat, agents_bin: Path, netns: Netns
+) -> Iterator[Account]:
+    """An account whose Cline CLI uses the fake model, with telemetry and updates off."""
+    for made in make_account(agent):
         settings = made.home / ".cline" / "data" / "settings"
         settings.mkdir(parents=True)
         (settings / "global-settings.json").write_text(
@@ -94,7 +97,12 @@ def account(chat: fake_chat.FakeChat, agents_bin: Path, netns: Netns) -> Iterato
                               capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
         assert done.returncode == 0, f"cline auth: {done.stdout}\n{done.stderr}"
         yield made
-        end_hub_daemons(made)  # (the hub test ends its own: this is for an interrupted one)
+        end_hub_daemons(made)  # (the hub tests end their own: this is for an interrupted one)
+
+
+@pytest.fixture(scope="module")
+def account(chat: fake_chat.FakeChat, agents_bin: Path, netns: Netns) -> Iterator[Account]:
+    yield from cline_account("cline", chat, agents_bin, netns)
 
 
 ENV = {"CLINE_NO_AUTO_UPDATE": "1", "E2E_TEST": "true"}
@@ -482,3 +490,35 @@ def test_the_hub_daemon_runs_each_runs_hooks_with_its_own_workspace_and_nothing_
     assert [r["toolUseId"] for r in audited] == ["call_fake0001", "call_fake0003"], audited
     # (each moved hook runs twice here: test_global_forwarders_run_each_hook_once)
     assert contained([["--global"], ["--workspace", str(first)], ["--workspace", str(second)]])
+
+
+def test_another_accounts_run_keeps_its_hooks_out_of_the_hub_daemon(
+    account: Account, agents_bin: Path, chat: fake_chat.FakeChat, netns: Netns,
+    hub: None,
+) -> None:  # fmt: skip
+    """The daemon's port is one for the machine (here: the namespace), but a run of
+    another account does not hand its session to the first account's daemon: it starts
+    its hooks itself, as itself (the CLI logs `compatible_hub_unavailable`, "Falling back
+    to local runtime host"), and starts no daemon of its own."""
+    for other in cline_account("cline-b", chat, agents_bin, netns):
+        projects = {}
+        for owner in (account, other):
+            project = make_project(owner, {})
+            hooks = project / ".cline" / "hooks"
+            hooks.mkdir(parents=True)
+            (hooks / "PreToolUse").write_text(PROBE % {"of": str(project), "projects": []})
+            owner.own(project)
+            projects[owner.name] = project
+        chat.requests.clear()
+        cline(account, agents_bin, projects[account.name], netns, hub=True)
+        daemons = hub_daemons(account)
+        assert len(daemons) == 1, daemons
+        prompt = f"{PROMPT} (another account)"
+        result = cline(other, agents_bin, projects[other.name], netns, hub=True, prompt=prompt)
+        went_on(chat, projects[other.name], result)
+        [probe] = probed(chat, prompt)
+        assert probe["of"] == str(projects[other.name]), probe
+        assert probe["uid"] == os.stat(other.home).st_uid != os.stat(account.home).st_uid, probe
+        assert hub_daemons(account) == daemons and hub_daemons(other) == [], "a daemon changed"
+        log = (other.home / ".cline" / "data" / "logs" / "cline.log").read_text()
+        assert "compatible_hub_unavailable" in log, log[-2000:]
