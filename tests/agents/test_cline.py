@@ -12,10 +12,10 @@ by default the first run starts a daemon (`cline --cline-hub-daemon`) on a fixed
 loopback port, later runs hand it their sessions, and it starts their hooks, with the
 environment of the run that started it.
 
-What the CLI does with a hook's answer (agent-hooks-2026.md §18, cline-hooks.md): a file
-hook blocks only with `{"cancel": true}`, which stops the whole run (`finishReason:
-aborted`): the tool is not run, the model is never told, and the reason is in the CLI's
-log (`~/.cline/data/logs/cline.log`, `ControlledStopError`), nowhere in its JSON output.
+What the CLI does with a guard's `{"cancel": true}` (docs/agents/cline.md): it stops the
+whole run (`finishReason: aborted`): the tool is not run, the model is never told, and the
+reason is in the CLI's log (`~/.cline/data/logs/cline.log`, `ControlledStopError`),
+nowhere in its JSON output. So "blocked" here is that.
 """
 
 from __future__ import annotations
