@@ -73,9 +73,8 @@ def agents_bin() -> Path:
         shutil.which("npm") is not None,
         "npm is not installed (scripts/setup installs node and npm)",
     )
-    files = {name: (HERE / name).read_bytes() for name in ("package-lock.json", "package.json")}
     try:
-        return npmcache.installed("npm", files, ["ci"])
+        return npmcache.pinned()
     except npmcache.NpmFailed as failed:
         need(False, f"tests/agents: {failed}")
         raise  # not reached: need() skips or fails

@@ -53,3 +53,20 @@ def installed(prefix: str, files: Mapping[str, bytes], npm: Sequence[str]) -> Pa
         except OSError:  # another run made it meanwhile
             shutil.rmtree(staging, ignore_errors=True)
     return folder / "node_modules" / ".bin"
+
+
+def pinned() -> Path:
+    """`node_modules/.bin` of the agents this folder pins (`npm ci` of its lockfile)."""
+    here = Path(__file__).resolve().parent
+    files = {name: (here / name).read_bytes() for name in ("package-lock.json", "package.json")}
+    return installed("npm", files, ["ci"])
+
+
+if __name__ == "__main__":
+    # `python -m tests.agents.npmcache`: fill the cache ahead of the pass (scripts/test
+    # starts it in the background, beside the other passes); a failure is the pass's to
+    # report (its fixture runs the same install again and names npm's words).
+    try:
+        print(f"tests/agents: the pinned agents are in {pinned().parent.parent}")
+    except (NpmFailed, OSError, subprocess.SubprocessError) as failed:
+        print(f"tests/agents: could not install the pinned agents ahead: {failed}")
