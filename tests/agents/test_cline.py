@@ -27,13 +27,13 @@ import signal
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from . import fake_chat
+from . import fake_chat, observe
 from .conftest import Account, Netns, make_account, make_project, snapshot, watched
 from .fakebase import FINAL_TEXT
 from .test_claude import MARKER, records, serve  # noqa: F401 - a fixture
@@ -108,6 +108,16 @@ def account(chat: fake_chat.FakeChat, agents_bin: Path, netns: Netns) -> Iterato
 ENV = {"CLINE_NO_AUTO_UPDATE": "1", "E2E_TEST": "true"}
 
 
+def environment(*, hub: bool = False, mark: str = "") -> dict[str, str]:
+    """What a run of the CLI is started with beyond the account's own (`cline`)."""
+    env = {**ENV, "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    if not hub:
+        env["CLINE_SESSION_BACKEND_MODE"] = "local"
+    if mark:
+        env["SBX_RUN_MARK"] = mark
+    return env
+
+
 def cline(
     account: Account, agents_bin: Path, project: Path, netns: Netns, *, hub: bool = False,
     mark: str = "", prompt: str = PROMPT,
@@ -115,12 +125,8 @@ def cline(
     """One headless run of the real CLI in `project`, as the account, in the namespace
     (in-process, or through the hub daemon when `hub`; `mark` in `SBX_RUN_MARK`): its
     `run_result` line."""
-    env = {**ENV, "PATH": "/usr/local/bin:/usr/bin:/bin"}
-    if not hub:
-        env["CLINE_SESSION_BACKEND_MODE"] = "local"
-    if mark:
-        env["SBX_RUN_MARK"] = mark
     argv = [str(agents_bin / "cline"), "--json", "-c", str(project), prompt]
+    env = environment(hub=hub, mark=mark)
     done = subprocess.run(account.as_me(argv, netns.name, env), cwd=project, capture_output=True,
                           text=True, timeout=300, check=False)  # fmt: skip
     assert done.returncode == 0, f"cline: {done.returncode}\n{done.stdout}\n{done.stderr}"
@@ -345,8 +351,9 @@ def test_global_forwarders_run_each_hook_once(
 # -- the hub daemon -------------------------------------------------------------------
 
 
-def hub_daemons(account: Account) -> list[int]:
-    """The pids of the account's hub daemons (only its own: by uid, then command line)."""
+def processes(account: Account, matches: Callable[[list[bytes]], bool]) -> list[int]:
+    """The pids of the account's processes whose command line `matches` (only its own:
+    by uid, then command line)."""
     uid = os.stat(account.home).st_uid
     found = []
     for entry in os.listdir("/proc"):
@@ -358,9 +365,14 @@ def hub_daemons(account: Account) -> list[int]:
             argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
         except OSError:  # ended meanwhile
             continue
-        if b"--cline-hub-daemon" in argv:
+        if matches(argv):
             found.append(int(entry))
     return found
+
+
+def hub_daemons(account: Account) -> list[int]:
+    """The pids of the account's hub daemons."""
+    return processes(account, lambda argv: b"--cline-hub-daemon" in argv)
 
 
 def end_hub_daemons(account: Account) -> None:
@@ -522,3 +534,46 @@ def test_another_accounts_run_keeps_its_hooks_out_of_the_hub_daemon(
         assert hub_daemons(account) == daemons and hub_daemons(other) == [], "a daemon changed"
         log = (other.home / ".cline" / "data" / "logs" / "cline.log").read_text()
         assert "compatible_hub_unavailable" in log, log[-2000:]
+
+
+# -- what the CLI hands a hook ---------------------------------------------------------
+
+# Every hook file name the SDK or the extension runs (docs/agents/cline.md), each observed,
+# so that one the CLI starts (or stops) running shows as drift.
+EVENTS = ("TaskStart", "TaskResume", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+          "PreCompact", "Notification", "TaskCancel", "TaskError", "TaskComplete",
+          "SessionShutdown")  # fmt: skip
+
+
+def test_observation(
+    account: Account, agents_bin: Path, chat: fake_chat.FakeChat, netns: Netns
+) -> None:
+    """What the Cline CLI (in-process) hands a hook, as `tests/agents/observed/cline.json`
+    records it (observe.py; `scripts/agents-drift` runs it against the newest version):
+    a file per event in `.cline/hooks`, one line, `exec` of the probe. Its hooks take no
+    timeout of their own (one for all: `timed=None`)."""
+
+    probes: list[bytes] = []
+
+    def configure(probe: observe.Probe) -> Path:
+        probes.append(str(probe.folder).encode())
+        files = {f".cline/hooks/{event}": f"exec {hooks[0][0]}\n"
+                 for event, hooks in probe.hooks().items()}  # fmt: skip
+        return make_project(account, files)
+
+    def run(project: Path) -> None:
+        chat.requests.clear()
+        went_on(chat, project, cline(account, agents_bin, project, netns))
+        # The CLI starts the hooks of its other events detached and may exit before they
+        # are done (TaskComplete): wait for them (the hook file's bash, then the probe it
+        # execs), or the record would depend on that race.
+        ours = (str(project / ".cline" / "hooks").encode(), *probes)
+        deadline = time.monotonic() + 60
+        while processes(account, lambda argv: any(a.startswith(ours) for a in argv)):
+            assert time.monotonic() < deadline, "a hook of the run is still running"
+            time.sleep(0.2)
+
+    observe.observe(
+        "cline", "cline", account=account, agents_bin=agents_bin, events=EVENTS, timed=None,
+        given=environment(), configure=configure, run=run,
+    )  # fmt: skip
