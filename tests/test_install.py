@@ -21,7 +21,7 @@ import sandboxrun._cli as cli
 from sandboxrun import CombinedResult, HookOutcome, HookSpec
 from sandboxrun._dialects.claude.dialect import CLAUDE
 from sandboxrun._dialects.claude.wrapped import wrap
-from sandboxrun._dialects.cline import CLINE
+from sandboxrun._dialects.cline import CLINE, HOOK_NAMES
 from sandboxrun._dialects.installed import read_shim as _read_shim
 from sandboxrun._install import answer as _answer
 from sandboxrun._install import claude as _claude_install
@@ -851,8 +851,69 @@ def test_cline_earlier_global_forwarders_are_migrated(home, cline_ws, make_hook)
                                                  ".sandboxrun/moved/.clinerules/hooks"])  # fmt: skip
     (home / "Documents/Cline/Hooks/.sandboxrun-made").write_text(f"{home}/Documents\n")
     assert sandboxrun("install", "--agent", "cline", "--global", "--home", str(home)) == 0
-    for rel in rels:
-        assert all(read_shim(home / rel / n, home) for n in CLINE.hook_names)
+    assert_forwarded_once(home, own={".cline/hooks": ["PreToolUse"]})
+    assert sandboxrun("uninstall", "--agent", "cline", "--global", "--home", str(home)) == 0
+    after = {k: v for k, v in snapshot(home).items() if not k.startswith(".local")}
+    assert after == before_home
+
+
+def assert_forwarded_once(home: Path, own: dict[str, list[str]]) -> None:
+    """After `install --global`: one forwarder per hook file name, in the global folder
+    both of Cline's engines read (the CLI reads both folders: a second forwarder would
+    run each hook twice), running the workspace's moved hooks and its own; the other
+    folder holds shims only for the hooks moved out of it (`own`), running those alone."""
+    forwarder = home / "Documents/Cline/Hooks"
+    names = sorted(n for n in os.listdir(forwarder) if n != ".sandboxrun-made")
+    assert names == sorted(HOOK_NAMES)  # no `tool_call`...: the CLI runs no such file
+    assert read_shim(forwarder / "PreToolUse", home).hooks_dirs == (
+        str(home / ".sandboxrun/moved/Documents/Cline/Hooks"),
+        ".sandboxrun/moved/.clinerules/hooks",
+        ".sandboxrun/moved/.cline/hooks",
+    )
+    other = home / ".cline/hooks"
+    assert (sorted(os.listdir(other)) if other.exists() else []) == own.get(".cline/hooks", [])
+    for name in own.get(".cline/hooks", []):
+        moved = str(home / ".sandboxrun/moved/.cline/hooks")
+        assert read_shim(other / name, home).hooks_dirs == (moved,)
+
+
+def older_global_install(home: Path) -> None:
+    """Leave `home` as `install --global` did before issue 30: recorded forwarders for
+    every name (the SDK's event names too) in both global folders, each made by install
+    when missing."""
+    record = Record(str(home))
+    for rel in ("Documents/Cline/Hooks", ".cline/hooks"):
+        folder, moved = home / rel, home / ".sandboxrun/moved" / rel
+        top = folder
+        while not top.parent.exists():
+            top = top.parent
+        if folder.exists():
+            moved.parent.mkdir(parents=True, exist_ok=True)
+            folder.rename(moved)
+        folder.mkdir(parents=True)
+        if not moved.exists():
+            (folder / ".sandboxrun-made").write_text(f"{top}\n")
+        dirs = [str(moved), ".sandboxrun/moved/.clinerules/hooks", ".sandboxrun/moved/.cline/hooks"]
+        options = [w for d in dirs for w in ("--hooks-dir", d)]
+        shims = {n: shim_text(launcher(home), "cline", n, options) for n in CLINE.hook_names}
+        record.add(str(folder), {n: _files.sha256(c) for n, c in shims.items()})
+        for name, content in shims.items():
+            (folder / name).write_bytes(content)
+            (folder / name).chmod(0o755)
+
+
+@pytest.mark.parametrize("own", [[], ["PreToolUse", "TaskStart.py"]])
+def test_cline_older_global_install_is_upgraded(home, make_hook, own) -> None:
+    """`install --global` again turns the forwarders in both global folders (each hook
+    ran twice under the CLI) into one; uninstall still restores every byte."""
+    for name in own:
+        make_hook(home / ".cline/hooks", name)
+    before_home = snapshot(home)
+    older_global_install(home)
+    assert _command.forwarder_folder(CLINE) == "Documents/Cline/Hooks"
+    assert sandboxrun("install", "--agent", "cline", "--global", "--home", str(home)) == 0
+    assert_forwarded_once(home, own={".cline/hooks": ["PreToolUse", "TaskStart"]} if own else {})
+    assert (home / ".cline").exists() == bool(own)  # the older install made it: gone
     assert sandboxrun("uninstall", "--agent", "cline", "--global", "--home", str(home)) == 0
     after = {k: v for k, v in snapshot(home).items() if not k.startswith(".local")}
     assert after == before_home
@@ -912,15 +973,9 @@ def test_cline_global_forwarders(home, cline_ws, make_hook) -> None:
     own = make_hook(home / ".cline/hooks", "PreToolUse")
     before_home = snapshot(home)
     assert sandboxrun("install", "--agent", "cline", "--global", "--home", str(home)) == 0
-    assert sorted(os.listdir(home / ".cline/hooks")) == sorted(CLINE.hook_names)
-    made = home / "Documents/Cline/Hooks"  # made by install, which says how far up
-    assert sorted(os.listdir(made)) == sorted([*CLINE.hook_names, ".sandboxrun-made"])
-    shim = read_shim(own, home)
-    assert shim is not None and shim.hooks_dirs == (
-        str(home / ".sandboxrun/moved/.cline/hooks"),
-        ".sandboxrun/moved/.clinerules/hooks",
-        ".sandboxrun/moved/.cline/hooks",
-    )
+    # Documents/Cline/Hooks: made by install, which says how far up (`.sandboxrun-made`)
+    assert (home / "Documents/Cline/Hooks/.sandboxrun-made").read_text() == f"{home}/Documents\n"
+    assert_forwarded_once(home, own={".cline/hooks": [own.name]})
     # With forwarders in place, a workspace install only moves: no second run.
     ws_args = ["--agent", "cline", "--workspace", str(cline_ws), "--home", str(home)]
     assert sandboxrun("install", *ws_args) == 0

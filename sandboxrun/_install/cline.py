@@ -21,11 +21,14 @@ the user's own folders (no repository writes there); in a workspace, one with no
 original is a hook like any other. Whatever its text ran, it runs no more: the new
 shim runs the moved originals in the sandbox.
 
-`--global` puts a forwarding shim for every hook name in the user's global folders;
-besides the user's own global hooks (moved aside like a workspace's), it runs the
-hooks `install` moved out of the primary workspace root (`--hooks-dir` relative to
-the folder Cline runs global hooks in). With it in place, `install --workspace` only
-moves a workspace's hooks (a workspace shim would run them a second time).
+`--global` puts a forwarding shim for every hook name in the global folder every
+variant reads (`forwarder_folder`: the CLI reads two, so a forwarder in each would run
+each hook twice); besides the user's own hooks of that folder (moved aside like a
+workspace's), it runs the hooks `install` moved out of the primary workspace root
+(`--hooks-dir` relative to the folder Cline runs global hooks in). The other global
+folders get shims for their own hooks only, as `--user` does. With it in place,
+`install --workspace` only moves a workspace's hooks (a workspace shim would run them a
+second time).
 Cline has no switch that turns workspace hooks off: a hook file a repository adds to
 a scanned folder still runs unsandboxed. `list` and `doctor` say so.
 """
@@ -39,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._dialects.cline import ClineDialect, every_variant
+from .._dialects.cline import HOOK_NAMES, ClineDialect, every_variant
 from .._dialects.installed import MOVED, SHIM_MARK, missing_guard, read_shim
 from .._errors import ConfigError
 from . import legacy
@@ -152,6 +155,10 @@ def plan_install(
                 f"{os.path.join(folder, e)} is shaped like an earlier sandboxrun's shim, but"
                 f" no hook of its name is in {moved}: moved aside like any hook"
             )
+    # An earlier `--global`'s forwarders in a folder that now gets none: take them out.
+    forwarders_only = ours and all(forwards(os.path.join(folder, e), record) for e in ours)
+    if forwarders_only and not (all_names or theirs or os.path.isdir(moved)):
+        return plan_uninstall(folder, moved, record, user)
     if os.path.isdir(folder) and not os.path.lexists(moved) and not (ours or earlier):
         plan.renames.append((folder, moved))
         plan.make_folder = stat.S_IMODE(os.stat(folder).st_mode)
@@ -177,15 +184,22 @@ def plan_install(
         new_names = hook_names(dialect, home, [moved, folder],
                                skip=[os.path.join(folder, e) for e in ours + earlier])  # fmt: skip
         original = {e: os.path.join(folder, e) for e in theirs}
-    names = list(dialect.hook_names) if all_names else new_names
+    # A forwarder: a shim per name a hook file can have (the SDK's event names, which
+    # `run` takes, name no file: its CLI runs no `tool_call` file).
+    names = [n for n in dialect.hook_names if n in HOOK_NAMES] if all_names else new_names
     if not shims:
-        plan.unlink += [os.path.join(folder, e) for e in ours + earlier]
         names = []
+    # Our shims with no hook left to run here go (all of them when no shims are wanted):
+    # an earlier `--global`'s forwarder where none belongs now would run hooks a second
+    # time. An earlier sandboxrun's shim in a workspace may be the repository's own
+    # file: kept, and named.
+    stale = [e for e in ours + earlier if e not in names and (user or e in ours or not shims)]
+    plan.unlink += [os.path.join(folder, e) for e in stale]
     for e in earlier:
         path = os.path.join(folder, e)
         if e in names:
             plan.notes.append(f"migrated {path}: an earlier sandboxrun's shim, now a new one")
-        elif shims:
+        elif e not in stale:
             plan.notes.append(
                 f"kept {path}: an earlier sandboxrun's shim with no hook left to run"
                 " (not trusted: `list` names it); delete it"
@@ -300,13 +314,27 @@ def _prune(moved: str) -> None:
 
 def forwarders_installed(dialect: ClineDialect, home: str, record: Record) -> bool:
     """Whether `install --global` put forwarding shims in the user's global folders."""
-    for rel in dialect.global_dirs:
-        folder = os.path.join(home, rel)
-        for entry in listdir(folder):
-            shim = read_shim(os.path.join(folder, entry), record)
-            if shim and any(not os.path.isabs(d) for d in shim.hooks_dirs):
-                return True
-    return False
+    return any(
+        forwards(os.path.join(home, rel, entry), record)
+        for rel in dialect.global_dirs
+        for entry in listdir(os.path.join(home, rel))
+    )
+
+
+def forwards(path: str, record: Record) -> bool:
+    """Whether `path` is a forwarder `install --global` wrote: a recorded shim running
+    folders relative to the workspace."""
+    shim = read_shim(path, record)
+    return shim is not None and any(not os.path.isabs(d) for d in shim.hooks_dirs)
+
+
+def forwarder_folder(dialect: ClineDialect) -> str:
+    """The global folder (relative to home) that gets `--global`'s forwarders: the first
+    one every variant reads. Cline's CLI reads `~/Documents/Cline/Hooks` and
+    `~/.cline/hooks`, the VS Code extension only the first: forwarders in both would run
+    each of the workspace's hooks twice under the CLI."""
+    variants = every_variant(dialect)
+    return next(d for d in dialect.global_dirs if all(d in v.global_dirs for v in variants))
 
 
 def listdir(folder: str) -> list[str]:

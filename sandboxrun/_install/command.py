@@ -31,7 +31,7 @@ from . import gemini as _gemini
 from . import goose as _goose
 from . import managed as _managed_file
 from . import windsurf as _windsurf
-from .cline import forwarders_installed, listdir
+from .cline import forwarder_folder, forwarders_installed, listdir
 from .files import BackupStore, diff
 from .record import UNTRUSTED, Record
 
@@ -254,19 +254,21 @@ def _cline_command(
     rels = dialect.global_dirs if user else dialect.workspace_dirs
     plans = []
     launch = [] if undo else launch_for(args, home)()
+    # `--global`: one folder forwards; the others get shims for their own hooks only.
+    forwarder = forwarder_folder(dialect) if args.global_ else None
     for rel in rels:
         folder, moved = os.path.join(base, rel), moved_folder(base, rel)
         if undo:
             plans.append(_cline.plan_uninstall(folder, moved, record, user=user))
             continue
         dirs = [moved]
-        if args.global_:  # relative: Cline runs global hooks in the primary workspace root
+        if rel == forwarder:  # relative: Cline runs global hooks in the primary workspace root
             dirs += [os.path.join(MOVED, d) for d in dialect.workspace_dirs]
         options = [w for d in dirs for w in ("--hooks-dir", d)] + _run_options(args)
         shims = user or not forwarding
         plans.append(_cline.plan_install(
             dialect, folder, moved, home, launch, options, record,
-            all_names=args.global_, shims=shims, user=user,
+            all_names=rel == forwarder, shims=shims, user=user,
         ))  # fmt: skip
     for plan in plans:
         if args.dry_run:

@@ -319,12 +319,6 @@ def test_installed_failing_hooks(
         assert "`bun`" in audited[0]["reason"] and "not in image" in audited[0]["reason"]
 
 
-@pytest.mark.xfail(
-    reason="issue 30: `install --global` writes a forwarder into both global folders the CLI"
-    " reads (~/.cline/hooks and ~/Documents/Cline/Hooks), so each moved hook runs twice for"
-    " one event (the CLI logs the guard's reason twice as the reason it stopped)",
-    strict=True,
-)
 def test_global_forwarders_run_each_hook_once(
     account: Account, agents_bin: Path, guarded: tuple[Path, str, Path],
     chat: fake_chat.FakeChat, netns: Netns,

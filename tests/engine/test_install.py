@@ -298,8 +298,10 @@ def test_cline_global_forwarders_run_the_moved_workspace_hooks(
     assert os.listdir(root / ".clinerules/hooks") == []  # moved; the forwarders run them
     event = cline_event("PreToolUse", root, {"toolName": "execute_command",
                                              "parameters": {"command": "rm -rf ~"}})  # fmt: skip
-    for forwarder in (home / ".cline/hooks/PreToolUse", home / "Documents/Cline/Hooks/PreToolUse"):
-        assert cline_runs(forwarder, root, event) == (True, "", "Blocked by team policy: rm -rf")
+    # One forwarder, in the folder both engines read: the CLI reads ~/.cline/hooks too.
+    forwarder = home / "Documents/Cline/Hooks/PreToolUse"
+    assert cline_runs(forwarder, root, event) == (True, "", "Blocked by team policy: rm -rf")
+    assert not (home / ".cline/hooks").exists()
     (root / ".clinerules/hooks/PostToolUse").write_text("#!/bin/sh\necho '{}'\n")
     (root / ".clinerules/hooks/PostToolUse").chmod(0o755)
     listed = sandboxrun("list", "--workspace", str(root), "--home", str(home)).stdout
