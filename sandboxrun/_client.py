@@ -56,9 +56,12 @@ if TYPE_CHECKING:
 CONNECT_TIMEOUT = 1.0  # seconds: a server that does not accept by then is not used
 # What the client passes of its environment: the only variables sandboxrun reads
 # (`_settings`: the tightening one and the ignored ones it names; `_exec`: what the agent
-# hands a hook: its plugin's root and data folder, its CLAUDE_ENV_FILE; Goose's PLUGIN_ROOT).
+# hands a hook: its plugin's root and data folder, its CLAUDE_ENV_FILE; Goose's PLUGIN_ROOT;
+# the Claude family's `passed_vars`, which exec checks before it sets them inside).
 PASSED_ENV_PREFIX = "SANDBOXRUN_"
-PASSED_ENV = ("CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "CLAUDE_ENV_FILE", "PLUGIN_ROOT")
+PASSED_ENV = ("CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "CLAUDE_ENV_FILE", "PLUGIN_ROOT",
+              "AI_AGENT", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ATTENDED",
+              "QWEN_CODE_MODEL", "QWEN_CODE_MODEL_IDENTITY")  # fmt: skip
 _PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
 

@@ -269,7 +269,8 @@ def test_request_fields(home, claude, ws) -> None:
     assert project.mounts == (str(ws),)
     for req in (user, project):
         assert req.workdir == str(ws)
-        assert dict(req.env) == {"CLAUDE_PROJECT_DIR": str(ws)}
+        # (and what Claude Code sets from the event: tests/test_claude_vars.py)
+        assert dict(req.env) == {"CLAUDE_PROJECT_DIR": str(ws), **CLAUDE.event_env(event, "")}
         assert req.stdin == CLAUDE.prepare_input("PreToolUse", event, [str(ws)])
         assert json.loads(req.stdin)["hook_event_name"] == "PreToolUse"
 
@@ -430,7 +431,7 @@ def test_given_workspace_overrides_the_event_cwd(home, claude, ws, tmp_path) -> 
     HookFactory(claude, fake, home=str(home)).run("PreToolUse", bash(ws), [str(other)])
     [req] = fake.requests
     assert json.loads(req.stdin)["cwd"] == str(other)
-    assert dict(req.env) == {"CLAUDE_PROJECT_DIR": str(other)}
+    assert dict(req.env) == {"CLAUDE_PROJECT_DIR": str(other), **CLAUDE.event_env(bash(ws), "")}
 
 
 # -- matchers -----------------------------------------------------------------------------

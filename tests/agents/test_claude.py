@@ -44,6 +44,33 @@ exit 0
 """
 
 
+# What Claude Code sets for a hook (observed/claude.json) that goes inside the sandbox,
+# the same as on the host, and what never does (docs/agents/claude.md has the table).
+PASSED = (
+    "CLAUDE_PROJECT_DIR",
+    "AI_AGENT",
+    "CLAUDECODE",
+    "CLAUDE_CODE_CHILD_SESSION",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CLAUDE_CODE_SESSION_ATTENDED",
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_EFFORT",
+    "COREPACK_ENABLE_AUTO_PIN",
+    "NoDefaultCurrentDirectoryInExePath",
+)
+WITHHELD = ("CLAUDE_PID", "CLAUDE_CODE_CHILD_NOTES_DIR", "CLAUDE_CODE_MESSAGING_SOCKET",
+            "CLAUDE_CODE_MESSAGING_TOKEN")  # fmt: skip
+# Every variable, then the event's `session_id` (a bash match: no tool the host may lack),
+# one `PROBE NAME=VALUE` line each, to OUT: a file (the host's probe), or stderr with
+# exit 2 (the sandboxed one's: the model reads the block's reason).
+PROBE = (
+    "#!/bin/bash\ninput=$(cat)\n{\n"
+    + "".join(f'echo "PROBE {name}=${{{name}-<unset>}}"\n' for name in (*PASSED, *WITHHELD))
+    + '[[ $input =~ \\"session_id\\":\\"([^\\"]*)\\" ]] && sid=${BASH_REMATCH[1]}\n'
+    + 'echo "PROBE event_session=${sid-<unset>}"\n} %(out)s\n'
+)
+
+
 def settings(*hooks: tuple[str, int | None]) -> str:
     return json.dumps(command_hooks({"PreToolUse": hooks}, "Bash"))
 
@@ -294,3 +321,70 @@ def test_observation(
         timed="PreToolUse", given=environment(account, model), configure=configure,
         run=lambda project: claude(account, agents_bin, project, model, netns),
     )  # fmt: skip
+
+
+def probed(lines: str) -> dict[str, str]:
+    """The `PROBE NAME=VALUE` lines of a probe's output (anywhere in a line: the model
+    reads a block's reason after Claude's own words)."""
+    found: dict[str, str] = {}
+    for line in lines.splitlines():
+        name, _, value = line.partition("PROBE ")[2].partition("=")
+        if name:
+            found[name] = value
+    return found
+
+
+@pytest.fixture(params=["cold", "warm"])
+def variables(
+    account: Account, agents_bin: Path, model: fakemodel.FakeModel, netns: Netns,
+    request: pytest.FixtureRequest,
+) -> Iterator[tuple[Path, dict[str, str], dict[str, str]]]:  # fmt: skip
+    """(project, what a PreToolUse hook sees on the host, and inside the sandbox, cold or
+    through `serve`) in one run of Claude Code: the project's probe installed (`install
+    --workspace`), the same probe unsandboxed in the user's settings (which that install
+    leaves alone)."""
+    host_out = Path(f"/tmp/probe-{uuid.uuid4().hex}")
+    project = make_project(account, {
+        ".claude/hooks/probe.sh": PROBE % {"out": ">&2; exit 2"},
+        ".claude/settings.json": settings(('"$CLAUDE_PROJECT_DIR"/.claude/hooks/probe.sh', None)),
+    })  # fmt: skip
+    user = account.home / ".claude" / "settings.json"
+    before = user.read_bytes() if user.exists() else None
+    host_probe = account.home / "host-probe.sh"
+    host_probe.write_text(PROBE % {"out": f">{host_out}; exit 0"})
+    host_probe.chmod(0o755)
+    account.config('serve = "off"\n')
+    assert account.sbx("install", "--agent", "claude", "--workspace", str(project)).returncode == 0
+    if request.param == "warm":
+        request.getfixturevalue("serve")
+    try:
+        user.parent.mkdir(exist_ok=True)
+        user.write_text(settings((str(host_probe), None)))
+        account.own(user.parent)
+        account.own(host_probe)
+        claude(account, agents_bin, project, model, netns)
+        host = probed(host_out.read_text())
+        inside = probed("\n".join(model.tool_results()))
+    finally:
+        if before is None:
+            user.unlink(missing_ok=True)
+        else:
+            user.write_bytes(before)
+        account.sbx("uninstall", "--agent", "claude", "--workspace", str(project))
+        host_out.unlink(missing_ok=True)
+    yield project, host, inside
+
+
+def test_the_variables_claude_sets_for_hooks_and_those_inside_the_sandbox(
+    variables: tuple[Path, dict[str, str], dict[str, str]],
+) -> None:
+    """Within one run (one session): what Claude Code sets that goes inside is the same
+    inside; its pid, its children's notes folder and its messaging socket and token are
+    set on the host and unset inside."""
+    project, host, inside = variables
+    assert host["CLAUDE_PROJECT_DIR"] == str(project), host
+    assert host["CLAUDE_CODE_SESSION_ID"] == host["event_session"] != "<unset>", host
+    assert host["CLAUDE_EFFORT"] != "<unset>", host
+    assert {k: inside.get(k) for k in PASSED} == {k: host[k] for k in PASSED}, (host, inside)
+    assert all(host[k] != "<unset>" for k in WITHHELD), host
+    assert {k: inside.get(k) for k in WITHHELD} == dict.fromkeys(WITHHELD, "<unset>"), inside

@@ -55,7 +55,7 @@ and 12-14; "unconfirmed" where only a doc or a public repository says so):
 
 from __future__ import annotations
 
-from .dialect import ClaudeDialect
+from .dialect import TOKEN, ClaudeDialect
 from .handler import Timeouts
 from .settings import ConfigFile
 
@@ -109,7 +109,7 @@ QWEN = ClaudeDialect(
     extra_vars=("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
     input_vars=(("QWEN_CODE_SESSION_ID", "session_id"), ("QWEN_CODE_PROMPT_ID", "prompt_id"),
                 ("QWEN_CODE_AGENT_ID", "agent_id")),
-    passed_vars=("QWEN_CODE_MODEL", "QWEN_CODE_MODEL_IDENTITY"),
+    passed_vars=(("QWEN_CODE_MODEL", TOKEN), ("QWEN_CODE_MODEL_IDENTITY", TOKEN)),
     table_keys=frozenset({"enabled", "disabled", "notifications"}),
     decisions=(("approve", "allow"), ("allow", "allow"), ("ask", "ask"), ("block", "deny"),
                ("deny", "deny")),

@@ -179,11 +179,18 @@ class ClaudeDialect:
     # Claude Code rejects a hookSpecificOutput without its event's hookEventName; Qwen
     # Code reads it as a plain record (types.ts@01ed106), and its own guard omits it.
     named_output: bool = True
-    # Variables the agent sets from its hook input: (variable, input field).
+    # Variables the agent sets from its hook input: (variable, input field; a dotted
+    # path is a nested field, `effort.level`), each an identifier (`TOKEN`).
     input_vars: tuple[tuple[str, str], ...] = ()
-    # Variables the agent sets that name no path (a model's name): `exec` passes them on
-    # from the environment the agent gave the wrapper; `run` has none to pass.
-    passed_vars: tuple[str, ...] = ()
+    # Variables the agent sets that name no path (a model's name, an entry point's): `exec`
+    # passes them on from the environment the agent gave the wrapper when the value is
+    # allowed (variable, the value's pattern); `run` has none to pass.
+    passed_vars: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    # Variables the agent sets to the same value for every hook (`CLAUDECODE=1`).
+    const_vars: tuple[tuple[str, str], ...] = ()
+    # What a variable holds when the agent has no value for it: "" (Qwen sets every one),
+    # or None, unset (Claude Code leaves out CLAUDE_EFFORT where the input has no effort).
+    absent: str | None = ""
 
     @property
     def project_vars(self) -> tuple[str, ...]:
@@ -196,14 +203,17 @@ class ClaudeDialect:
         self, event: Mapping[str, Any], root: str, transcript: str | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> dict[str, str]:  # fmt: skip
-        """The session's variables the agent sets for a hook besides the project's
-        (`input_vars`, `passed_vars`). A value is an identifier, allowed by its characters
-        (`TOKEN`): anything else, or an absent field, is empty, as the agent leaves a
-        field it has no value for (Qwen's `QWEN_CODE_AGENT_ID` outside a subagent)."""
-        env = {var: _token(event.get(field)) for var, field in self.input_vars}
+        """The variables the agent sets for a hook besides the project's (`const_vars`,
+        `input_vars`, `passed_vars`). A value is allowed by its characters (`TOKEN`, or
+        the variable's own pattern): anything else, or an absent field, is `absent`, as
+        the agent leaves a field it has no value for (Qwen's `QWEN_CODE_AGENT_ID` outside
+        a subagent is empty; Claude's CLAUDE_EFFORT before a prompt is unset)."""
+        env: dict[str, str | None] = dict(self.const_vars)
+        env.update({var: _allowed(_field(event, field), TOKEN) for var, field in self.input_vars})
         if environ is not None:
-            env.update({var: _token(environ.get(var)) for var in self.passed_vars})
-        return env
+            env.update({var: _allowed(environ.get(var), p) for var, p in self.passed_vars})
+        filled = {var: self.absent if value is None else value for var, value in env.items()}
+        return {var: value for var, value in filled.items() if value is not None}
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """The event's name: the Claude family's and Codex's `hook_event_name`."""
@@ -453,9 +463,27 @@ def untrusted_stdout(
     return filter_json_stdout(stdout, rule)
 
 
+# What Claude Code 2.1.332 sets for a hook besides CLAUDE_PROJECT_DIR and CLAUDE_ENV_FILE
+# (its bundled `kut`, `QEe`, `d6o`; tests/agents/test_claude.py probes them), and what of
+# it a sandboxed hook gets (docs/agents/claude.md has the table). Never its host pid
+# (CLAUDE_PID), its children's notes folder (CLAUDE_CODE_CHILD_NOTES_DIR, a host path),
+# nor the socket and token that let a process talk to the running agent
+# (CLAUDE_CODE_MESSAGING_SOCKET, _TOKEN).
 CLAUDE = ClaudeDialect(
     "claude", ".claude", ".claude", "CLAUDE_PROJECT_DIR", default_timeout=600.0,
     hook_names=HOOK_NAMES,
+    input_vars=(("CLAUDE_CODE_SESSION_ID", "session_id"), ("CLAUDE_EFFORT", "effort.level")),
+    passed_vars=(
+        # `claude-code_<version, dots as dashes>_harness`, which it sets unless the user's
+        # environment named another agent (that value stays the user's: not passed)
+        ("AI_AGENT", re.compile(r"claude-code_[0-9]{1,6}(-[0-9]{1,6}){0,3}_(harness|agent)")),
+        # cli, sdk-cli, sdk-ts, claude-vscode...: the shape the CLI itself gives the name
+        ("CLAUDE_CODE_ENTRYPOINT", re.compile(r"[a-z][a-z0-9_-]{0,31}")),
+        ("CLAUDE_CODE_SESSION_ATTENDED", re.compile(r"[01]")),
+    ),
+    const_vars=(("CLAUDECODE", "1"), ("CLAUDE_CODE_CHILD_SESSION", "1"),
+                ("COREPACK_ENABLE_AUTO_PIN", "0"), ("NoDefaultCurrentDirectoryInExePath", "1")),
+    absent=None,
 )  # fmt: skip
 QODER = ClaudeDialect("qoder", ".qoder", ".qoder", "QODER_PROJECT_DIR")
 QODER_CN = ClaudeDialect("qoder-cn", ".qoder-cn", ".qoder", "QODERCN_PROJECT_DIR")
@@ -464,9 +492,17 @@ QODER_CN = ClaudeDialect("qoder-cn", ".qoder-cn", ".qoder", "QODERCN_PROJECT_DIR
 # -- discovery helpers -------------------------------------------------------------
 
 
-def _token(value: Any) -> str:
-    """`value` when it is an identifier (`TOKEN`), else ""."""
-    return value if isinstance(value, str) and TOKEN.fullmatch(value) else ""
+def _allowed(value: Any, pattern: re.Pattern[str]) -> str | None:
+    """`value` when it is a string `pattern` allows whole, else None."""
+    return value if isinstance(value, str) and pattern.fullmatch(value) else None
+
+
+def _field(event: Mapping[str, Any], path: str) -> Any:
+    """The input's field at a dotted `path` (`effort.level`), or None."""
+    value: Any = event
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
 
 
 def _answer(**fields: Any) -> dict[str, Any]:
