@@ -19,6 +19,7 @@ import pytest
 
 from sandboxrun import DockerBackend, ExecRequest, ExecResult
 from sandboxrun._backends.docker import backend as backend_module
+from sandboxrun._backends.docker import stream as stream_module
 from sandboxrun._backends.helper import FRAME_MARK
 
 from .conftest import engine_settings
@@ -48,7 +49,7 @@ def warm(engine: DockerBackend, monkeypatch: pytest.MonkeyPatch) -> Iterator[Spy
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message)
         pytest.skip(message)
-    real_wait, real_nonce = backend.api.wait, backend_module.new_nonce
+    real_wait, real_nonce = backend.api.wait, stream_module.new_nonce
 
     def wait(*a: Any, **kw: Any) -> Any:
         backend.waits += 1
@@ -59,7 +60,7 @@ def warm(engine: DockerBackend, monkeypatch: pytest.MonkeyPatch) -> Iterator[Spy
         return backend.nonces[-1]
 
     monkeypatch.setattr(backend.api, "wait", wait)
-    monkeypatch.setattr(backend_module, "new_nonce", nonce)
+    monkeypatch.setattr(stream_module, "new_nonce", nonce)
     with backend:
         yield backend
 

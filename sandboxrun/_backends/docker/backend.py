@@ -21,7 +21,7 @@ would wait behind its own unread output.
 
 The warm path (`warm=True`, `.._backends/pool.py`) runs the same config with a gate: the container
 is attached and started ahead of time, and a run takes its stream and delivers the event
-instead of starting it; the reading, limits and reporting are this same `_Run`. With an image whose
+instead of starting it; the reading, limits and reporting are this same `Run`. With an image whose
 helper writes a final frame (`helper.FrameReader`), a run (warm or cold) answers when the frame
 has come on both streams: the exit status and the kill reason (deadline, output cap, OOM)
 come from the helper, before the container's exit and teardown (~50-70 ms on runc), and
@@ -31,74 +31,52 @@ helper killed from outside) the run ends as a cold one does.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
-import re
-import select
-import socket
-import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from docker.errors import NotFound
 from docker.types import LogConfig, Mount, Ulimit
-from docker.utils.socket import STDERR, STDOUT, frames_iter
 
-from ... import _envfile, _settings
+from ... import _settings
 from ..._envfile import TARGET as ENV_FILE_TARGET
-from ..._errors import ConfigError, RuntimeMissing, SandboxrunError
+from ..._errors import RuntimeMissing, SandboxrunError
 from ..._log import logger
-from ..._mounts import home_layout, system_reason, under
+from ..._mounts import home_layout
 from ..._settings import Settings, parse_size
 from ..._state import hook_ids
 from ..._types import ExecRequest, ExecResult
 from ..base import cancellable, refuse_cancelled
 from ..environment import hook_environment as _environment
-from ..helper import (
-    DEADLINE_GRACE,
-    Frame,
-    FrameReader,
-    Helper,
-    deadline_reached,
-    frame_header,
-    image_helper,
-    new_nonce,
-    start_error,
-)
+from ..helper import Helper, image_helper
 from ..helper import command as helper_command
 from ..image_tools import ImageTools, image_tools
 from ..labels import DEADLINE, MANAGED, container_labels, owner_labels
 from .engine import connect, engine_errors, retry_engine
 from .network import ensure_network
+from .spec import (
+    MASKED_PATHS,
+    RESOLV_CONF,
+    check_nothing_below_tmp,
+    file_size_limit,
+    read_only_mounts,
+    write_hosts,
+)
+from .stream import STREAM_GRACE, Run, Stale, attach_stream, close_stream
 
 if TYPE_CHECKING:  # imported where used: a cold run without an allowlist needs neither
     from ..pool import Pool
     from .allowlist import HookNet
 from .reaper import reap
 
-# What an allowlist hook's /etc/resolv.conf says (shipped with the package).
-RESOLV_CONF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "allowlist-resolv.conf")
-STREAM_GRACE = 10.0  # seconds after the deadline before we stop waiting for the stream
-ENV_FILE_POLL = 0.05  # seconds between two looks at a running hook's CLAUDE_ENV_FILE
 # A pooled container's helper gives up waiting this long after the pool would have
 # removed it: the backstop for a pool whose owner died, never a race with a claim.
 GATE_MARGIN = 60.0
-# MaskedPaths replaces the engine's default list, so it starts with Docker's own (20.10 to
-# 27), then hides what identifies the host and no hook needs: the kernel command line, the
-# boot id, loaded modules, disks, the hardware's make and serial numbers.
-MASKED_PATHS = [
-    "/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-    "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
-    "/sys/firmware", "/sys/devices/virtual/powercap",
-    "/proc/cmdline", "/proc/bootconfig", "/proc/config.gz", "/proc/sys/kernel/random/boot_id",
-    "/proc/modules", "/proc/partitions", "/proc/diskstats", "/sys/devices/virtual/dmi",
-]  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -251,7 +229,7 @@ class DockerBackend:
                 try:
                     # Removed, not killed, on cancel: a container not yet started never starts.
                     with cancellable(request, lambda: self._remove(cid)):
-                        result = _Run(self, cid, request, created, framed=framed).execute()
+                        result = Run(self, cid, request, created, framed=framed).execute()
                 finally:
                     if net:  # its network can only go once the container has gone
                         self._remove_now(cid)
@@ -373,21 +351,21 @@ class DockerBackend:
             attached = self._attached.pop(cid, None)  # attached at its launch (`_launch`)
         try:
             with cancellable(request, lambda: self._remove(cid)):
-                run = _Run(self, cid, request, time.monotonic(), warm=True, framed=framed)
+                run = Run(self, cid, request, time.monotonic(), warm=True, framed=framed)
                 try:
                     run.attach(attached)
-                except _Stale:  # its stream says it ended while idle: nothing delivered
+                except Stale:  # its stream says it ended while idle: nothing delivered
                     logger.info("pooled container {} had exited: running cold", cid[:12])
                     return None
                 except Exception as exc:  # gone (removed by someone else?): nothing delivered
                     logger.info("pooled container {} unreachable: {}", cid[:12], exc)
                     if attached is not None:
-                        _detach(attached)
+                        close_stream(attached)
                     return None
                 try:
                     with engine_errors(self.settings.docker_host, self.settings.image):
                         return run.execute()
-                except _Stale:  # it ended while idle: nothing took the event; run cold
+                except Stale:  # it ended while idle: nothing took the event; run cold
                     logger.info("pooled container {} had exited: running cold", cid[:12])
                     return None
         finally:
@@ -400,11 +378,11 @@ class DockerBackend:
         """Create, attach and start a pooled container; it waits at its gate. Attached
         before its start (as `docker run` does), so a run that takes it only writes its
         event and reads: no attach on the answer's path, and no question to the engine
-        whether it still runs (an exit ends the stream we hold: `_Run.attach`)."""
+        whether it still runs (an exit ends the stream we hold: `Run.attach`)."""
         with engine_errors(self.settings.docker_host, self.settings.image):
             cid = str(retry_engine(self.api.create_container)(**config)["Id"])
             try:
-                attached = _attach(self.api, cid)
+                attached = attach_stream(self.api, cid)
                 with self._lock:
                     self._attached[cid] = attached
                 self.api.start(cid)
@@ -466,14 +444,14 @@ class DockerBackend:
         it cannot be written: the run then goes without NetworkDisabled, as before."""
         with self._lock:
             if self._hosts is None:
-                self._hosts = _write_hosts(self.cache_dir)
+                self._hosts = write_hosts(self.cache_dir)
             return self._hosts or None
 
     def _remove(self, cid: str) -> None:
         with self._lock:
             attached = self._attached.pop(cid, None)  # an idle pooled container's stream
         if attached is not None:
-            _detach(attached)
+            close_stream(attached)
         try:
             # v: an image's VOLUMEs make anonymous volumes; they go with the container.
             retry_engine(self.api.remove_container)(cid, force=True, v=True)
@@ -493,11 +471,11 @@ class DockerBackend:
     ) -> dict[str, Any]:
         """The container for `request`. `gate`: started ahead of time, its hook waits
         for the event at most that long (the pool's; everything else is the same).
-        `frame`: its helper ends the run with a final frame (`_Run` then sends a nonce)."""
+        `frame`: its helper ends the run with a final frame (`Run` then sends a nonce)."""
         s = self.settings
         uid, gid = hook_ids(s.user)
         tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
-        mounts = _read_only_mounts(request.mounts, s.allowed_roots)
+        mounts = read_only_mounts(request.mounts, s.allowed_roots)
         layout = home_layout(request.mounts, state=bool(request.state))
         if request.state and layout.state_at:  # the hook's persistent home (`_state`)
             mounts.append(Mount(target=layout.state_at, source=request.state, type="bind"))
@@ -522,12 +500,12 @@ class DockerBackend:
             private.append(ENV_FILE_TARGET)
         scratch = {"/tmp": f"{tmpfs},mode=1777"}
         if request.tmp:  # the session's shared /tmp (`_sessiontmp`): a host folder of ours
-            _check_nothing_below_tmp([m["Target"] for m in mounts]
+            check_nothing_below_tmp([m["Target"] for m in mounts]
                                      + [*layout.tmpfs, *private_tmpfs])  # fmt: skip
             mounts.append(Mount(target="/tmp", source=request.tmp, type="bind"))
             scratch = {}
         if request.env_file or request.tmp:  # host files the hook writes: bounded each
-            ulimits.append(_file_size_limit(s))
+            ulimits.append(file_size_limit(s))
         hosts = self._hosts_file() if net is None and s.network == "none" else None
         if hosts:  # NetworkDisabled (below): the engine writes no /etc/hosts of its own
             mounts.append(Mount(target="/etc/hosts", source=hosts, type="bind", read_only=True))
@@ -602,382 +580,3 @@ class DockerBackend:
             "tty": False,
             "host_config": host_config,
         }
-
-
-class _Stale(Exception):
-    """A pooled container had exited before the attach: nothing took the event."""
-
-
-class _Run:
-    """The mutable state of one container's run; used once."""
-
-    def __init__(
-        self,
-        backend: DockerBackend,
-        cid: str,
-        request: ExecRequest,
-        created: float,
-        warm: bool = False,
-        framed: bool = False,
-    ) -> None:
-        self.b, self.cid, self.req, self.created = backend, cid, request, created
-        self.warm = warm  # started ahead of time, waiting at its gate: deliver, not start
-        # Its helper reads this nonce before the event and ends with a frame carrying it.
-        self.nonce = new_nonce() if framed else None
-        self.frames = (FrameReader(self.nonce), FrameReader(self.nonce)) if self.nonce else ()
-        self.stale = False  # it had exited before our attach (`_check_alive`)
-        self.attach_at = 0.0  # wall clock, as the engine's FinishedAt (the same host)
-        self.ended = threading.Event()  # the stream ended (or the frames came)
-        self.stdout = bytearray()
-        self.stderr = bytearray()
-        self.total = 0
-        self.truncated = False
-        self.timed_out = False
-        self.deadline_fired = False
-        self.killed_reason: str | None = None
-        self.sock: Any = None
-        self.attached: Any = None
-        self.preattached = False  # the stream was attached at the container's launch
-
-    def attach(self, attached: Any = None) -> None:
-        """Attach to the container's stdin/stdout/stderr, or take the stream a pooled
-        container was attached with at its launch (`attached`).
-
-        A stream attached before the container's start ends when it exits: if it is
-        readable now (an end, or the gate's own error), the container ended while idle
-        and nothing is delivered (`_Stale`); if it ends later without a word, `execute`
-        asks when it exited (`_ended_before`). A warm run attached only now asks the
-        engine beside the delivery whether it still runs (`_check_alive`): an attach to
-        a container that had already exited would wait forever."""
-        self.attach_at = time.time()
-        self.preattached = attached is not None
-        if attached is None:
-            attached = _attach(self.b.api, self.cid)
-        self.attached = attached
-        self.sock = getattr(attached, "_sock", attached)
-        if self.preattached:
-            poller = select.poll()  # not select(): a busy server's descriptors pass 1024
-            poller.register(self.sock, select.POLLIN)
-            if poller.poll(0):
-                self._hang_up()
-                self.sock.close()
-                attached.close()
-                raise _Stale(self.cid)
-        elif self.warm:
-            threading.Thread(target=self._check_alive, daemon=True).start()
-
-    def _check_alive(self) -> None:
-        """An attach to a container that had already exited would wait forever (one that
-        exits after the attach ends our stream). Asked after the attach: if it runs,
-        any later exit ends the stream. If not, either it had exited before the attach
-        (its FinishedAt says so, or it is gone) and the stream stays silent, or the hook
-        already ran and its stream is ending: waited for, up to STREAM_GRACE. Silent:
-        hang up (`stale`), and the run goes cold; no hook took the event."""
-        try:
-            state = self._state()
-        except Exception as exc:  # gone: the same as exited before
-            logger.debug("inspect {}: {}", self.cid[:12], exc)
-            state = {"Running": False}
-        if state["Running"]:
-            return
-        before = _finished(state) < self.attach_at
-        if (not before and self.ended.wait(STREAM_GRACE)) or self.total:
-            return
-        self.stale = True
-        self._hang_up()
-
-    def execute(self) -> ExecResult:
-        api = self.b.api
-        if self.attached is None:
-            self.attach()
-        attached = self.attached
-        writer = threading.Thread(target=self._feed, daemon=True)
-        # With a frame, the helper's deadline is the hook's own and ours its backstop.
-        deadline = self.req.timeout + (DEADLINE_GRACE if self.nonce else 0.0)
-        try:
-            if not self.warm:  # a warm container runs already, waiting for its event
-                # Not retried: a start that reached the engine may have run the hook.
-                api.start(self.cid)
-            writer.start()
-            timer = threading.Timer(deadline, self._deadline)
-            watchdog = threading.Timer(deadline + STREAM_GRACE, self._hang_up)
-            ended = threading.Event()
-            watch = threading.Thread(target=self._watch_env_file, args=(ended,), daemon=True)
-            for t in (timer, watchdog, *((watch,) if self.req.env_file else ())):
-                t.daemon = True
-                t.start()
-            try:
-                self._read()
-            finally:
-                timer.cancel()
-                watchdog.cancel()
-                ended.set()
-                self.ended.set()
-            if self.req.env_file and not self.killed_reason and self._env_file_over():
-                # Ended between two looks of the watch (RLIMIT_FSIZE stopped the writer, and
-                # a framed run answers at once): still an env file over its cap, said so.
-                self.killed_reason = self._env_file_reason()
-            frame = self._frame()
-            if frame is None:
-                # The stream can end (the kill worked) before the kill's own answer reaches
-                # the timer thread: wait for it, or `timed_out` is read before it is set.
-                timer.join(timeout=STREAM_GRACE)
-            duration_ms = int((time.monotonic() - self.created) * 1000)
-        finally:
-            self._hang_up()
-            if writer.is_alive():
-                writer.join(timeout=STREAM_GRACE)  # unblocked by the shutdown above
-            self.sock.close()
-            attached.close()
-        if self.stale and not self.total:
-            raise _Stale(self.cid)
-        if self.preattached and frame is None and not self.total and self._ended_before():
-            raise _Stale(self.cid)
-        if frame is not None:
-            return self._result(frame, duration_ms)
-        exit_code = retry_engine(api.wait)(self.cid, timeout=STREAM_GRACE)["StatusCode"]
-        oom = bool(self._state().get("OOMKilled"))
-        return ExecResult(
-            exit_code=exit_code,
-            stdout=bytes(self.stdout),
-            stderr=bytes(self.stderr),
-            duration_ms=duration_ms,
-            # A kill whose answer never came, or came as an error, still ended the run:
-            # a SIGKILL after our deadline fired is ours, not the hook's own exit 137.
-            timed_out=self.timed_out
-            or (self.deadline_fired and exit_code == 137 and not oom)
-            or deadline_reached(exit_code, self.stderr),
-            start_error=start_error(exit_code, self.stderr),
-            oom_killed=oom,
-            output_truncated=self.truncated,
-            killed_reason=self.killed_reason,
-            warm=self.warm,
-        )
-
-    def _ended_before(self) -> bool:
-        """Whether a pooled container had exited before its event was delivered: its
-        silent stream then says only that nothing took the event (the run goes cold).
-        Gone, it may have been removed under a run that had started (`abort`): unknown,
-        and a hook is never run twice, so not before (the run ends in an error)."""
-        try:
-            state = self._state()
-        except Exception as exc:
-            logger.debug("inspect {}: {}", self.cid[:12], exc)
-            return False
-        return not state["Running"] and _finished(state) < self.attach_at
-
-    def _frame(self) -> Frame | None:
-        """The helper's final frame, when it came whole and alike on both streams."""
-        if not self.frames or not all(r.done for r in self.frames):
-            for stream, reader in zip((STDOUT, STDERR), self.frames, strict=False):
-                self._keep(stream, reader.flush())  # what was held back is the hook's
-            return None
-        out, err = (r.frame for r in self.frames)
-        return out if out is not None and out == err else None
-
-    def _result(self, frame: Frame, duration_ms: int) -> ExecResult:
-        """The answer from the helper's frame: its exit status, and what ended the run."""
-        oom = frame.oom
-        if oom is None:  # the helper could not read its cgroup's counter: ask the engine
-            oom = bool(self._state().get("OOMKilled"))
-        return ExecResult(
-            exit_code=frame.exit_code,
-            stdout=bytes(self.stdout),
-            stderr=bytes(self.stderr),
-            duration_ms=duration_ms,
-            timed_out=self.timed_out or frame.reason == "deadline",
-            start_error=start_error(frame.exit_code, self.stderr),
-            oom_killed=oom,
-            output_truncated=self.truncated,
-            # "output" only follows our SIGUSR1, sent with the reason set (`_read`).
-            killed_reason=self.killed_reason,
-            warm=self.warm,
-        )
-
-    def _state(self) -> dict[str, Any]:
-        return dict(retry_engine(self.b.api.inspect_container)(self.cid)["State"])
-
-    def _feed(self) -> None:
-        """Stream stdin in (after the helper's nonce, on a framed run), then half-close so
-        the hook sees EOF. A hook that never reads makes this fail or block until the
-        container is gone; both are fine."""
-        head = frame_header(self.nonce) if self.nonce else b""
-        with contextlib.suppress(OSError):
-            self.sock.sendall(head + self.req.stdin)
-            self.sock.shutdown(socket.SHUT_WR)
-
-    def _read(self) -> None:
-        for stream, data in frames_iter(self.sock, tty=False):  # type: ignore[no-untyped-call]
-            if self.frames:
-                data = self.frames[0 if stream == STDOUT else 1].feed(data)
-                if all(r.done for r in self.frames):
-                    self._keep(stream, data)
-                    return  # the run is over: what its leftovers write is not read
-            self._keep(stream, data)
-
-    def _keep(self, stream: int, data: bytes) -> None:
-        """Count and keep a piece of the hook's output, within the limits."""
-        s = self.b.settings
-        self.total += len(data)
-        if self.killed_reason or not data:
-            return  # draining: the container is being killed
-        buf = self.stdout if stream == STDOUT else self.stderr
-        buf += data
-        keep = s.stdout_tail if stream == STDOUT else 64 << 10
-        if len(buf) > keep:
-            del buf[: len(buf) - keep]
-            self.truncated = True
-        if self.total > s.output_limit:
-            self.truncated = True
-            self.killed_reason = f"killed: output exceeded {s.output_limit} bytes (output_limit)"
-            # A framed run's helper ends the hook itself and says so in its frame.
-            signal = "SIGUSR1" if self.nonce else "SIGKILL"
-            threading.Thread(target=self._kill, args=(signal,), daemon=True).start()
-
-    def _watch_env_file(self, ended: threading.Event) -> None:
-        """Kill the hook once its CLAUDE_ENV_FILE passes what is ever read of it: what
-        reaches the host's disk stays near `_envfile.MAX_BYTES` (`_file_size_limit` is
-        the hard bound, for writes faster than this looks)."""
-        while not ended.wait(ENV_FILE_POLL):
-            over = self._env_file_over()
-            if over is None:
-                return
-            if over and not self.killed_reason:
-                self.killed_reason = self._env_file_reason()
-                self._kill()
-                return
-
-    def _env_file_over(self) -> bool | None:
-        """Whether the run's CLAUDE_ENV_FILE is past what is ever read of it (None: gone)."""
-        try:
-            return os.stat(self.req.env_file or "").st_size > _envfile.MAX_BYTES
-        except OSError:
-            return None
-
-    @staticmethod
-    def _env_file_reason() -> str:
-        """Killed by the watch, or ended by the file size limit between two looks."""
-        return f"stopped: it wrote more than {_envfile.MAX_BYTES} bytes to CLAUDE_ENV_FILE"
-
-    def _deadline(self) -> None:
-        self.deadline_fired = True
-        self.timed_out = self._kill()
-
-    def _kill(self, signal: str = "SIGKILL") -> bool:
-        """SIGKILL the container (SIGUSR1: ask a framed run's helper to end the hook);
-        True if it was still running."""
-        try:
-            retry_engine(self.b.api.kill)(self.cid, signal=signal)
-            return True
-        except Exception as exc:  # already exited, or gone
-            logger.debug("kill {}: {}", self.cid[:12], exc)
-            return False
-
-    def _hang_up(self) -> None:
-        with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_RDWR)
-
-
-def _attach(api: Any, cid: str) -> Any:
-    """A stream to the container's stdin, stdout and stderr (docker-py's socket)."""
-    params = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
-    return retry_engine(api.attach_socket)(cid, params=params)
-
-
-def _detach(attached: Any) -> None:
-    """Close a stream no run will use (its container is being removed)."""
-    with contextlib.suppress(OSError):
-        getattr(attached, "_sock", attached).close()
-        attached.close()
-
-
-def _finished(state: dict[str, Any]) -> float:
-    """When the engine says the container exited (wall clock); 0: never, or unknown."""
-    try:
-        return datetime.fromisoformat(str(state.get("FinishedAt"))).timestamp()
-    except ValueError:
-        return 0.0
-
-
-def _check_nothing_below_tmp(targets: list[str]) -> None:
-    """A shared /tmp is a host folder: the engine would make the mount point of anything
-    below it inside that folder, as root. `_sessiontmp` never asks for that; an API
-    caller that does is refused."""
-    for target in targets:
-        if target == "/tmp" or target.startswith("/tmp/"):
-            raise ConfigError(f"{target}: nothing may be mounted in a shared /tmp")
-
-
-def _file_size_limit(s: Settings) -> Ulimit:
-    """The bound on a host file a hook writes (its CLAUDE_ENV_FILE, a file in a session's
-    shared /tmp), whatever the runtime: RLIMIT_FSIZE, which runc sets and gVisor
-    enforces in its own kernel, so no file grows past it (the write fails, the writer
-    gets SIGXFSZ). A bind of a host file or folder cannot be given a size of its own,
-    and a copy out of a tmpfs would need a helper every image has. No smaller than the
-    tmpfs and state sizes, so any file a hook could keep there still fits;
-    `_Run._watch_env_file` ends a hook whose env file passes its far smaller cap long
-    before (`_envfile.MAX_BYTES`). Only for runs with an env file or a shared /tmp: the
-    hooks of other runs keep their usual limits."""
-    size = max(parse_size(s.tmpfs_size), parse_size(s.state_size), _envfile.MAX_BYTES + 1)
-    return Ulimit(name="fsize", soft=size, hard=size)
-
-
-def _read_only_mounts(paths: tuple[str, ...], allowed: tuple[str, ...]) -> list[Mount]:
-    """Each path read-only at its own place, and every filesystem mounted below it too.
-
-    Mount objects, not `src:dst:ro` strings: a `:` in a path must not change the mount.
-    Docker before API 1.44 makes a `ro` bind read-only only at its top: a filesystem
-    mounted inside the workspace (a tmpfs, a USB disk, a bind) would stay writable
-    through it. So each nested mount point gets its own read-only bind. A folder that
-    would shadow the image's own (`/usr/local/bin`) or expose the system's is refused
-    here as well, whoever asked for it (`_mounts` says why).
-    """
-    targets: dict[str, str] = {}
-    points = _mount_points()
-    for path in paths:
-        real = os.path.realpath(path)  # mountinfo speaks of real paths
-        if os.path.isdir(real) and not under(real, allowed):
-            why = system_reason(real)
-            if why:
-                raise ConfigError(f"refusing to mount {path!r} into a hook's container: {why}")
-        targets[path] = path
-        for point in points:
-            if point.startswith(real.rstrip("/") + "/"):
-                targets[path + point[len(real) :]] = point
-    return [Mount(target=t, source=src, type="bind", read_only=True) for t, src in targets.items()]
-
-
-def _mount_points() -> list[str]:
-    try:
-        with open("/proc/self/mountinfo") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return []
-    # Field 5 is the mount point, with spaces and the like escaped as octal (\040).
-    return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), ln.split()[4]) for ln in lines]
-
-
-HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-
-
-def _write_hosts(cache_dir: str) -> str:
-    """The hosts file's path ("" if it cannot be written). World-readable: hooks may run
-    as another uid. Rewritten atomically when its content is not ours."""
-    path = os.path.join(cache_dir, "hosts")
-    try:
-        with open(path) as f:
-            if f.read() == HOSTS:
-                return path
-    except OSError:
-        pass
-    try:
-        os.makedirs(cache_dir, mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".hosts-")
-        with os.fdopen(fd, "w") as f:
-            f.write(HOSTS)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-        return path
-    except OSError as exc:
-        logger.warning("could not write {}: {} (hooks start ~100 ms slower)", path, exc)
-        return ""
