@@ -148,7 +148,6 @@ def test_the_output_cap_comes_in_the_frame(warm: Spy, ws: Path) -> None:
 
 def test_an_oom_kill_comes_in_the_frame(engine: DockerBackend, warm: Spy, ws: Path) -> None:
     warm.settings = warm.settings.model_copy(update={"memory": "64m"})
-    warm._memory = 64 << 20
     req = request(ws, "python3 -c 'x = bytearray(512 << 20)'; echo survived")
     result = framed(warm, req)
     assert result.oom_killed, result

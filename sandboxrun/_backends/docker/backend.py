@@ -41,32 +41,19 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from docker.errors import NotFound
-from docker.types import LogConfig, Mount, Ulimit
 
 from ... import _settings
-from ..._envfile import TARGET as ENV_FILE_TARGET
 from ..._errors import RuntimeMissing, SandboxrunError
 from ..._log import logger
-from ..._mounts import home_layout
-from ..._settings import Settings, parse_size
-from ..._state import hook_ids
+from ..._settings import Settings
 from ..._types import ExecRequest, ExecResult
 from ..base import cancellable, refuse_cancelled
-from ..environment import hook_environment as _environment
 from ..helper import Helper, image_helper
-from ..helper import command as helper_command
 from ..image_tools import ImageTools, image_tools
 from ..labels import DEADLINE, MANAGED, container_labels, owner_labels
 from .engine import connect, engine_errors, retry_engine
 from .network import ensure_network
-from .spec import (
-    MASKED_PATHS,
-    RESOLV_CONF,
-    check_nothing_below_tmp,
-    file_size_limit,
-    read_only_mounts,
-    write_hosts,
-)
+from .spec import container_config, write_hosts
 from .stream import STREAM_GRACE, Run, Stale, attach_stream, close_stream
 
 if TYPE_CHECKING:  # imported where used: a cold run without an allowlist needs neither
@@ -114,7 +101,6 @@ class DockerBackend:
         self._active: set[str] = set()  # containers of runs in flight, for abort()
         self._remover: ThreadPoolExecutor | None = None  # cleanup after the answer
         self._hosts: str | None = None  # the /etc/hosts of hooks without network; "": none
-        self._memory = parse_size(settings.memory)
         self._helper: Helper | bool | None = False  # the image's helper; False: unknown
         self._checked = False
         self._network_id: str | None = None
@@ -469,114 +455,17 @@ class DockerBackend:
         gate: float | None = None,
         frame: bool = False,
     ) -> dict[str, Any]:
-        """The container for `request`. `gate`: started ahead of time, its hook waits
-        for the event at most that long (the pool's; everything else is the same).
-        `frame`: its helper ends the run with a final frame (`Run` then sends a nonce)."""
+        """The container for `request` (`spec.container_config`), with this backend's
+        labels and deadline (the reaper's cue), network and hosts file."""
         s = self.settings
-        uid, gid = hook_ids(s.user)
-        tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
-        mounts = read_only_mounts(request.mounts, s.allowed_roots)
-        layout = home_layout(request.mounts, state=bool(request.state))
-        if request.state and layout.state_at:  # the hook's persistent home (`_state`)
-            mounts.append(Mount(target=layout.state_at, source=request.state, type="bind"))
-        private = [path for path, _ in request.private_dirs]
-        private_tmpfs: dict[str, str] = {}
-        for path, source in request.private_dirs:  # CLAUDE_PLUGIN_DATA: ours, or a tmpfs
-            if source:
-                mounts.append(Mount(target=path, source=source, type="bind"))
-            else:
-                private_tmpfs[path] = f"{tmpfs},mode=0700,uid={uid},gid={gid}"
-        if net:  # no names resolved inside: the proxy resolves them (see `dns` below)
-            mounts.append(Mount(target="/etc/resolv.conf", source=RESOLV_CONF, type="bind",
-                                read_only=True))  # fmt: skip
-        ulimits = [
-            Ulimit(name="nofile", soft=s.nofile, hard=s.nofile),
-            Ulimit(name="core", soft=0, hard=0),
-        ]
-        for target, source in request.overlays:  # a changed hook's approved files (`_review`)
-            mounts.append(Mount(target=target, source=source, type="bind", read_only=True))
-        if request.env_file:  # CLAUDE_ENV_FILE: a host file of ours, read back afterwards
-            mounts.append(Mount(target=ENV_FILE_TARGET, source=request.env_file, type="bind"))
-            private.append(ENV_FILE_TARGET)
-        scratch = {"/tmp": f"{tmpfs},mode=1777"}
-        if request.tmp:  # the session's shared /tmp (`_sessiontmp`): a host folder of ours
-            check_nothing_below_tmp([m["Target"] for m in mounts]
-                                     + [*layout.tmpfs, *private_tmpfs])  # fmt: skip
-            mounts.append(Mount(target="/tmp", source=request.tmp, type="bind"))
-            scratch = {}
-        if request.env_file or request.tmp:  # host files the hook writes: bounded each
-            ulimits.append(file_size_limit(s))
-        hosts = self._hosts_file() if net is None and s.network == "none" else None
-        if hosts:  # NetworkDisabled (below): the engine writes no /etc/hosts of its own
-            mounts.append(Mount(target="/etc/hosts", source=hosts, type="bind", read_only=True))
-        host_config = self.api.create_host_config(
-            mounts=mounts,
+        deadline = int(time.time() + (gate or 0) + request.timeout + 2 * STREAM_GRACE)
+        return container_config(
+            self.api, s, request, name=name, helper=helper, net=net, gate=gate, frame=frame,
+            labels=container_labels(deadline, run=self.run_id, hook=request.label),
             # "none" unless the user's own settings say bridge (our own bridge) or
             # allowlist (an internal network of its own whose only way out is the proxy).
             network_mode=net.network_id
             if net
             else (self._network() if s.network == "bridge" else "none"),
-            read_only=True,
-            tmpfs={
-                **scratch,
-                # The home and its folders (`_mounts.home_layout`), owned by the hook's
-                # user: runc would give a tmpfs the mode of the folder it covers.
-                **{t: f"{tmpfs},mode=0700,uid={uid},gid={gid}" for t in layout.tmpfs},
-                **private_tmpfs,
-            },
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges:true"],
-            init=not (helper and helper.protocol >= 2),  # a protocol-2 helper is the init
-            mem_limit=self._memory,
-            memswap_limit=self._memory,  # equal: no swap on top of the limit
-            pids_limit=s.pids,
-            nano_cpus=int(s.cpus * 1e9),
-            shm_size=16 << 20,
-            ulimits=ulimits,
-            log_config=LogConfig(type=LogConfig.types.NONE),
-            group_add=[str(g) for g in s.groups] or None,  # only groups the user configured
-            runtime=s.runtime,
-            # Allowlist hooks: Docker's embedded DNS (127.0.0.11) cannot be turned off on a
-            # user network, and Docker 20.10 forwards outside names from an internal
-            # network to the host's resolver (CVE-2024-29018): a way out. Told to forward
-            # to the container's own loopback, it sends no query anywhere. The hook's
-            # resolv.conf names that loopback too, so a lookup fails at once instead of
-            # waiting on the embedded resolver. The proxy is reached by its address.
-            dns=["127.0.0.1"] if net else None,
-        )
-        host_config["MaskedPaths"] = MASKED_PATHS  # docker-py has no argument for it
-        deadline = int(time.time() + (gate or 0) + request.timeout + 2 * STREAM_GRACE)
-        return {
-            "image": s.image,
-            # The image's ENTRYPOINT must not stand between us and the hook: reset it.
-            "entrypoint": [""],
-            "command": helper_command(
-                helper,
-                request.argv,
-                request.timeout,
-                [*layout.writable, *private],  # the home's folders, the env file, plugin data
-                s.runtime,
-                landlock_optional=s.landlock == "optional",
-                gate=gate,
-                frame=frame,
-            ),
-            "name": name,
-            "user": f"{uid}:{gid}",
-            "working_dir": request.workdir,
-            # The proxy's variables last: nothing the dialect passes replaces them.
-            "environment": {
-                **_environment(request.env, layout.home),
-                **(net.environment() if net else {}),
-            },
-            "labels": container_labels(deadline, run=self.run_id, hook=request.label),
-            "stdin_open": True,  # with detach=False docker-py also sets StdinOnce
-            # Not the proxies of ~/.docker/config.json: nothing of the host's goes in.
-            "use_config_proxy": False,
-            # With "none", NetworkDisabled too: the engine then makes no network sandbox
-            # (`start` ~100 ms faster, bench/network_mode.py); the namespace still holds
-            # only `lo`, and NetworkMode stays "none" for an engine that ignores it. It
-            # writes no /etc/hosts then: ours (above) keeps `localhost` resolving.
-            "network_disabled": hosts is not None,
-            "tty": False,
-            "host_config": host_config,
-        }
+            hosts=self._hosts_file() if net is None and s.network == "none" else None,
+        )  # fmt: skip
