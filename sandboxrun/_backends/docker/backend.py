@@ -35,9 +35,6 @@ import dataclasses
 import os
 import threading
 import time
-import uuid
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from docker.errors import NotFound
@@ -47,23 +44,19 @@ from ..._errors import RuntimeMissing, SandboxrunError
 from ..._log import logger
 from ..._settings import Settings
 from ..._types import ExecRequest, ExecResult
-from ..base import cancellable, refuse_cancelled
+from ..base import cancellable
 from ..helper import Helper, image_helper
 from ..image_tools import ImageTools, image_tools
 from ..labels import DEADLINE, MANAGED, container_labels, owner_labels
+from ..lifecycle import DEADLINE_SLACK, GATE_MARGIN, Lifecycle, Pooled, never_pooled
 from .engine import connect, engine_errors, retry_engine
 from .network import ensure_network
 from .spec import container_config, write_hosts
-from .stream import STREAM_GRACE, Run, Stale, attach_stream, close_stream
+from .stream import Run, Stale, attach_stream, close_stream
 
 if TYPE_CHECKING:  # imported where used: a cold run without an allowlist needs neither
-    from ..pool import Pool
     from .allowlist import HookNet
 from .reaper import reap
-
-# A pooled container's helper gives up waiting this long after the pool would have
-# removed it: the backstop for a pool whose owner died, never a race with a claim.
-GATE_MARGIN = 60.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -73,16 +66,13 @@ class EngineFacts:
     default_runtime: str
 
 
-class DockerBackend:
+class DockerBackend(Lifecycle):
     """Runs each `ExecRequest` in its own container, then removes it.
 
     `warm=True` (for a long-lived owner: a platform's process, `serve`) keeps pools of
     containers started ahead of time (settings `pool_size`, `pool_total`, `pool_idle`);
     `close()` (or `with`) removes them. The first run of a kind is cold and starts its
     pool; `prewarm` starts one ahead of the first run."""
-
-    # Seconds a run waits for a pooled container that is starting before it goes cold.
-    claim_wait = 5.0
 
     def __init__(
         self,
@@ -91,15 +81,10 @@ class DockerBackend:
         cache_dir: str | None = None,
         warm: bool = False,
     ) -> None:
-        self.settings = settings
+        super().__init__(settings, warm)
         # Where the image's listing is kept between runs (`_image_tools`).
         self.cache_dir = cache_dir or os.path.join(_settings.account_home(), ".cache", "sandboxrun")
         self._client = client  # connected on first use: building a backend never fails
-        self.run_id = uuid.uuid4().hex
-        self._count = 0
-        self._lock = threading.RLock()  # the lazy client is reached while it is held
-        self._active: set[str] = set()  # containers of runs in flight, for abort()
-        self._remover: ThreadPoolExecutor | None = None  # cleanup after the answer
         self._hosts: str | None = None  # the /etc/hosts of hooks without network; "": none
         self._helper: Helper | bool | None = False  # the image's helper; False: unknown
         self._checked = False
@@ -108,8 +93,6 @@ class DockerBackend:
         self._image_id = ""
         self._tools: dict[str, ImageTools | None] = {}  # by image id
         self._tools_lock = threading.Lock()  # one probe, however many hooks ask at once
-        self.warm = warm and settings.pool_size > 0
-        self._pool: Pool | None = None  # made at the first warm run, ended by close()
         self._attached: dict[str, Any] = {}  # idle pooled containers' streams, by id
 
     @property
@@ -162,13 +145,6 @@ class DockerBackend:
         with engine_errors(self.settings.docker_host, self.settings.image):
             self.api.ping()
 
-    def stats(self) -> dict[str, int]:
-        """The warm pool for `serve`'s metrics (`pool.stats`)."""
-        from ..pool import stats
-
-        with self._lock:
-            return stats(self._pool)
-
     def helper(self) -> Helper | None:
         """The image's init helper (`_backends/helper.py`), or None: hooks run under docker-init."""
         return self._seccomp_helper()
@@ -180,20 +156,6 @@ class DockerBackend:
             logger.warning("stale-container sweep failed: {}", exc)
 
     # -- one run -----------------------------------------------------------------
-
-    def run(self, request: ExecRequest) -> ExecResult:
-        refuse_cancelled(request)
-        self.check()  # whatever the entry point: never a run without the preflight
-        if self.warm:
-            result = self._run_warm(request)
-            if result is not None:
-                return result
-        return self._run_cold(request)
-
-    def _name(self) -> str:
-        with self._lock:
-            self._count += 1
-            return f"sandboxrun-{self.run_id[:12]}-{self._count}"
 
     def _run_cold(self, request: ExecRequest) -> ExecResult:
         name = self._name()
@@ -246,63 +208,21 @@ class DockerBackend:
                 self._tools[image_id] = found
             return self._tools[image_id]
 
-    def abort(self) -> None:
-        """Remove every container of a run still in flight (we are being stopped)."""
-        with self._lock:
-            doomed = list(self._active)
-        for cid in doomed:  # a warm run's too; the idle pool stays (`close()` ends it)
-            self._remove(cid)
-
-    def close(self) -> None:
-        """Remove the pools' containers (waiting for launches under way), and wait until
-        every container of this backend's runs is removed. The backend stays usable: a
-        later run starts a new remover (and runs cold: a closed pool stays closed)."""
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.close()
-        with self._lock:
-            remover, self._remover = self._remover, None
-        if remover is not None:
-            remover.shutdown(wait=True)
-
-    def __enter__(self) -> DockerBackend:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # -- the warm path -------------------------------------------------------------
 
-    def prewarm(self, request: ExecRequest, wait: float = 0.0) -> bool:
-        """Start the pool for requests like `request` (its stdin is not used); with
-        `wait`, wait up to that many seconds for a container to be ready. False: this
-        request is never pooled (see `_pooled`), or none was ready in time."""
-        self.check()
-        pooled = self._pooled(request)
-        if pooled is None:
-            return False
-        key, make, pool = pooled
-        pool.want(key, make)
-        return pool.ready(key, wait) if wait > 0 else True
-
-    def _pooled(
-        self, request: ExecRequest
-    ) -> tuple[str, Callable[[], dict[str, Any]], Pool] | None:
+    def _pooled(self, request: ExecRequest) -> Pooled | None:
         """The pool key of `request`, how to make its containers, and the pool (made
         here on first use, and again after `close()`); None when it goes cold: not warm,
         an image whose helper has no gate (the hook would start before its event), a
-        host folder or file of its own mounted read-write (a hook state, a session's
-        /tmp, plugin data, a CLAUDE_ENV_FILE made for this one run, a changed hook's
-        approved files), or a network allowlist (a network made per run)."""
+        host folder or file of its own mounted read-write (`never_pooled`), or a network
+        allowlist (a network made per run)."""
         helper = self._seccomp_helper()
         if (
-            not self.warm or helper is None or not helper.gate or request.state or request.tmp
-            or request.env_file or any(source for _, source in request.private_dirs)
-            or request.overlays or self.settings.network == "allowlist"
+            not self.warm or helper is None or not helper.gate or never_pooled(request)
+            or self.settings.network == "allowlist"
         ):  # fmt: skip
             return None
-        from ..pool import Pool, pool_key
+        from ..pool import pool_key
 
         base = dataclasses.replace(request, stdin=b"", cancel=None)  # the pool keeps no event
         gate = self.settings.pool_idle + GATE_MARGIN
@@ -312,13 +232,7 @@ class DockerBackend:
 
         with engine_errors(self.settings.docker_host, self.settings.image):
             key = pool_key(make())
-        s = self.settings
-        with self._lock:
-            if self._pool is None:
-                self._pool = Pool(
-                    self._launch, self._remove, s.pool_size, s.pool_total, s.pool_idle
-                )
-            return key, make, self._pool
+        return self._pool_of(key, make)
 
     def _run_warm(self, request: ExecRequest) -> ExecResult | None:
         """Run in a pooled container; None: none was ready (or it is in doubt), go cold."""
@@ -410,15 +324,8 @@ class DockerBackend:
                     labels={MANAGED: "1"},  # no owner, no deadline: only `reap --all` ends it
                 )  # fmt: skip
             proxy = self._proxy_id
-        deadline = int(time.time() + timeout + 2 * STREAM_GRACE + 60)  # the sweep's cue
+        deadline = int(time.time() + timeout + DEADLINE_SLACK + 60)  # the sweep's cue
         return attach(self.api, proxy, {**owner_labels(), DEADLINE: str(deadline)})
-
-    def _in_background(self, fn: Callable[..., None], *args: Any) -> None:
-        """Cleanup after (or beside) the answer; `close()` waits for it."""
-        with self._lock:
-            if self._remover is None:
-                self._remover = ThreadPoolExecutor(2, thread_name_prefix="sandboxrun-cleanup")
-            self._remover.submit(fn, *args)
 
     def _remove_now(self, cid: str) -> None:
         self._remove(cid)
@@ -458,7 +365,7 @@ class DockerBackend:
         """The container for `request` (`spec.container_config`), with this backend's
         labels and deadline (the reaper's cue), network and hosts file."""
         s = self.settings
-        deadline = int(time.time() + (gate or 0) + request.timeout + 2 * STREAM_GRACE)
+        deadline = int(time.time() + (gate or 0) + request.timeout + DEADLINE_SLACK)
         return container_config(
             self.api, s, request, name=name, helper=helper, net=net, gate=gate, frame=frame,
             labels=container_labels(deadline, run=self.run_id, hook=request.label),

@@ -31,14 +31,13 @@ from ..helper import (
     DEADLINE_GRACE,
     Frame,
     FrameReader,
-    deadline_reached,
     frame_header,
     new_nonce,
     start_error,
 )
+from ..lifecycle import STREAM_GRACE, timed_out
 from .engine import retry_engine
 
-STREAM_GRACE = 10.0  # seconds after the deadline before we stop waiting for the stream
 ENV_FILE_POLL = 0.05  # seconds between two looks at a running hook's CLAUDE_ENV_FILE
 
 
@@ -189,11 +188,7 @@ class Run:
             stdout=bytes(self.stdout),
             stderr=bytes(self.stderr),
             duration_ms=duration_ms,
-            # A kill whose answer never came, or came as an error, still ended the run:
-            # a SIGKILL after our deadline fired is ours, not the hook's own exit 137.
-            timed_out=self.timed_out
-            or (self.deadline_fired and exit_code == 137 and not oom)
-            or deadline_reached(exit_code, self.stderr),
+            timed_out=timed_out(self.timed_out, self.deadline_fired, exit_code, oom, self.stderr),
             start_error=start_error(exit_code, self.stderr),
             oom_killed=oom,
             output_truncated=self.truncated,
