@@ -48,13 +48,14 @@ from ..base import cancellable
 from ..helper import Helper, image_helper
 from ..image_tools import ImageTools, image_tools
 from ..labels import DEADLINE, MANAGED, container_labels, owner_labels
-from ..lifecycle import DEADLINE_SLACK, GATE_MARGIN, Lifecycle, Pooled, never_pooled
+from ..lifecycle import DEADLINE_SLACK
 from .engine import connect, engine_errors, retry_engine
 from .network import ensure_network
 from .spec import container_config, write_hosts
-from .stream import Run, Stale, attach_stream, close_stream
+from .stream import Run, close_stream
+from .warm import WarmPath
 
-if TYPE_CHECKING:  # imported where used: a cold run without an allowlist needs neither
+if TYPE_CHECKING:  # imported where used: a cold run without an allowlist needs none
     from .allowlist import HookNet
 from .reaper import reap
 
@@ -66,7 +67,7 @@ class EngineFacts:
     default_runtime: str
 
 
-class DockerBackend(Lifecycle):
+class DockerBackend(WarmPath):
     """Runs each `ExecRequest` in its own container, then removes it.
 
     `warm=True` (for a long-lived owner: a platform's process, `serve`) keeps pools of
@@ -207,89 +208,6 @@ class DockerBackend(Lifecycle):
                 found = image_tools(self._run_cold, self.settings.image, image_id, self.cache_dir)
                 self._tools[image_id] = found
             return self._tools[image_id]
-
-    # -- the warm path -------------------------------------------------------------
-
-    def _pooled(self, request: ExecRequest) -> Pooled | None:
-        """The pool key of `request`, how to make its containers, and the pool (made
-        here on first use, and again after `close()`); None when it goes cold: not warm,
-        an image whose helper has no gate (the hook would start before its event), a
-        host folder or file of its own mounted read-write (`never_pooled`), or a network
-        allowlist (a network made per run)."""
-        helper = self._seccomp_helper()
-        if (
-            not self.warm or helper is None or not helper.gate or never_pooled(request)
-            or self.settings.network == "allowlist"
-        ):  # fmt: skip
-            return None
-        from ..pool import pool_key
-
-        base = dataclasses.replace(request, stdin=b"", cancel=None)  # the pool keeps no event
-        gate = self.settings.pool_idle + GATE_MARGIN
-
-        def make() -> dict[str, Any]:
-            return self._config(base, self._name(), helper, gate=gate, frame=helper.frame)
-
-        with engine_errors(self.settings.docker_host, self.settings.image):
-            key = pool_key(make())
-        return self._pool_of(key, make)
-
-    def _run_warm(self, request: ExecRequest) -> ExecResult | None:
-        """Run in a pooled container; None: none was ready (or it is in doubt), go cold."""
-        pooled = self._pooled(request)
-        if pooled is None:
-            return None
-        key, make, pool = pooled
-        pool.want(key, make)  # its first run waits for the first launch
-        cid = pool.take(key, wait=self.claim_wait)
-        if cid is None:
-            return None
-        with self._lock:
-            self._active.add(cid)
-        framed = bool(self._helper and isinstance(self._helper, Helper) and self._helper.frame)
-        with self._lock:
-            attached = self._attached.pop(cid, None)  # attached at its launch (`_launch`)
-        try:
-            with cancellable(request, lambda: self._remove(cid)):
-                run = Run(self, cid, request, time.monotonic(), warm=True, framed=framed)
-                try:
-                    run.attach(attached)
-                except Stale:  # its stream says it ended while idle: nothing delivered
-                    logger.info("pooled container {} had exited: running cold", cid[:12])
-                    return None
-                except Exception as exc:  # gone (removed by someone else?): nothing delivered
-                    logger.info("pooled container {} unreachable: {}", cid[:12], exc)
-                    if attached is not None:
-                        close_stream(attached)
-                    return None
-                try:
-                    with engine_errors(self.settings.docker_host, self.settings.image):
-                        return run.execute()
-                except Stale:  # it ended while idle: nothing took the event; run cold
-                    logger.info("pooled container {} had exited: running cold", cid[:12])
-                    return None
-        finally:
-            with self._lock:
-                self._active.discard(cid)
-            pool.retire(cid)  # single use: removed, off the answer's path
-            pool.want(key, make)  # and replaced (unless closed meanwhile)
-
-    def _launch(self, config: dict[str, Any]) -> str:
-        """Create, attach and start a pooled container; it waits at its gate. Attached
-        before its start (as `docker run` does), so a run that takes it only writes its
-        event and reads: no attach on the answer's path, and no question to the engine
-        whether it still runs (an exit ends the stream we hold: `Run.attach`)."""
-        with engine_errors(self.settings.docker_host, self.settings.image):
-            cid = str(retry_engine(self.api.create_container)(**config)["Id"])
-            try:
-                attached = attach_stream(self.api, cid)
-                with self._lock:
-                    self._attached[cid] = attached
-                self.api.start(cid)
-            except BaseException:
-                self._remove(cid)
-                raise
-            return cid
 
     def _seccomp_helper(self) -> Helper | None:
         """The image's helper (see `_backends/helper.py`), looked up once; images without it run
