@@ -6,6 +6,19 @@ The life of one run (DESIGN.md §4, reference/sandboxing.md):
     half-close -> read output as it comes, bounded -> [deadline: SIGKILL] -> EOF ->
     exit code + OOMKilled -> answer -> remove (always; in the background, see below)
 
+This module is the lifecycle: the preflight (`check`: the image, its helper, the
+runtime; the first success sweeps stale containers, `reaper.py`), the container's
+creation with its labels and deadline (the reaper's cue), its networks, and its
+removal. The rest is in four places, each read on its own:
+
+- `../lifecycle.py`: what the Docker and Kubernetes backends share (run: warm then
+  cold, the background remover, `abort`, `close`, `prewarm`, the pool's making);
+- `spec.py`: the container's hardening alone (`container_config`), the list that
+  docs/sandbox.md promises, checked item by item by tests/test_docker_spec.py;
+- `stream.py`: the stream of one run (`Run`): stdin in, output within its caps, the
+  deadline's kill, the answer;
+- `warm.py`: the warm path, how a run uses the pool (`../pool.py`).
+
 Cleanup is off the critical path: the result is returned while a small executor of
 the backend removes the container (and runs the first check's stale-container sweep).
 A container waiting for removal stays in `_active`, so `abort()` (SIGTERM) removes it
@@ -14,19 +27,13 @@ does the interpreter at exit (the executor's threads are joined); after a SIGKIL
 labels let `reap` find it, as for a run cut short.
 
 The deadline is ours, not the engine's: a timer kills the container at expiry, and
-a watchdog shuts the socket down if the stream still has not ended shortly after.
-Kills run on timer threads, never on the reading thread: the engine drains the
-attach stream before a container can exit, so a reader that stopped to kill
-would wait behind its own unread output.
-
-The warm path (`warm=True`, `.._backends/pool.py`) runs the same config with a gate: the container
-is attached and started ahead of time, and a run takes its stream and delivers the event
-instead of starting it; the reading, limits and reporting are this same `Run`. With an image whose
-helper writes a final frame (`helper.FrameReader`), a run (warm or cold) answers when the frame
-has come on both streams: the exit status and the kill reason (deadline, output cap, OOM)
-come from the helper, before the container's exit and teardown (~50-70 ms on runc), and
-without asking the engine (`wait`, `inspect`). Without a frame (an older image, or a
-helper killed from outside) the run ends as a cold one does.
+a watchdog shuts the socket down if the stream still has not ended shortly after
+(`stream.py`). With an image whose helper writes a final frame (`helper.FrameReader`),
+a run (warm or cold) answers when the frame has come on both streams: the exit status
+and the kill reason (deadline, output cap, OOM) come from the helper, before the
+container's exit and teardown (~50-70 ms on runc), and without asking the engine
+(`wait`, `inspect`). Without a frame (an older image, or a helper killed from outside)
+the run ends as a cold one does.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """KubernetesBackend: one fresh, hardened Pod per hook invocation, never reused.
 
-The life of one run, mirroring the Docker backend (`docker/backend.py`):
+The life of one run, mirroring the Docker backend (`docker/backend.py`; what both do
+around their runs is `_backends/lifecycle.py`):
 
     create the pod (labelled; its helper holds the hook at its gate) -> watch it to
     Running -> attach (v5.channel.k8s.io) -> deliver the event, close stdin -> read

@@ -4,8 +4,8 @@ A pure function of the request, the settings and where the workspace comes from:
 client import (the `kubernetes` package is an optional extra), no API call, so it is
 tested field by field and against the API's strict schemas offline.
 
-It keeps the Docker backend's sandbox (`docker/backend.py` `_config`) where Kubernetes
-can say the same thing: the same environment (nothing of the host's), the same user
+It keeps the Docker backend's sandbox (`docker/spec.py`) where Kubernetes can
+say the same thing: the same environment (nothing of the host's), the same user
 rules (never root), a read-only root, no capabilities, no privilege escalation, seccomp
 `RuntimeDefault`, the same CPU and memory limits (requests equal to limits: the pod is
 Guaranteed, never the first evicted), a memory-backed /tmp and $HOME of `tmpfs_size`.
