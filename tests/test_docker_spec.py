@@ -131,9 +131,18 @@ def test_all_capabilities_dropped(ws: Path) -> None:
     assert not host.get("CapAdd") and not host.get("Privileged")
 
 
-def test_no_new_privileges(ws: Path) -> None:
+def test_no_new_privileges_and_the_engines_seccomp_profile(ws: Path) -> None:
+    """Exactly that: nothing else in SecurityOpt, so the engine's default seccomp (and
+    AppArmor) profile stays; never `seccomp=unconfined`."""
     _, host = build(ws)
     assert host["SecurityOpt"] == ["no-new-privileges:true"]
+
+
+def test_no_host_namespace_device_or_privilege(ws: Path) -> None:
+    _, host = build(ws)
+    for key in ("PidMode", "IpcMode", "UsernsMode", "UTSMode", "CgroupnsMode"):
+        assert host.get(key) in (None, ""), key
+    assert not host.get("Privileged") and not host.get("Devices") and not host.get("Binds")
 
 
 def test_groups_only_those_configured(ws: Path) -> None:
