@@ -229,7 +229,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
             ended_by_agent(settings, signum, started, stdin), started, caller.served, named,
         ))  # fmt: skip
     # A repository's command sees the agent's transcript unless the dialect says not (Windsurf)
-    shared = getattr(DIALECTS[settings.agent], "transcript_for_repository", True)
+    shared = DIALECTS[settings.agent].transcript_for_repository
     try:
         event = args.event
         if event is not None and event not in DIALECTS[settings.agent].hook_names:

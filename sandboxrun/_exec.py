@@ -33,19 +33,9 @@ from . import _audit, _envfile, _sessiontmp
 from ._backends.base import Backend
 from ._cache import cached
 from ._dialects.base import Dialect, below_deadline, sandbox_ending, unique_mounts
-from ._dialects.claude.plugins import DATA_VAR, data_dir
 from ._dialects.registry import (  # each agent's dialect is imported only when it runs
     DIALECTS,
-    claude_shaped,
-    cline_shaped,
-    copilot_shaped,
-    crush_shaped,
-    cursor_shaped,
     dialect_of,
-    gemini_shaped,
-    goose_shaped,
-    kiro_shaped,
-    windsurf_shaped,
 )
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import hint
@@ -118,94 +108,46 @@ def exec_request(
     if not command:
         raise ConfigError("exec needs a command: sandboxrun exec [OPTIONS] -- COMMAND [ARG...]")
     dialect = DIALECTS[settings.agent]
-    var = dialect.project_dir_var
-    found = cwd
-    if claude_shaped(dialect) or copilot_shaped(dialect):  # a session in a subfolder:
-        from ._dialects.claude.settings import project_root  # (Claude's dialect imports it)
-
-        found = project_root(cwd, account_home(), dialect.project_dir)  # the whole project
+    home = account_home()
     event = _event(stdin)
-    in_event = getattr(dialect, "roots_in_event", False)
-    roots = dialect.event_workspaces(event) if cursor_shaped(dialect) or in_event else []
-    if in_event and not workspace:  # Cline: its hooks may start in another run's folder
-        # (the CLI's hub daemon), so the event's primary root, never the caller's folder,
-        # is the workspace, and the hook starts there, as Cline starts its hooks.
-        if not roots or not isinstance(roots[0], str) or not os.path.isabs(roots[0]):
-            raise ConfigError("no workspace: the event names no absolute workspaceRoots"
-                              " (--workspace names one)")  # fmt: skip
-        found = cwd = roots[0]
-    elif roots:  # Cursor starts user hooks in ~/.cursor: the event names the project,
-        # the root the hook starts in if it is one of them (a multi-root workspace)
-        found = next((r for r in roots if Path(cwd).is_relative_to(r)), roots[0])
-    root = workspace_root(workspace or found, settings)
+    # Where the agent starts the hook: its project (a session in a subfolder: the whole
+    # project), the event's roots (Cline's, Cursor's), its own folder (Cursor's ~/.cursor)
+    place = dialect.exec_place(event, cwd, home, bool(workspace))
+    cwd = place.cwd
+    root = workspace_root(workspace or place.project, settings)
     # One argument is a shell string, run in the shell the agent itself would use
-    # (Codex: a login shell, `sh -lc`; Copilot's `bash` field and Gemini: bash); several are argv.
-    shell: tuple[str, ...] = ("/bin/sh", "-c")
-    if (
-        claude_shaped(dialect) or copilot_shaped(dialect) or gemini_shaped(dialect)
-        or crush_shaped(dialect) or kiro_shaped(dialect)
-    ):  # fmt: skip
-        shell = dialect.shell
-    argv = (*shell, command[0]) if len(command) == 1 else tuple(command)
-    if gemini_shaped(dialect) and len(command) == 1:
-        # Gemini's textual `$GEMINI_PROJECT_DIR`..., which install's wrappers leave to us
-        from ._dialects.gemini.settings import expand as gemini_expand
-
-        argv = (*shell, gemini_expand(command[0], root))
+    # (`Dialect.shell`); several are argv.
+    run = dialect.exec_command(command, root, home, environ)
     inside = Path(cwd).is_relative_to(root)
-    env = {var: root} if var else {}
-    goose_root = None  # Goose's PLUGIN_ROOT, when it names a plugin folder (`plugin_root`)
-    if goose_shaped(dialect) and len(command) == 1:
-        goose_root = dialect.plugin_root(environ.get("PLUGIN_ROOT"), account_home(), root)
-        argv = dialect.exec_command(command[0], goose_root)
-        env.update({"PLUGIN_ROOT": goose_root} if goose_root else {})
-    if claude_shaped(dialect) or gemini_shaped(dialect) or copilot_shaped(dialect):
-        env = dict.fromkeys(dialect.project_vars, root)  # Qwen, Gemini, Copilot: CLAUDE_...
-    if kiro_shaped(dialect) or claude_shaped(dialect) or gemini_shaped(dialect):
-        # Kiro's USER_PROMPT, from the event as Kiro derives it; Qwen's session variables,
-        # from the event and the environment; GEMINI_SESSION_ID, from the event
-        env.update(dialect.event_env(event, root, None, environ))
-    env.update(dialect.hook_dir_env(hook_dir, root, account_home(), untrusted))
-    places = [] if tenant else trusted_places(settings, account_home())
-    extra = _files_named(command, root, places)
     # The transcript is the server user's own agent's: never mounted for a tenant (TCP).
-    transcript = agent_transcript(dialect, event, account_home()) if transcripts else None
+    transcript = agent_transcript(dialect, event, home) if transcripts else None
+    env = {**dict.fromkeys(dialect.project_vars, root), **run.env}
+    # What the agent sets from the event (and, for some, from its environment `environ`)
+    env.update(dialect.event_env(event, root, transcript, environ))
+    env.update(dialect.hook_dir_env(hook_dir, root, home, untrusted))
+    places = [] if tenant else trusted_places(settings, home)
+    extra = _files_named(command, root, places)
     if transcript:
         extra.append(transcript)
-    extra += [goose_root] if goose_root else []  # at its path: `${PLUGIN_ROOT}/x` inside
-    user_hooks = None
-    others: list[str] = []  # the other roots of a multi-root workspace (Cursor's)
-    if crush_shaped(dialect):  # CRUSH_* as Crush sets them, of the mounted root
-        env.update(dialect.event_env(event, root))
-    if windsurf_shaped(dialect):  # ROOT_WORKSPACE_PATH: a name, never a mount
-        env.update(dialect.event_env(event, root, transcript, environ))
-    if cursor_shaped(dialect):
-        env.update(dialect.event_env(event, root, transcript))
-        others = _other_roots(roots, root, settings)
-        extra += others
-        # A user hook starts in ~/.cursor (`./hooks/x.sh`), an enterprise one in
-        # /etc/cursor: there, with only its hooks folder mounted (the rest of ~/.cursor
-        # holds the agent's credentials).
-        for agent_dir in (os.path.join(account_home(), dialect.user_dir), dialect.enterprise_dir):
-            if os.path.realpath(cwd) == os.path.realpath(agent_dir):
-                user_hooks = os.path.join(agent_dir, "hooks")
-                if os.path.isdir(user_hooks):
-                    extra.append(user_hooks)
+    extra += run.mounts  # at their paths: `${PLUGIN_ROOT}/x` inside
+    others = _other_roots(place.others, root, settings)  # of a multi-root workspace
+    extra += others
+    if place.agent_hooks and os.path.isdir(place.agent_hooks):
+        extra.append(place.agent_hooks)
     label = " ".join(command)
     # `exec` hooks are known by their command: `state` globs in the user's config match it.
     state, note = prepare_state(settings, "exec", label, root)
     if note:  # the agent shows stderr: say why this run has an empty home
         logger.warning("{}", note)
-    plugin = _plugin_root(dialect, account_home(), environ)
+    plugin = dialect.exec_plugin(environ, home)
     private: tuple[tuple[str, str | None], ...] = ()
     if plugin:  # `${CLAUDE_PLUGIN_ROOT}/hooks/x.py` means the same inside
-        plugin_id, plugin_root = plugin
-        env[PLUGIN_ROOT_VAR] = plugin_root
-        extra.append(plugin_root)
-        data = _plugin_data(dialect, account_home(), environ, plugin_id)
-        if data:  # private inside: an empty tmpfs, or persistent with `state`
-            env[DATA_VAR] = data
-            private, data_note = plugin_data(settings, data, os.path.basename(data), label, root)
+        env.update(plugin.env)
+        extra.append(plugin.root)
+        if plugin.data:  # private inside: an empty tmpfs, or persistent with `state`
+            private, data_note = plugin_data(
+                settings, plugin.data, os.path.basename(plugin.data), label, root
+            )
             if data_note:
                 logger.warning("{}", data_note)
     # A linked worktree's git folder, as `run` gives it (`_mounts.git_folders`).
@@ -224,16 +166,16 @@ def exec_request(
     if tmp_note:
         logger.warning("{}", tmp_note)
     env_file = None
-    if claude_shaped(dialect) and environ.get(_envfile.VAR):
+    if dialect.env_file_dir is not None and environ.get(_envfile.VAR):
         # The agent gave this hook its CLAUDE_ENV_FILE: the hook gets an empty one of
         # ours; `run_exec` copies what may go to the agent's (`_envfile`).
         env_file = _envfile.new_file(*hook_ids(settings.user))
         env[_envfile.VAR] = _envfile.TARGET
     return ExecRequest(
-        argv=argv,
+        argv=run.argv,
         stdin=stdin,
         # where the agent started the hook, if mounted (Cursor's ~/.cursor: its hooks are)
-        workdir=cwd if inside or user_hooks else root,
+        workdir=cwd if inside or place.agent_hooks else root,
         mounts=mounts,
         env=env,
         timeout=exec_timeout(settings, event),
@@ -269,25 +211,14 @@ def exec_timeout(settings: Settings, event: Mapping[str, Any] | None = None) -> 
     """The seconds an `exec` hook gets: the settings' timeout, else at most 60 s by
     default: below the agent's own deadline for the entry (current Claude Code: 600 s),
     so that sandboxrun, not the agent, ends a slow hook. An event the agent gives a
-    shorter deadline of its own (`agent_deadline`) gets what install gives an entry with
+    shorter deadline of its own (`Dialect.agent_deadline`) gets what install gives an entry with
     that timeout (`below_deadline`), so the answer is in first."""
     if settings.timeout:
         return settings.timeout
-    limit = min(DIALECTS[settings.agent].default_timeout, EXEC_DEFAULT_TIMEOUT)
-    deadline = agent_deadline(settings.agent, event or {})
+    dialect = DIALECTS[settings.agent]
+    limit = min(dialect.default_timeout, EXEC_DEFAULT_TIMEOUT)
+    deadline = dialect.agent_deadline(event or {})  # (Codex's short events)
     return limit if deadline is None else min(limit, below_deadline(deadline))
-
-
-def agent_deadline(agent: str, event: Mapping[str, Any]) -> float | None:
-    """The agent's own deadline for an entry without `timeout` when it depends on the
-    event: Codex gives SessionEnd and Interrupt 1 s (`SESSION_END_DEFAULT_TIMEOUT_SEC`,
-    codex-rs `events/session_end.rs`; `_dialects/codex`), named by the event's
-    `hook_event_name` (`codex/schema.py`). None: the agent's default for every event."""
-    if agent != "codex":
-        return None
-    from ._dialects.codex.discovery import SHORT_EVENTS  # (imported by Codex's dialect)
-
-    return 1.0 if event.get("hook_event_name") in SHORT_EVENTS else None
 
 
 def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> list[str]:
@@ -328,9 +259,6 @@ def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> l
     return found
 
 
-PLUGIN_ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
-
-
 def unread_configs(
     settings: Settings, request: ExecRequest, hook_name: str | None = None
 ) -> tuple[Skipped, ...]:
@@ -361,47 +289,6 @@ def _event(stdin: bytes) -> dict[str, Any]:
     return event if isinstance(event, dict) else {}
 
 
-def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
-    """(id, root) of the plugin Claude Code names in `CLAUDE_PLUGIN_ROOT` for a plugin's
-    hook: only when the value is exactly the install path of a plugin the user's
-    installed_plugins.json lists (absolute, normalised, no `..`; `plugins.installed`
-    refuses one a symlink leads out of the plugins folder). The variable could also come
-    from a repository's `env` block: it can then only name an installed plugin, never
-    the plugins folder, its `data/`, a marketplace's clone (with its git credentials)."""
-    value = environ.get(PLUGIN_ROOT_VAR)
-    if not claude_shaped(dialect) or dialect.agent != "claude" or not value:
-        return None
-    if os.path.isabs(value) and ".." not in value.split("/"):
-        path = os.path.normpath(value)
-        from ._dialects.claude.settings import installed_plugins
-
-        for plugin, root in installed_plugins(home, dialect.user_dir):
-            if root == path:
-                return plugin, root
-    logger.warning(
-        "{} ignored: {} is not the install path of a plugin in {}",
-        PLUGIN_ROOT_VAR, value, os.path.join(home, dialect.user_dir, "plugins",
-                                             "installed_plugins.json"),
-    )  # fmt: skip
-    return None
-
-
-def _plugin_data(
-    dialect: Dialect, home: str, environ: Mapping[str, str], plugin: str
-) -> str | None:
-    """The `CLAUDE_PLUGIN_DATA` the agent gave, when it is exactly that plugin's own data
-    folder (`~/.claude/plugins/data/<id>`, `plugins.data_dir`); only its path is used:
-    a private folder is there."""
-    value = environ.get(DATA_VAR)
-    if not claude_shaped(dialect) or not value:
-        return None
-    own = data_dir(home, dialect.user_dir, plugin)
-    if os.path.isabs(value) and ".." not in value.split("/") and os.path.normpath(value) == own:
-        return own
-    logger.warning("{} ignored: {} is not the data folder of {} ({})", DATA_VAR, value, plugin, own)
-    return None
-
-
 def env_file_target(home: str, environ: Mapping[str, str] | None = None) -> str | None:
     """The agent's CLAUDE_ENV_FILE from exec's environment, if it may receive lines."""
     try:
@@ -418,31 +305,7 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
     folder in the user's home and the install paths of its installed plugins (never
     the rest of the plugins tree: installed_plugins.json, plugin data, marketplaces'
     clones), /usr/local (tools the user installed), and the user's `hook_paths`."""
-    dialect = DIALECTS[settings.agent]
-    if claude_shaped(dialect):  # of the plugins tree, only installed plugins
-        from ._dialects.claude.settings import installed_plugins
-
-        plugins = [root for _id, root in installed_plugins(home, dialect.user_dir)]
-        agent = [os.path.join(home, dialect.user_dir, "hooks"), *plugins]
-    elif cline_shaped(dialect):
-        agent = [os.path.join(home, d) for d in dialect.global_dirs]
-    elif cursor_shaped(dialect):
-        agent = [os.path.join(home, dialect.user_dir, "hooks"), dialect.enterprise_dir]
-    elif copilot_shaped(dialect):
-        agent = dialect.hook_folders(home)
-    elif goose_shaped(dialect):  # the user's plugins (their own `PLUGIN_ROOT`s)
-        agent = [os.path.join(home, dialect.plugins_dir)]
-    elif crush_shaped(dialect):  # never ~/.config/crush itself: its API keys
-        agent = [os.path.join(home, dialect.user_dir, "hooks"), "/etc/crush/hooks"]
-    elif windsurf_shaped(dialect):
-        agent = [os.path.join(home, d, "hooks") for d in (dialect.user_dir, dialect.jetbrains_dir)]
-        agent.append(os.path.join(dialect.system_dir, "hooks"))
-    elif gemini_shaped(dialect):  # the user's hooks, and installed extensions
-        agent = [os.path.join(home, dialect.user_dir, d) for d in ("hooks", "extensions")]
-    elif kiro_shaped(dialect):
-        agent = [dialect.hooks_folder(home)]
-    else:
-        agent = []
+    agent = DIALECTS[settings.agent].hook_places(home)
     return [*agent, "/usr/local", *settings.hook_paths]
 
 
@@ -485,11 +348,11 @@ def run_exec(
         if note:
             out = replace(out, stdout=stdout)
             notes.append(f"sandboxrun: {note}\n")
-        if gemini_shaped(dialect):  # it reads stderr when stdout is blank
-            stderr, note = dialect.untrusted_stderr(out.stdout, out.stderr)
-            if note:
-                out = replace(out, stderr=stderr)
-                notes.append(f"sandboxrun: {note} (on stderr)\n")
+        # (Gemini reads stderr when stdout is blank: `Dialect.untrusted_stderr`)
+        stderr, note = dialect.untrusted_stderr(out.stdout, out.stderr)
+        if note:
+            out = replace(out, stderr=stderr)
+            notes.append(f"sandboxrun: {note} (on stderr)\n")
     if parsed is not None:
         notes += [f"sandboxrun: CLAUDE_ENV_FILE {why}: refused\n" for why in parsed.refused]
         if untrusted and parsed.accepted:  # whatever trust_workspace_decisions says
@@ -540,7 +403,7 @@ def hand_on(parsed: _envfile.Parsed, environ: Mapping[str, str] | None) -> list[
 
 
 def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> ExecOutput:
-    cap = getattr(DIALECTS[settings.agent], "max_input", None)  # Cursor: a whole file
+    cap = DIALECTS[settings.agent].max_input  # Cursor's: a whole file
     if cap is not None and len(request.stdin) > cap:  # an error, never a cut
         big = f"the event is {len(request.stdin)} bytes, over the input cap of {cap}: not run"
         return sandbox_failure(settings, big)
@@ -600,20 +463,9 @@ def sandbox_failure(
 
 
 def failure_dialect(agent: str, stdin: bytes) -> Dialect:
-    """Whose terms sandboxrun's own failure is answered in. Copilot also runs the
-    wrappers `install --agent claude` writes in a repository's `.claude/settings*.json`
-    (github/docs hooks-reference.md, "Hooks locations") and denies a preToolUse hook's
-    ANY non-zero exit, so Claude's exit 1 would deny there: for Copilot's event
-    (`from_copilot`) the answer is Copilot's (exit 0, nothing on stdout; exit 2 under
-    fail-closed, as for Claude). Taking a Claude event for Copilot's costs only the
-    warning's place: exit 0 with stderr is non-blocking in Claude Code too."""
-    if agent == "claude":
-        from ._dialects.copilot import COPILOT
-        from ._dialects.copilot.events import from_copilot
-
-        if from_copilot(stdin):
-            return COPILOT
-    return DIALECTS[agent]
+    """Whose terms sandboxrun's own failure is answered in (`Dialect.failure_dialect`:
+    Copilot's, for its event run by a wrapper `install --agent claude` wrote)."""
+    return DIALECTS[agent].failure_dialect(stdin)
 
 
 def ended_by_agent(settings: Settings, signum: int, started: float, stdin: bytes) -> ExecOutput:
@@ -664,8 +516,7 @@ def audit_exec(
     hook_name = event_name or dialect.event_name(_event(stdin)) or UNKNOWN_EVENT
     # Read as the agent that sent the event reads it (Cline: its SDK or its extension),
     # as `run` reads it (`_runner`).
-    for_event = getattr(dialect, "for_event", None)
-    dialect = for_event(hook_name, _event(stdin)) if for_event else dialect
+    dialect = dialect.for_event(hook_name, _event(stdin))
     spec = HookSpec(hook_name=hook_name, name=label, source="project" if untrusted else "user",
                     argv=tuple(command), workdir="", mounts=())  # fmt: skip
     r = out.result
