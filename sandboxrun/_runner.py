@@ -22,7 +22,7 @@ from ._cache import cached
 from ._dialects.base import WORKSPACE_SOURCES, Dialect, outcome_fields, unique_mounts
 from ._dialects.claude.plugins import DATA_VAR
 from ._dialects.files import unread_note
-from ._dialects.registry import claude_shaped, dialect_of, gemini_shaped
+from ._dialects.registry import dialect_of
 from ._dialects.registry import load as load_dialect
 from ._errors import ConfigError, PatternError, SandboxrunError
 from ._hints import hint
@@ -85,7 +85,7 @@ class HookRunner:
         tmp, tmp_note = _sessiontmp.prepare(self.settings, self.session, spec.source, mounted)
         state_note = "; ".join(n for n in (state_note, tmp_note, *self.notes) if n) or None
         env_file = None
-        if claude_shaped(self.dialect) and spec.hook_name in _envfile.EVENTS:
+        if self.dialect.env_file_dir is not None and spec.hook_name in _envfile.EVENTS:
             env_file = _envfile.new_file(*hook_ids(self.settings.user))
         request = ExecRequest(
             argv=spec.argv,
@@ -249,8 +249,9 @@ class CombinedHookRunner:
         return waves * (longest + RUN_GRACE)
 
     def _sequential(self) -> bool:
-        """Gemini: one entry of the event that says `sequential` makes all run in turn."""
-        return gemini_shaped(self.dialect) and any(r.spec.sequential for r in self.runners)
+        """Gemini: one entry of the event that says `sequential` makes all run in turn
+        (each reads what the earlier ones made of the event: `Dialect.next_input`)."""
+        return any(r.spec.sequential for r in self.runners)
 
     def _in_order(self) -> bool:
         """The agent runs this event's hooks one after another and starts none after a
@@ -270,7 +271,6 @@ class CombinedHookRunner:
                     break
             outcomes = tuple(ran)
         elif self._sequential():
-            assert gemini_shaped(self.dialect)
             done: list[HookOutcome] = []
             for runner in self.runners:  # each reads what the earlier ones made of it
                 done.append(runner.run(stdin))
@@ -497,8 +497,7 @@ class HookFactory:
         ] + removed  # fmt: skip
         # The answers are read as the agent that sent the event reads them (Cline: its
         # SDK or its extension, `ClineDialect.for_event`); discovery stays the settings'.
-        for_event = getattr(self.dialect, "for_event", None)
-        reader: Dialect = for_event(hook_name, event or {}) if for_event else self.dialect
+        reader = self.dialect.for_event(hook_name, event or {})
         if not hooks and not held and not unevaluable:
             return NoOpHookRunner(reader, s.fail_closed, never_run, unread_of(discovery), hook_name)
         transcript = (
@@ -506,7 +505,7 @@ class HookFactory:
         )
         if transcript:  # what the agent hands its hooks is there, read-only (Windsurf: to
             # the user's own hooks only, `transcript_for_repository`)
-            shared = getattr(self.dialect, "transcript_for_repository", True)
+            shared = self.dialect.transcript_for_repository
             own = [shared or h.source not in WORKSPACE_SOURCES for h in hooks]
             hooks = [replace(h, mounts=(*h.mounts, transcript)) if o else h
                      for h, o in zip(hooks, own, strict=True)]  # fmt: skip
@@ -518,16 +517,18 @@ class HookFactory:
         if self.tenant:  # nothing of the server's account for the tenant's own hooks
             hooks = [replace(h, mounts=for_tenant(h.mounts, s))
                      if h.source in WORKSPACE_SOURCES else h for h in hooks]  # fmt: skip
-        event_env = getattr(self.dialect, "event_env", None)  # Cursor: CURSOR_VERSION...
-        if event_env is not None and workspaces:
-            more = event_env(event or {}, workspaces[0], transcript)
+        more = (  # what the agent sets from the event (Cursor: CURSOR_VERSION...)
+            self.dialect.event_env(event or {}, workspaces[0], transcript) if workspaces else {}
+        )
+        if more:
             hooks = [replace(h, env={**h.env, **more}) for h in hooks]
         # Discovery order puts the user's own hooks first: a repository that configures
         # dozens of hooks can only push its own past the bound, never the user's.
         target = None
-        if claude_shaped(self.dialect) and hook_name in _envfile.EVENTS:
+        env_dir = self.dialect.env_file_dir
+        if env_dir is not None and hook_name in _envfile.EVENTS:
             try:
-                target = _envfile.agent_file(self.env_file, self.home, self.dialect.user_dir)
+                target = _envfile.agent_file(self.env_file, self.home, env_dir)
             except ValueError as exc:
                 raise ConfigError(f"--env-file refused: {exc}") from None
         session = None
