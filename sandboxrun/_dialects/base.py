@@ -359,14 +359,6 @@ def no_pinned_project(folder: str, home: str) -> None:
     return None
 
 
-def marked_project(folder: str, home: str, marker: str) -> str:
-    """The project a session in `folder` belongs to: the nearest folder upward holding
-    `marker` or a `.git` (the Claude family's rule, `claude.settings.project_root`)."""
-    from .claude.settings import project_root  # (imported by Claude's dialect)
-
-    return project_root(folder, home, marker)
-
-
 def no_loop_limit(event: str) -> None:
     """`Dialect.default_loop_limit`'s default: the agent has no loop limit."""
     return None

@@ -59,7 +59,6 @@ from ..base import (
     event_bytes,
     failure_on_stderr,
     filter_json_stdout,
-    marked_project,
     named_event,
     never_sequential,
     no_hook_dir,
@@ -78,7 +77,7 @@ from .answer import agent_answer as claude_answer
 from .handler import SECONDS, Timeouts
 from .matchers import MATCH_FIELDS as MATCH_FIELDS  # re-exported for tests
 from .plugins import exec_plugin as plugin_of
-from .settings import ConfigFile, discover, installed_plugins
+from .settings import ConfigFile, discover, installed_plugins, project_root
 
 # The classic events (Qoder, Qoder CN), then current Claude Code's (reference: "Current
 # Claude Code (v2.1.x, 2026)", completed from its public hooks reference).
@@ -269,7 +268,7 @@ class ClaudeDialect:
 
     def exec_place(self, event: Mapping[str, Any], cwd: str, home: str, given: bool) -> ExecPlace:
         """A session in a subfolder: the whole project it belongs to (`project_root`)."""
-        return ExecPlace(marked_project(cwd, home, self.project_dir), cwd)
+        return ExecPlace(project_root(cwd, home, self.project_dir), cwd)
 
     def exec_plugin(self, environ: Mapping[str, str], home: str) -> ExecPlugin | None:
         """Claude Code's plugins only (CLAUDE_PLUGIN_ROOT, `plugins.exec_plugin`)."""
@@ -308,7 +307,7 @@ class ClaudeDialect:
 
     def pinned_project(self, folder: str, home: str) -> str | None:
         """Where a session in a subfolder has its hooks pinned (with a project variable)."""
-        return marked_project(folder, home, self.project_dir) if self.project_dir_var else None
+        return project_root(folder, home, self.project_dir) if self.project_dir_var else None
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

@@ -59,7 +59,6 @@ from ..base import (
     event_bytes,
     json_line,
     lines,
-    marked_project,
     no_deadline,
     no_event_env,
     no_loop_limit,
@@ -129,10 +128,14 @@ class CopilotDialect:
 
     def exec_place(self, event: Mapping[str, Any], cwd: str, home: str, given: bool) -> ExecPlace:
         """A session in a subfolder: the whole repository (`.github` or `.git` marks it)."""
-        return ExecPlace(marked_project(cwd, home, self.project_dir), cwd)
+        from ..claude.settings import project_root  # (only when asked: cold runs)
+
+        return ExecPlace(project_root(cwd, home, self.project_dir), cwd)
 
     def pinned_project(self, folder: str, home: str) -> str | None:
-        return marked_project(folder, home, self.project_dir) if self.project_dir_var else None
+        from ..claude.settings import project_root  # (only when asked: cold runs)
+
+        return project_root(folder, home, self.project_dir) if self.project_dir_var else None
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """`hook_event_name` (PascalCase payloads), else what a camelCase payload's

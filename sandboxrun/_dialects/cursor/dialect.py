@@ -81,7 +81,6 @@ from ..base import (
     failure_on_stderr,
     json_line,
     lines,
-    marked_project,
     named_event,
     never_sequential,
     no_deadline,
@@ -166,7 +165,9 @@ class CursorDialect:
         return transcript_file(event, home, self.user_dir)
 
     def pinned_project(self, folder: str, home: str) -> str | None:
-        return marked_project(folder, home, self.project_dir)
+        from ..claude.settings import project_root  # (only when asked: cold runs)
+
+        return project_root(folder, home, self.project_dir)
 
     def default_loop_limit(self, event: str) -> int | None:
         return DEFAULT_LOOP_LIMIT if event in FOLLOWUP_EVENTS else None
