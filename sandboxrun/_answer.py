@@ -245,6 +245,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
             tenant=caller.tenant,
             hook_dir=args.hook_dir,
             untrusted=args.untrusted,
+            hook_name=event,
         )
         # A repository's command new or changed since approved: held, told, or its
         # approved version run in its place (`_review`).

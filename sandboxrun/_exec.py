@@ -52,10 +52,10 @@ from ._mounts import (
     workspace_root,
 )
 from ._preflight import image_tools_of, missing, missing_on_start, unreadable
+from ._request import request_for
 from ._review.approved import NotFaithful, bound, cannot_run
 from ._settings import Settings, account_home
-from ._state import hook_ids, plugin_data
-from ._state import prepare as prepare_state
+from ._state import hook_ids
 from ._types import ApprovedFile, Cancel, ExecRequest, ExecResult, HookOutcome, HookSpec, Skipped
 
 
@@ -86,6 +86,7 @@ def exec_request(
     tenant: bool = False,
     hook_dir: str | None = None,
     untrusted: bool = False,
+    hook_name: str | None = None,
 ) -> ExecRequest:
     """The sandboxed run of `command` in the workspace (given, else the project the
     caller's folder `cwd` belongs to: the agent starts its hooks there). The hook
@@ -103,6 +104,9 @@ def exec_request(
     every mount, only what lies below the allowed_roots (`_mounts.for_tenant`: the
     workspace, a Cursor root, a project plugin; never a user hook folder, a plugin root
     or a transcript of the server's user).
+
+    `hook_name`: the event, when the caller knows it (`exec --event`), else the one the
+    event names. The run itself is prepared as `run` prepares one (`_request`).
     """
     environ = os.environ if environ is None else environ
     if not command:
@@ -134,22 +138,10 @@ def exec_request(
     extra += others
     if place.agent_hooks and os.path.isdir(place.agent_hooks):
         extra.append(place.agent_hooks)
-    label = " ".join(command)
-    # `exec` hooks are known by their command: `state` globs in the user's config match it.
-    state, note = prepare_state(settings, "exec", label, root)
-    if note:  # the agent shows stderr: say why this run has an empty home
-        logger.warning("{}", note)
     plugin = dialect.exec_plugin(environ, home)
-    private: tuple[tuple[str, str | None], ...] = ()
     if plugin:  # `${CLAUDE_PLUGIN_ROOT}/hooks/x.py` means the same inside
         env.update(plugin.env)
         extra.append(plugin.root)
-        if plugin.data:  # private inside: an empty tmpfs, or persistent with `state`
-            private, data_note = plugin_data(
-                settings, plugin.data, os.path.basename(plugin.data), label, root
-            )
-            if data_note:
-                logger.warning("{}", data_note)
     # A linked worktree's git folder, as `run` gives it (`_mounts.git_folders`).
     git, git_notes = git_folders([root, *others], settings)
     for git_note in git_notes:  # the agent shows stderr: say why git inside may fail
@@ -157,34 +149,28 @@ def exec_request(
     mounts = unique_mounts([root, *extra, *git])
     if tenant:  # the one decision for a tenant's mounts, whatever named them
         mounts = for_tenant(mounts, settings)
-    # tmp = "session": a plugin's hook keeps its own /tmp, as in `run` (`_sessiontmp`)
-    session = _sessiontmp.session_for(settings.agent, root, event, dialect)
-    source = "plugin" if plugin else "exec"
-    tmp, tmp_note = _sessiontmp.prepare(
-        settings, session, source, (*mounts, *(path for path, _ in private))
-    )
-    if tmp_note:
-        logger.warning("{}", tmp_note)
-    env_file = None
-    if dialect.env_file_dir is not None and environ.get(_envfile.VAR):
-        # The agent gave this hook its CLAUDE_ENV_FILE: the hook gets an empty one of
-        # ours; `run_exec` copies what may go to the agent's (`_envfile`).
-        env_file = _envfile.new_file(*hook_ids(settings.user))
-        env[_envfile.VAR] = _envfile.TARGET
-    return ExecRequest(
-        argv=run.argv,
-        stdin=stdin,
+    label = " ".join(command)
+    # `exec` hooks are known by their command: `state` globs in the user's config match
+    # it. A plugin's hook is the plugin's, as in `run`: it keeps its own /tmp
+    # (`_sessiontmp`), and its data folder is the plugin's (`_state.plugin_data`).
+    spec = HookSpec(
+        hook_name=hook_name or dialect.event_name(event) or UNKNOWN_EVENT,
+        name=label, source="plugin" if plugin else "exec", argv=run.argv,
         # where the agent started the hook, if mounted (Cursor's ~/.cursor: its hooks are)
         workdir=cwd if inside or place.agent_hooks else root,
-        mounts=mounts,
-        env=env,
-        timeout=exec_timeout(settings, event),
-        label=label[:200],
-        state=state,
-        tmp=tmp,
-        env_file=env_file,
-        private_dirs=private,
-    )
+        mounts=mounts, env=env, plugin=plugin.id if plugin else None,
+    )  # fmt: skip
+    # The agent gave this hook its CLAUDE_ENV_FILE: the hook gets an empty one of ours;
+    # `run_exec` copies what may go to the agent's (`_envfile`).
+    env_file = dialect.env_file_dir is not None and bool(environ.get(_envfile.VAR))
+    session = _sessiontmp.session_for(settings.agent, root, event, dialect)
+    prepared = request_for(
+        spec, stdin, settings, timeout=exec_timeout(settings, event), label=label[:200],
+        workspace=root, session=session, env_file=env_file,
+    )  # fmt: skip
+    for note in prepared.notes:  # the agent shows stderr: say why this run lacks them
+        logger.warning("{}", note)
+    return prepared.request
 
 
 def _other_roots(roots: Sequence[str], root: str, settings: Settings) -> list[str]:

@@ -20,7 +20,6 @@ from . import _envfile, _review, _sessiontmp
 from ._backends.base import Backend
 from ._cache import cached
 from ._dialects.base import WORKSPACE_SOURCES, Dialect, outcome_fields, unique_mounts
-from ._dialects.claude.plugins import DATA_VAR
 from ._dialects.files import unread_note
 from ._dialects.registry import dialect_of
 from ._dialects.registry import load as load_dialect
@@ -29,10 +28,10 @@ from ._hints import hint
 from ._log import logger
 from ._mounts import agent_transcript, check_root, for_tenant, git_folders, workspace_root
 from ._preflight import check_hook, missing_on_start
+from ._request import request_for
 from ._session import answer_event
 from ._settings import Settings, account_home
-from ._state import hook_ids, plugin_data
-from ._state import prepare as prepare_state
+from ._state import hook_ids
 from ._types import Cancel, CombinedResult, Discovery, ExecRequest, HookOutcome, HookSpec, Skipped
 
 # Seconds a run may take beyond its hook's deadline: the kill, the stream's end and the
@@ -73,33 +72,13 @@ class HookRunner:
     def run(self, stdin: bytes) -> HookOutcome:
         spec = self.spec
         timeout = self.timeout
-        state, state_note = prepare_state(self.settings, spec.source, spec.name, spec.workdir)
-        private: tuple[tuple[str, str | None], ...] = ()
-        data = spec.env.get(DATA_VAR)
-        if spec.plugin and data:  # CLAUDE_PLUGIN_DATA: private, persistent only with state
-            private, data_note = plugin_data(
-                self.settings, data, spec.plugin, spec.name, spec.workdir
-            )
-            state_note = "; ".join(n for n in (state_note, data_note) if n) or None
-        mounted = (*spec.mounts, *(path for path, _ in private))
-        tmp, tmp_note = _sessiontmp.prepare(self.settings, self.session, spec.source, mounted)
-        state_note = "; ".join(n for n in (state_note, tmp_note, *self.notes) if n) or None
-        env_file = None
-        if self.dialect.env_file_dir is not None and spec.hook_name in _envfile.EVENTS:
-            env_file = _envfile.new_file(*hook_ids(self.settings.user))
-        request = ExecRequest(
-            argv=spec.argv,
-            stdin=stdin,
-            workdir=spec.workdir,
-            mounts=spec.mounts,
-            env={**spec.env, _envfile.VAR: _envfile.TARGET} if env_file else spec.env,
-            timeout=timeout,
-            label=f"{spec.hook_name} {spec.name}",
-            state=state,
-            tmp=tmp,
-            env_file=env_file,
-            private_dirs=private,
-        )
+        env_file = self.dialect.env_file_dir is not None and spec.hook_name in _envfile.EVENTS
+        prepared = request_for(
+            spec, stdin, self.settings, timeout=timeout, label=f"{spec.hook_name} {spec.name}",
+            workspace=spec.workdir, session=self.session, env_file=env_file,
+        )  # fmt: skip
+        request = prepared.request
+        state_note = "; ".join(n for n in (*prepared.notes, *self.notes) if n) or None
         started = time.monotonic()
         try:
             # A changed hook's approved version (`review = "required"`): its pinned
@@ -118,8 +97,8 @@ class HookRunner:
             return HookOutcome(spec=replace(spec, approved=(), as_approved=False),
                                status="error", error=why)  # fmt: skip
         finally:
-            if env_file:
-                _envfile.discard(env_file)
+            if request.env_file:
+                _envfile.discard(request.env_file)
 
     def _run(
         self, request: ExecRequest, stdin: bytes, started: float, state_note: str | None
