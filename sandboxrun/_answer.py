@@ -264,7 +264,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         else:
             out = run_exec(
                 settings, backend, request, caller.environ, untrusted=args.untrusted,
-                cancel=caller.gone, approved=review.approved,
+                cancel=caller.gone, approved=review.approved, hook_name=event,
             )  # fmt: skip
             if status and not out.sandbox_ended:
                 stdout, line = _review.exec_note(settings.agent, out.stdout, out.exit_code,

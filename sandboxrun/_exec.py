@@ -32,13 +32,14 @@ from typing import Any
 from . import _audit, _envfile, _sessiontmp
 from ._backends.base import Backend
 from ._cache import cached
-from ._dialects.base import Dialect, below_deadline, sandbox_ending, unique_mounts
+from ._dialects.base import Dialect, below_deadline, unique_mounts
 from ._dialects.registry import (  # each agent's dialect is imported only when it runs
     DIALECTS,
     dialect_of,
 )
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import hint
+from ._hook import HookRunner
 from ._log import logger
 from ._mounts import (
     HOOK_HOME,
@@ -51,11 +52,8 @@ from ._mounts import (
     under,
     workspace_root,
 )
-from ._preflight import image_tools_of, missing, missing_on_start, unreadable
 from ._request import request_for
-from ._review.approved import NotFaithful, bound, cannot_run
 from ._settings import Settings, account_home
-from ._state import hook_ids
 from ._types import ApprovedFile, Cancel, ExecRequest, ExecResult, HookOutcome, HookSpec, Skipped
 
 
@@ -72,6 +70,8 @@ class ExecOutput:
     # Why the sandbox ended it (`sandbox_failure`): the audit's reason, where the agent's
     # answer carries none (Copilot's: exit 0, the reason only on stderr).
     why: str = ""
+    # The agent's reading of the hook's run (`_hook.HookRunner`), when it ran: the audit's
+    outcome: HookOutcome | None = None
 
 
 def exec_request(
@@ -304,29 +304,20 @@ def run_exec(
     untrusted: bool = False,
     cancel: Cancel | None = None,
     approved: Sequence[ApprovedFile] = (),
+    hook_name: str | None = None,
 ) -> ExecOutput:
-    """Run once; pass the hook's bytes through, or say why the sandbox ended it. A
-    missing runtime always blocks; other engine failures block under fail-closed.
-    `environ`: the agent's environment, as for `exec_request`. `untrusted` (`exec
-    --untrusted`: a command from a repository's settings): its env lines never reach
-    the agent, and for the Claude family what a repository's hook may not decide is
-    dropped from its stdout unless `trust_workspace_decisions` (`Dialect.untrusted_stdout`).
-    `cancel`: set when the caller has gone (`serve`: its client hung up): then nothing
-    reaches the agent's env file. `approved`: a changed command's approved files, run in
-    place of the changed ones (`_review.exec_gate`); held when they cannot be."""
-    try:
-        with bound(approved, request.mounts) as overlays:
-            out = _run_exec(settings, backend, replace(request, overlays=overlays))
-    except NotFaithful as exc:
-        why = cannot_run(exc)
-        logger.warning("{}", why)
-        out = sandbox_failure(settings, why, stdin=request.stdin)
-    finally:
-        parsed = (
-            _envfile.collect(request.env_file, settings.env_file_allow, _envfile.places(request))
-            if request.env_file
-            else None
-        )
+    """Run once, as `run` runs a hook (`_hook.HookRunner`); pass the hook's bytes
+    through, or say why the sandbox ended it. A missing runtime always blocks; other
+    engine failures block under fail-closed. `environ`: the agent's environment, as for
+    `exec_request`. `untrusted` (`exec --untrusted`: a command from a repository's
+    settings): its env lines never reach the agent, and for the Claude family what a
+    repository's hook may not decide is dropped from its stdout unless
+    `trust_workspace_decisions` (`Dialect.untrusted_stdout`). `cancel`: set when the
+    caller has gone (`serve`: its client hung up): then nothing reaches the agent's env
+    file. `approved`: a changed command's approved files, run in place of the changed
+    ones (`_review.exec_gate`); held when they cannot be. `hook_name`: the event, when
+    the caller knows it (`exec --event`), else the one the event names."""
+    out, parsed = _run_exec(settings, backend, request, untrusted, approved, hook_name)
     dialect = DIALECTS[settings.agent]
     notes = [out.notes.decode("utf-8", "replace")] if out.notes else []
     if untrusted and not out.sandbox_ended and not settings.trust_workspace_decisions:
@@ -388,53 +379,85 @@ def hand_on(parsed: _envfile.Parsed, environ: Mapping[str, str] | None) -> list[
     return []
 
 
-def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> ExecOutput:
+# exec's answer, and what the hook wrote to CLAUDE_ENV_FILE (checked), if it ran
+Answered = tuple[ExecOutput, "_envfile.Parsed | None"]
+
+
+def _run_exec(
+    settings: Settings, backend: Backend, request: ExecRequest, untrusted: bool,
+    approved: Sequence[ApprovedFile], hook_name: str | None,
+) -> Answered:  # fmt: skip
+    """The hook's run (`_hook.HookRunner.execute`, `run`'s) as exec answers it: the
+    hook's bytes, or the sandbox's failure in the agent's terms; and what it wrote to
+    CLAUDE_ENV_FILE, checked."""
+    stdin = request.stdin
     cap = DIALECTS[settings.agent].max_input  # Cursor's: a whole file
-    if cap is not None and len(request.stdin) > cap:  # an error, never a cut
-        big = f"the event is {len(request.stdin)} bytes, over the input cap of {cap}: not run"
-        return sandbox_failure(settings, big)
+    if cap is not None and len(stdin) > cap:  # an error, never a cut
+        if request.env_file:
+            _envfile.discard(request.env_file)
+        big = f"the event is {len(stdin)} bytes, over the input cap of {cap}: not run"
+        return sandbox_failure(settings, big), None
     try:
         backend.check()
-        tools = image_tools_of(backend)
-        r = request
-        # Not for an approved version bound over changed files: it reads the files there now.
-        tools = None if r.overlays else tools
-        why = missing(r.argv, r.workdir, r.mounts, r.env, tools) if tools else None
-        if why is None and tools is not None:  # a hook that could not read its own files
-            why = unreadable(r.mounts, r.argv, hook_ids(settings.user), settings.groups)
-        if why is not None:  # it would exit 127 inside: a sandbox failure, never an allow
-            return sandbox_failure(settings, f"the hook cannot start: {why}", stdin=r.stdin)
-        result = backend.run(request)
     except EngineError as exc:
-        if isinstance(exc, RuntimeMissing):
-            settings = settings.model_copy(update={"fail_closed": True})
-        why = f"the sandbox could not run the hook: {exc}"
-        return sandbox_failure(settings, why, stdin=request.stdin)
-    ended = sandbox_ending(result, request.timeout)
-    if ended:
-        return sandbox_failure(settings, f"hook {ended[1]}", result, request.stdin)
+        if request.env_file:
+            _envfile.discard(request.env_file)
+        return _engine_failure(settings, exc, stdin), None
+    ran = _runner_of(settings, backend, request, untrusted, hook_name).execute(request, approved)
+    result = ran.result
+
+    def failed(
+        why: str, settings: Settings = settings
+    ) -> tuple[ExecOutput, _envfile.Parsed | None]:
+        out = sandbox_failure(settings, why, result, stdin)
+        return replace(out, outcome=ran.outcome), ran.parsed
+
+    if ran.failure:  # it never ran: the preflight, the engine, an approved version
+        if ran.missing_runtime:  # always a block
+            return failed(ran.failure, settings.model_copy(update={"fail_closed": True}))
+        return failed(ran.failure)
+    assert result is not None
+    if ran.ended:  # the deadline, memory, the output cap
+        return failed(ran.ended)
     if settings.fail_closed and result.exit_code in (126, 127):
         # The shell we wrap a command string in, or the hook's interpreter, says the
         # command could not be run or found: under fail-closed that is no answer, so block.
-        why = f"hook command could not be started (exit {result.exit_code})"
-        return sandbox_failure(settings, why, result, request.stdin)
-    gone = missing_on_start(result.stderr, result.exit_code, request.stdin)
-    if gone:  # the host has what the sandbox lacks: the sandbox's failure, not an answer
-        return sandbox_failure(settings, f"the hook cannot start: {gone}", result, request.stdin)
+        return failed(f"hook command could not be started (exit {result.exit_code})")
+    if ran.gone:  # the host has what the sandbox lacks: the sandbox's failure, not an answer
+        return failed(f"the hook cannot start: {ran.gone}")
     notes = b""
-    found = hint(
-        result.stderr, failed=bool(result.exit_code), refused=result.refused_hosts,
-        network=settings.network, event=request.stdin,
-    )  # fmt: skip
-    if found.sentence:  # the agent shows the hook's stderr: what the sandbox stopped,
+    if ran.found.sentence:  # the agent shows the hook's stderr: what the sandbox stopped,
         # whatever the hook answered (a hint: the exit code and stdout stay the hook's)
-        notes += f"sandboxrun: {found.sentence}\n".encode()
+        notes += f"sandboxrun: {ran.found.sentence}\n".encode()
     if result.output_truncated:  # rare: hook answers are small; say so rather than hide it
         kept = settings.stdout_tail
         notes += f"sandboxrun: output was cut to its last {kept} bytes (stdout_tail)\n".encode()
-    return ExecOutput(
-        result.stdout, result.stderr, result.exit_code or 0, notes=notes, result=result
-    )
+    out = ExecOutput(result.stdout, result.stderr, result.exit_code or 0, notes=notes,
+                     result=result, outcome=ran.outcome)  # fmt: skip
+    return out, ran.parsed
+
+
+def _runner_of(
+    settings: Settings, backend: Backend, request: ExecRequest, untrusted: bool,
+    hook_name: str | None,
+) -> HookRunner:  # fmt: skip
+    """`run`'s runner for the command of `request`, read as the agent that sent the event
+    reads it (Cline: its SDK or its extension, `Dialect.for_event`), as a repository's
+    hook when `untrusted`."""
+    dialect, event = dialect_of(settings), _event(request.stdin)
+    name = hook_name or dialect.event_name(event) or UNKNOWN_EVENT
+    spec = HookSpec(hook_name=name, name=request.label, source="project" if untrusted else "user",
+                    argv=request.argv, workdir=request.workdir, mounts=request.mounts,
+                    env=request.env)  # fmt: skip
+    return HookRunner(spec, backend, dialect.for_event(name, event), settings, quiet=True)
+
+
+def _engine_failure(settings: Settings, exc: EngineError, stdin: bytes) -> ExecOutput:
+    """The engine's failure before the run: a block when the runtime asked for is
+    missing, else as fail-closed says."""
+    if isinstance(exc, RuntimeMissing):
+        settings = settings.model_copy(update={"fail_closed": True})
+    return sandbox_failure(settings, f"the sandbox could not run the hook: {exc}", stdin=stdin)
 
 
 def sandbox_failure(
@@ -489,12 +512,14 @@ def audit_exec(
     settings: Settings, backend: object, stdin: bytes, command: Sequence[str], untrusted: bool,
     out: ExecOutput, started: float, served: bool, event_name: str | None = None,
 ) -> None:  # fmt: skip
-    """Record one `exec` in the audit trail (`_audit`), when the user keeps one: the hook
-    as the agent reads what exec handed it (stdout, stderr, exit code), read by the
-    agent's dialect for the event it ran for; a reading that fails records no decision,
-    never an error of exec. The event: `event_name` when the caller knows it (a wrapper
-    that names its event: Copilot's events carry none), else what the dialect reads in
-    the event (`Dialect.event_name`), else `unknown`."""
+    """Record one `exec` in the audit trail (`_audit`), when the user keeps one: what the
+    agent was handed, read by the agent's dialect for the event it ran for. The hook's
+    own answer is the outcome of its run (`ExecOutput.outcome`, read as `run` reads it);
+    the sandbox's own answer (`sandbox_failure`, `ended_by_agent`) is read from the bytes
+    exec handed the agent; a reading that fails records no decision, never an error of
+    exec. The event: `event_name` when the caller knows it (a wrapper that names its
+    event: Copilot's events carry none), else what the dialect reads in the event
+    (`Dialect.event_name`), else `unknown`."""
     if not _audit.enabled(settings):
         return
     dialect = dialect_of(settings)
@@ -505,6 +530,23 @@ def audit_exec(
     dialect = dialect.for_event(hook_name, _event(stdin))
     spec = HookSpec(hook_name=hook_name, name=label, source="project" if untrusted else "user",
                     argv=tuple(command), workdir="", mounts=())  # fmt: skip
+    r = out.result
+    if out.outcome is not None and not out.sandbox_ended:  # the hook's own answer
+        outcome = replace(out.outcome, spec=spec)
+    else:
+        outcome = _read_answer(dialect, spec, settings, out, started, stdin)
+    record = _audit.exec_record(
+        settings, backend, served=served, stdin=stdin, label=label, untrusted=untrusted,
+        outcome=outcome, result=r, sandbox_ended=out.sandbox_ended, why=out.why,
+    )  # fmt: skip
+    _audit.write(settings, [record])
+
+
+def _read_answer(
+    dialect: Dialect, spec: HookSpec, settings: Settings, out: ExecOutput, started: float,
+    stdin: bytes,
+) -> HookOutcome:  # fmt: skip
+    """The sandbox's own answer (its failure in the agent's terms) as the agent reads it."""
     r = out.result
     ms = r.duration_ms if r is not None else int((time.monotonic() - started) * 1000)
     seen = ExecResult(out.exit_code, out.stdout, out.stderr, ms, warm=bool(r and r.warm),
@@ -518,10 +560,5 @@ def audit_exec(
                               duration_ms=ms)  # fmt: skip
     found = hint(out.stderr, failed=bool(out.exit_code), refused=r.refused_hosts if r else (),
                  network=settings.network, event=stdin)  # fmt: skip
-    outcome = replace(outcome, warm=seen.warm, sandbox_stopped=found.stopped,
-                      refused_hosts=r.refused_hosts if r else ())  # fmt: skip
-    record = _audit.exec_record(
-        settings, backend, served=served, stdin=stdin, label=label, untrusted=untrusted,
-        outcome=outcome, result=r, sandbox_ended=out.sandbox_ended, why=out.why,
-    )  # fmt: skip
-    _audit.write(settings, [record])
+    return replace(outcome, warm=seen.warm, sandbox_stopped=found.stopped,
+                   refused_hosts=r.refused_hosts if r else ())  # fmt: skip
