@@ -275,11 +275,14 @@ def _event(stdin: bytes) -> dict[str, Any]:
     return event if isinstance(event, dict) else {}
 
 
-def env_file_target(home: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """The agent's CLAUDE_ENV_FILE from exec's environment, if it may receive lines."""
+def env_file_target(
+    home: str, environ: Mapping[str, str] | None = None, folder: str = ".claude"
+) -> str | None:
+    """The agent's CLAUDE_ENV_FILE from exec's environment, if it may receive lines: in
+    its own session-env folder below `folder` (`Dialect.env_file_dir`), as `run` takes it."""
     try:
         return _envfile.agent_file(
-            (os.environ if environ is None else environ).get(_envfile.VAR), home
+            (os.environ if environ is None else environ).get(_envfile.VAR), home, folder
         )
     except ValueError as exc:
         logger.warning("{}; nothing the hook writes there is copied", exc)
@@ -339,7 +342,8 @@ def run_exec(
                 " (--untrusted: from a repository's settings)\n"
             )
         elif parsed.accepted and not out.sandbox_ended and not (cancel and cancel.is_set()):
-            notes += hand_on(parsed, environ)  # (a caller that has gone gets nothing)
+            # (a caller that has gone gets nothing)
+            notes += hand_on(parsed, environ, dialect.env_file_dir)
     return _with_notes(dialect, out, "".join(notes).encode())
 
 
@@ -366,10 +370,13 @@ def _with_notes(dialect: Dialect, out: ExecOutput, lines: bytes) -> ExecOutput:
     return replace(out, stderr=out.stderr + lines, notes=b"")
 
 
-def hand_on(parsed: _envfile.Parsed, environ: Mapping[str, str] | None) -> list[str]:
+def hand_on(
+    parsed: _envfile.Parsed, environ: Mapping[str, str] | None, folder: str | None
+) -> list[str]:
     """Append a trusted command's accepted env lines to the agent's CLAUDE_ENV_FILE
-    (the one place `exec` writes there); the stderr lines to add."""
-    target = env_file_target(account_home(), environ)
+    (the one place `exec` writes there), when it is in the agent's own session-env
+    `folder` (`Dialect.env_file_dir`); the stderr lines to add."""
+    target = env_file_target(account_home(), environ, folder) if folder else None
     if target is None:
         return []
     try:
