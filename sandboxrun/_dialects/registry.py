@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator, MutableMapping
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
+from .table import WHERE as WHERE  # re-exported: the table's readers import it here too
+
 if TYPE_CHECKING:
     from .._settings import Settings
     from .base import Dialect
@@ -29,30 +31,6 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
     Guard = Callable[[Dialect], TypeGuard[T]]  # `isinstance(dialect, T)`, narrowing as it
-
-# name -> (module under this package, the dialect's name in it). In the order the
-# registry always listed them (`list(DIALECTS)`; `_dialects.AGENTS` is the sorted copy).
-WHERE: dict[str, tuple[str, str]] = {
-    "cline": ("cline", "CLINE"),
-    "careti": ("cline", "CARETI"),
-    "claude": ("claude.dialect", "CLAUDE"),
-    "qoder": ("claude.dialect", "QODER"),
-    "qoder-cn": ("claude.dialect", "QODER_CN"),
-    "factory": ("claude.agents", "FACTORY"),
-    "qwen": ("claude.agents", "QWEN"),
-    "codebuddy": ("claude.agents", "CODEBUDDY"),
-    "iflow": ("claude.agents", "IFLOW"),
-    "devin": ("claude.agents", "DEVIN"),
-    "augment": ("claude.agents", "AUGMENT"),
-    "codex": ("codex", "CODEX"),
-    "cursor": ("cursor", "CURSOR"),
-    "copilot": ("copilot", "COPILOT"),
-    "gemini": ("gemini.dialect", "GEMINI"),
-    "goose": ("goose", "GOOSE"),
-    "crush": ("crush", "CRUSH"),
-    "windsurf": ("windsurf", "WINDSURF"),
-    "kiro": ("kiro", "KIRO"),
-}
 
 
 def load(module: str, name: str) -> Dialect:
