@@ -30,7 +30,8 @@ from sandboxrun._install import files as _files
 from sandboxrun._install import jsonspan
 from sandboxrun._install import launcher as _launcher
 from sandboxrun._install.cline import shim_text
-from sandboxrun._install.record import Record, value_key
+from sandboxrun._install.record import Record
+from sandboxrun._wrapped import value_key
 
 SETTINGS = """{
 \t"env": {"KEEP": "é and \\u00e9"},

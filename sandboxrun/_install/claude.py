@@ -27,10 +27,10 @@ from .._dialects.base import below_deadline
 from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.wrapped import wrap
 from .._errors import ConfigError
+from .._wrapped import check_in, is_check, value_key
 from . import jsonspan, legacy
 from .files import Backup, BackupStore, atomic_write, file_mode, read_bytes, sha256
-from .record import Record, names_sandboxrun, value_key
-from .sessionrecord import check_in, is_check
+from .record import Record, names_sandboxrun
 from .shape import CLAUDE, Shape
 from .targets import targets
 

@@ -25,9 +25,10 @@ from collections.abc import Sequence
 
 from .._dialects.claude.agents import CLAUDE_LIKE
 from .._dialects.claude.dialect import ClaudeDialect
+from .._wrapped import UNTRUSTED
 from .claude import Change, plan_install, plan_uninstall
 from .files import BackupStore
-from .record import UNTRUSTED, Record
+from .record import Record
 from .targets import managed_targets, targets
 
 AGENTS = frozenset(d.agent for d in CLAUDE_LIKE)

@@ -42,12 +42,13 @@ import tomlkit.exceptions
 from .._dialects.claude.settings import project_root
 from .._dialects.codex.discovery import HOOK_NAMES, SHORT_EVENTS, deadline, project_folders
 from .._errors import ConfigError
+from .._wrapped import UNTRUSTED
 from . import claude as _claude
 from . import jsonspan
 from .claude import Change
 from .files import BackupStore, read_bytes
 from .managed import as_installed, forwarder, is_forwarder
-from .record import UNTRUSTED, Record
+from .record import Record
 from .shape import Handlers, Shape
 from .targets import inside_project
 

@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 
 from .._dialects.base import Dialect
 from .._dialects.claude.dialect import ClaudeDialect
-from .._dialects.claude.wrapped import HOOK_SCRIPT
 from .._dialects.cline import ClineDialect
 from .._dialects.cursor import CursorDialect
 from .._dialects.installed import MOVED, moved_folder, read_shim
@@ -21,6 +20,7 @@ from .._dialects.windsurf import WindsurfDialect
 from .._errors import ConfigError
 from .._settings import account_home
 from .._text import printable
+from .._wrapped import HOOK_SCRIPT, UNTRUSTED
 from . import claude as _claude
 from . import claudelike as _claudelike
 from . import cline as _cline
@@ -33,7 +33,7 @@ from . import managed as _managed_file
 from . import windsurf as _windsurf
 from .cline import forwarder_folder, forwarders_installed, listdir
 from .files import BackupStore, diff
-from .record import UNTRUSTED, Record
+from .record import Record
 
 # Agents `run`, `exec` and `list` speak for, whose config `install` cannot rewrite yet
 # (none today; `list`/`doctor` give such an agent's hooks the hand wrapper's line).

@@ -44,10 +44,11 @@ from .._dialects.copilot.config import POLICY_DIR, json_files
 from .._dialects.copilot.events import HOOK_NAMES
 from .._dialects.copilot.installed import exec_without_args, view
 from .._errors import ConfigError
+from .._wrapped import UNTRUSTED
 from . import claude as _claude
 from . import jsonspan
 from .files import BackupStore, read_bytes
-from .record import UNTRUSTED, Record
+from .record import Record
 from .shape import CLAUDE, Handlers, Shape
 from .targets import inside_project
 

@@ -37,9 +37,10 @@ from typing import Any
 
 from .._dialects.crush import config as _config
 from .._errors import ConfigError
+from .._wrapped import UNTRUSTED
 from . import claude as _claude
 from .files import BackupStore, atomic_write, read_bytes, sha256, store_root
-from .record import UNTRUSTED, Record
+from .record import Record
 from .shape import Handlers, Shape
 from .targets import inside_project
 

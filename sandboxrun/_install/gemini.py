@@ -60,10 +60,11 @@ from .._dialects.claude.handler import Timeouts
 from .._dialects.claude.wrapped import gone, ready_test
 from .._dialects.gemini import settings as _settings
 from .._errors import ConfigError
+from .._wrapped import UNTRUSTED
 from . import claude as _claude
 from . import jsonspan
 from .files import BackupStore
-from .record import UNTRUSTED, Record
+from .record import Record
 from .shape import Shape
 from .targets import inside_project
 

@@ -41,11 +41,12 @@ from typing import Any
 
 from .._dialects.goose import GOOSE
 from .._errors import ConfigError
+from .._wrapped import UNTRUSTED
 from . import claude as _claude
 from . import jsonspan
 from .files import BackupStore
 from .gemini import keep_dollars
-from .record import UNTRUSTED, Record
+from .record import Record
 from .shape import Shape
 from .targets import inside_project
 

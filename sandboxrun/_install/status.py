@@ -24,6 +24,7 @@ from .._dialects.installed import MOVED, moved_folder, read_shim
 from .._dialects.registry import DIALECTS
 from .._dialects.windsurf import WindsurfDialect
 from .._errors import ConfigError
+from .._wrapped import check_in, is_check
 from . import claude as _claude
 from . import command as _command
 from . import crush as _crush
@@ -37,7 +38,6 @@ from .cursor import SHAPE as CURSOR_SHAPE
 from .files import BackupStore, read_bytes
 from .launcher import started
 from .record import Record, names_sandboxrun
-from .sessionrecord import check_in, is_check
 from .shape import Shape
 from .targets import others, shape_of
 

@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..._errors import ConfigError
-from ..._install.record import Record
-from ..._install.sessionrecord import check_in, is_check
 from ..._mounts import confined
 from ..._types import Discovery, HookSpec, Skipped
+from ..._wrapped import Record, check_in, is_check
 from ..base import escape_name, source_of, unique_mounts
 from ..files import MAX_SETTINGS_BYTES as MAX_SETTINGS_BYTES  # re-exported for tests
 from ..files import Note, read_json, unreadable
@@ -235,7 +234,7 @@ def discover(
             mounts=unique_mounts([project, *roots, *extra]),
             env=project_env(dialect, project),
         )
-        installed = _installed(home, path, source)
+        installed = recorded(home, path, source)
         table = {"hooks": _table(data, shape)}
         for item in _entries(dialect, table, hook_name, template, installed):
             if isinstance(item, str):
@@ -256,7 +255,7 @@ def discover(
     return Discovery(tuple(hooks), (*skipped, *not_run))
 
 
-def _installed(home: str, path: str, source: str) -> Installed:
+def recorded(home: str, path: str, source: str) -> Installed:
     """The lookup of the wrappers `install` recorded for one settings file (a project
     or local file's wrappers carry `--untrusted`, as `install` writes them there)."""
     record = Record(home)

@@ -12,7 +12,7 @@ from typing import Any
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import WORKSPACE_SOURCES, escape_name, unique_mounts
 from ..claude.handler import Installed, brief, unicode_ok
-from ..claude.settings import _installed
+from ..claude.settings import recorded
 from ..files import read_json, unreadable  # the checked read of a JSON file
 from ..patterns import invalid
 
@@ -81,7 +81,7 @@ def discover(
             hook_name="", name="", source=source, argv=(), workdir=roots[0],
             mounts=unique_mounts([*roots, *([] if source in WORKSPACE_SOURCES else extra)]),
         )  # fmt: skip
-        installed = _installed(home, path, source)
+        installed = recorded(home, path, source)
         for item in _entries(hook_names, data.get("hooks"), hook_name, template, installed):
             if isinstance(item, str):
                 skipped.append(unreadable(shown, source, item))

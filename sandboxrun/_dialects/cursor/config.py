@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, unique_mounts
 from ..claude.handler import Installed, brief, timeout_seconds, unicode_ok
-from ..claude.settings import _installed
+from ..claude.settings import recorded
 from ..files import Note, read_json, unreadable  # the checked read of a JSON file
 from .answer import DEFAULT_LOOP_LIMIT, FOLLOWUP_EVENTS
 
@@ -90,7 +90,7 @@ def discover(
             mounts=unique_mounts([*roots, *extra]),
             env={dialect.project_dir_var: roots[0], "CLAUDE_PROJECT_DIR": roots[0]},
         )  # fmt: skip
-        installed = _installed(home, path, "project" if source == "project" else "user")
+        installed = recorded(home, path, "project" if source == "project" else "user")
         for item in _entries(dialect.hook_names, data, hook_name, template, installed):
             if isinstance(item, str):
                 skipped.append(unreadable(shown, source, item))

@@ -12,7 +12,7 @@ from typing import Any
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, unique_mounts
 from ..claude.handler import Installed, brief, unicode_ok
-from ..claude.settings import _installed
+from ..claude.settings import recorded
 from ..files import read_json, unreadable  # the checked read of a JSON file
 from .files import discover_files
 from .hook import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
@@ -88,7 +88,7 @@ def discover(
             hook_name="", name="", source=source, argv=(), workdir=roots[0],
             mounts=unique_mounts([*roots, *extra]),
         )  # fmt: skip
-        installed = _installed(home, path, "project" if source == "project" else "user")
+        installed = recorded(home, path, "project" if source == "project" else "user")
         found = _entries(data, hook_name, template, installed)
         if isinstance(found, str):  # Kiro refuses the whole agent: none of its hooks run
             skipped.append(unreadable(shown, source, f"{found}: Kiro does not load this agent"))

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, source_of, unique_mounts
 from ..claude.handler import Installed, brief, unicode_ok
-from ..claude.settings import _installed
+from ..claude.settings import recorded
 from ..cursor.config import _entries  # the same walk of `hooks: {event: [entry...]}`
 from ..files import read_json, unreadable  # the checked read of a JSON file
 
@@ -82,7 +82,7 @@ def discover(
             hook_name="", name="", source=source, argv=(), workdir=roots[0],
             mounts=unique_mounts([*roots, *extra]),
         )  # fmt: skip
-        installed = _installed(home, path, "project" if source == "workspace" else "user")
+        installed = recorded(home, path, "project" if source == "workspace" else "user")
         found = _entries(dialect.hook_names, data, hook_name, template, installed, _entry,
                          "Windsurf")  # fmt: skip
         for item in found:
