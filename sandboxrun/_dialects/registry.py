@@ -43,7 +43,7 @@ class Registry(MutableMapping[str, "Dialect"]):
     """The agents' dialects by name, each imported when first looked up. A value set
     (a test's replacement) wins over the module's until it is deleted or set back."""
 
-    def __init__(self, where: dict[str, tuple[str, str]]) -> None:
+    def __init__(self, where: dict[str, tuple[str, str, str | None]]) -> None:
         self._where = dict(where)
         self._names = list(where)
         self._set: dict[str, Dialect] = {}
@@ -53,7 +53,8 @@ class Registry(MutableMapping[str, "Dialect"]):
         if dialect is None:
             if name not in self._names:
                 raise KeyError(name)
-            dialect = self._set[name] = load(*self._where[name])
+            module, attribute = self._where[name][:2]
+            dialect = self._set[name] = load(module, attribute)
         return dialect
 
     def __setitem__(self, name: str, dialect: Dialect) -> None:

@@ -12,7 +12,8 @@ wrappers, in place (the file changed since: a pull, an edit), saying so.
 A wrapper an earlier sandboxrun wrote (before the record: `legacy`) is migrated: its
 one original gets a new recorded wrapper, exactly as a fresh hook would; `uninstall`
 of an earlier install takes off the wrappers that install wrote, and no other.
-(`--managed` writes Claude Code's managed settings instead: `managed.py`.)
+(`claudecode.py` is the agents' module: Claude Code's, Qoder's, Qoder CN's `install` and
+`notes`; `--managed` writes Claude Code's managed settings instead: `managed.py`.)
 """
 
 from __future__ import annotations
