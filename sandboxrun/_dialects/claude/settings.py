@@ -20,7 +20,7 @@ from ..._types import Discovery, HookSpec, Skipped
 from ..._wrapped import Record, check_in, is_check
 from ..base import escape_name, source_of, unique_mounts
 from ..files import MAX_SETTINGS_BYTES as MAX_SETTINGS_BYTES  # re-exported for tests
-from ..files import Note, read_json, unreadable
+from ..files import Note, read_each, read_json, unreadable
 from .handler import MAX_TIMEOUT as MAX_TIMEOUT  # re-exported for tests
 from .handler import SESSION_CHECK, Installed, Timeouts, handler, not_run_reason, unicode_ok
 from .matchers import MATCH_FIELDS, SIMPLE_MATCHER, check, matches_all
@@ -198,19 +198,9 @@ def discover(
     skipped: list[Skipped] = []
     not_run: list[Skipped] = []  # handlers of other types than command: listed, never run
     disabled: set[str] = set()  # the sources whose files say disableAllHooks
-    read: set[str] = set()
     user_settings: dict[str, Any] = {}
-    for path, source, hooks_dir, shape in config_levels(dialect, project, home, explicit):
-        real = os.path.realpath(path)
-        if real in read:  # e.g. the project is $HOME: its settings are the user's
-            continue
-        read.add(real)
-        shown = escape_name(path)
-        data, problem = read_json(path, must_exist=source == "explicit")
-        if problem is not None:
-            skipped.append(unreadable(shown, source, problem))
-        if data is None:
-            continue
+    levels = config_levels(dialect, project, home, explicit)
+    for (path, source, hooks_dir, shape), shown, data in read_each(levels, skipped):
         if source == "user":
             user_settings = data
         elif source in ("project", "local") and data.get("enabledPlugins"):
