@@ -49,6 +49,15 @@ class Dialect(Protocol):
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         """The workspace roots an event names (before --workspace and the cwd)."""
 
+    @property
+    def roots_in_event(self) -> bool:
+        """Whether the agent's every event names its workspace roots and may start a
+        hook from a process whose folder is not the workspace's (Cline's CLI: its hub
+        daemon keeps the folder of whichever run started it): a hook of the agent's own
+        (`run --answer agent`) then takes its folder from the event's primary root,
+        never from its process (`_answer.Caller.agent_hook`). False (`ROOTS_FROM_CALLER`,
+        the default): the caller's folder is the agent's."""
+
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """The name of the event `event` is, as this agent's events carry it (in its own
         field), or as the dialect derives it from the event's fields where the agent
@@ -150,6 +159,10 @@ def named_event(event: Mapping[str, Any], field: str = EVENT_FIELD) -> str | Non
     non-empty string (any other value names nothing)."""
     name = event.get(field)
     return name if isinstance(name, str) and name else None
+
+
+# `Dialect.roots_in_event`'s default: the hook's own folder is the one the agent gave it.
+ROOTS_FROM_CALLER = False
 
 
 def never_sequential(hook_name: str) -> bool:

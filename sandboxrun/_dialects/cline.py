@@ -136,7 +136,7 @@ class ClineDialect:
     # Both engines name the workspace in every event (`workspaceRoots`), and the CLI may
     # start a hook from a daemon whose folder and environment are another run's: a hook
     # of Cline's (an installed shim) takes its roots from the event alone
-    # (`_answer.Caller.agent_hook`).
+    # (`Dialect.roots_in_event`, `_answer.Caller.agent_hook`).
     roots_in_event = True
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:

@@ -47,6 +47,7 @@ from typing import Any, Protocol
 
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
+    ROOTS_FROM_CALLER,
     WORKSPACE_SOURCES,
     clean_answer,
     dropped_note,
@@ -237,6 +238,7 @@ class ClaudeDialect:
 
     sequential = staticmethod(never_sequential)  # an event's hooks all start at once
     hook_dir_env = staticmethod(no_hook_dir)
+    roots_in_event = ROOTS_FROM_CALLER  # (`Dialect.roots_in_event`)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

@@ -50,6 +50,7 @@ from ..._mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     JS_SPACE,
+    ROOTS_FROM_CALLER,
     WORKSPACE_SOURCES,
     AgentReply,
     clean_answer,
@@ -115,6 +116,8 @@ class CopilotDialect:
 
     def matches(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:
         return events.matches(spec, event)
+
+    roots_in_event = ROOTS_FROM_CALLER  # (`Dialect.roots_in_event`)
 
     def sequential(self, hook_name: str) -> bool:
         """preToolUse: the CLI runs the hooks one after another and stops at the first

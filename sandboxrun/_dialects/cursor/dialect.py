@@ -69,6 +69,7 @@ from typing import Any
 from ..._errors import ConfigError
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
+    ROOTS_FROM_CALLER,
     WORKSPACE_SOURCES,
     AgentReply,
     event_bytes,
@@ -147,6 +148,7 @@ class CursorDialect:
 
     sequential = staticmethod(never_sequential)  # an event's hooks all start at once
     hook_dir_env = staticmethod(no_hook_dir)
+    roots_in_event = ROOTS_FROM_CALLER  # (`Dialect.roots_in_event`)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

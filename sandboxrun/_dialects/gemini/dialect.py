@@ -44,6 +44,7 @@ from typing import Any
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
 from ..base import (
     JS_SPACE,
+    ROOTS_FROM_CALLER,
     WORKSPACE_SOURCES,
     AgentReply,
     clean_answer,
@@ -276,6 +277,7 @@ class GeminiDialect:
     # (an entry's own `sequential` runs them in turn: `HookSpec.sequential`, the runner)
     sequential = staticmethod(never_sequential)
     hook_dir_env = staticmethod(no_hook_dir)
+    roots_in_event = ROOTS_FROM_CALLER  # (`Dialect.roots_in_event`)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

@@ -88,6 +88,7 @@ from typing import Any
 
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
+    ROOTS_FROM_CALLER,
     AgentReply,
     below_deadline,
     block_on_stderr,
@@ -200,6 +201,7 @@ class KiroDialect:
 
     sequential = staticmethod(never_sequential)  # an event's hooks all start at once
     hook_dir_env = staticmethod(no_hook_dir)
+    roots_in_event = ROOTS_FROM_CALLER  # (`Dialect.roots_in_event`)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

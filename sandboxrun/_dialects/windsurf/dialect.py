@@ -66,6 +66,7 @@ from typing import Any
 from ..._mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
+    ROOTS_FROM_CALLER,
     AgentReply,
     block_on_stderr,
     event_bytes,
@@ -201,6 +202,7 @@ class WindsurfDialect:
 
     sequential = staticmethod(never_sequential)  # an event's hooks all start at once
     hook_dir_env = staticmethod(no_hook_dir)
+    roots_in_event = ROOTS_FROM_CALLER  # (`Dialect.roots_in_event`)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
