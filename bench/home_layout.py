@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from sandboxrun import DockerBackend, Settings
-from sandboxrun._backends.docker import backend as _docker
+from sandboxrun._backends.docker import spec as _docker
 from sandboxrun._mounts import HOOK_HOME, HomeLayout, home_layout
 from sandboxrun._types import ExecRequest
 

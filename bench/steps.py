@@ -111,7 +111,7 @@ def warm_timeline(runs: int, image: str | None) -> None:
     from docker.utils import socket as frames
 
     from sandboxrun import DockerBackend, HookFactory, Settings
-    from sandboxrun._backends.docker import backend as module
+    from sandboxrun._backends.docker import stream as module
 
     marks: list[tuple[str, float]] = []
     t0 = [0.0]

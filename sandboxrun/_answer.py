@@ -305,7 +305,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
             ended_by_agent(settings, signum, started, stdin), started, caller.served, named,
         ))  # fmt: skip
     # A repository's command sees the agent's transcript unless the dialect says not (Windsurf)
-    shared = getattr(DIALECTS[settings.agent], "transcript_for_repository", True)
+    shared = DIALECTS[settings.agent].transcript_for_repository
     try:
         event = args.event
         if event is not None and event not in DIALECTS[settings.agent].hook_names:
@@ -321,6 +321,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
             tenant=caller.tenant,
             hook_dir=args.hook_dir,
             untrusted=args.untrusted,
+            hook_name=event,
         )
         # A repository's command new or changed since approved: held, told, or its
         # approved version run in its place (`_review`).
@@ -339,7 +340,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         else:
             out = run_exec(
                 settings, backend, request, caller.environ, untrusted=args.untrusted,
-                cancel=caller.gone, approved=review.approved,
+                cancel=caller.gone, approved=review.approved, hook_name=event,
             )  # fmt: skip
             if status and not out.sandbox_ended:
                 stdout, line = _review.exec_note(settings.agent, out.stdout, out.exit_code,

@@ -9,7 +9,8 @@ status`). So:
 
 - the hook writes to a per-run, empty host file of ours, bound read-write at a neutral
   path (`TARGET`), never to the agent's file; the backend bounds how large it can grow
-  (Docker: `fsize` and a watch, `_backends/docker/backend.py`; Kubernetes refuses it);
+  (Docker: `fsize`, `_backends/docker/spec.py`, and a watch, `docker/stream.py`;
+  Kubernetes refuses it);
 - afterwards the file is read (at most `MAX_BYTES`, else nothing is taken) and parsed
   strictly: each line `export NAME=VALUE` or `NAME=VALUE`, NAME on the user's allowlist
   (`Settings.env_file_allow`, from the user's config file only; `DEFAULT_ALLOW` by

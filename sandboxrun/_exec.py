@@ -32,23 +32,14 @@ from typing import Any
 from . import _audit, _envfile, _sessiontmp
 from ._backends.base import Backend
 from ._cache import cached
-from ._dialects.base import Dialect, below_deadline, sandbox_ending, unique_mounts
-from ._dialects.claude.plugins import DATA_VAR, data_dir
+from ._dialects.base import Dialect, below_deadline, unique_mounts
 from ._dialects.registry import (  # each agent's dialect is imported only when it runs
     DIALECTS,
-    claude_shaped,
-    cline_shaped,
-    copilot_shaped,
-    crush_shaped,
-    cursor_shaped,
     dialect_of,
-    gemini_shaped,
-    goose_shaped,
-    kiro_shaped,
-    windsurf_shaped,
 )
 from ._errors import ConfigError, EngineError, RuntimeMissing
 from ._hints import hint
+from ._hook import HookRunner
 from ._log import logger
 from ._mounts import (
     HOOK_HOME,
@@ -61,11 +52,8 @@ from ._mounts import (
     under,
     workspace_root,
 )
-from ._preflight import image_tools_of, missing, missing_on_start, unreadable
-from ._review.approved import NotFaithful, bound, cannot_run
+from ._request import request_for
 from ._settings import Settings, account_home
-from ._state import hook_ids, plugin_data
-from ._state import prepare as prepare_state
 from ._types import ApprovedFile, Cancel, ExecRequest, ExecResult, HookOutcome, HookSpec, Skipped
 
 
@@ -82,6 +70,8 @@ class ExecOutput:
     # Why the sandbox ended it (`sandbox_failure`): the audit's reason, where the agent's
     # answer carries none (Copilot's: exit 0, the reason only on stderr).
     why: str = ""
+    # The agent's reading of the hook's run (`_hook.HookRunner`), when it ran: the audit's
+    outcome: HookOutcome | None = None
 
 
 def exec_request(
@@ -96,6 +86,7 @@ def exec_request(
     tenant: bool = False,
     hook_dir: str | None = None,
     untrusted: bool = False,
+    hook_name: str | None = None,
 ) -> ExecRequest:
     """The sandboxed run of `command` in the workspace (given, else the project the
     caller's folder `cwd` belongs to: the agent starts its hooks there). The hook
@@ -113,101 +104,44 @@ def exec_request(
     every mount, only what lies below the allowed_roots (`_mounts.for_tenant`: the
     workspace, a Cursor root, a project plugin; never a user hook folder, a plugin root
     or a transcript of the server's user).
+
+    `hook_name`: the event, when the caller knows it (`exec --event`), else the one the
+    event names. The run itself is prepared as `run` prepares one (`_request`).
     """
     environ = os.environ if environ is None else environ
     if not command:
         raise ConfigError("exec needs a command: sandboxrun exec [OPTIONS] -- COMMAND [ARG...]")
     dialect = DIALECTS[settings.agent]
-    var = dialect.project_dir_var
-    found = cwd
-    if claude_shaped(dialect) or copilot_shaped(dialect):  # a session in a subfolder:
-        from ._dialects.claude.settings import project_root  # (Claude's dialect imports it)
-
-        found = project_root(cwd, account_home(), dialect.project_dir)  # the whole project
+    home = account_home()
     event = _event(stdin)
-    in_event = getattr(dialect, "roots_in_event", False)
-    roots = dialect.event_workspaces(event) if cursor_shaped(dialect) or in_event else []
-    if in_event and not workspace:  # Cline: its hooks may start in another run's folder
-        # (the CLI's hub daemon), so the event's primary root, never the caller's folder,
-        # is the workspace, and the hook starts there, as Cline starts its hooks.
-        if not roots or not isinstance(roots[0], str) or not os.path.isabs(roots[0]):
-            raise ConfigError("no workspace: the event names no absolute workspaceRoots"
-                              " (--workspace names one)")  # fmt: skip
-        found = cwd = roots[0]
-    elif roots:  # Cursor starts user hooks in ~/.cursor: the event names the project,
-        # the root the hook starts in if it is one of them (a multi-root workspace)
-        found = next((r for r in roots if Path(cwd).is_relative_to(r)), roots[0])
-    root = workspace_root(workspace or found, settings)
+    # Where the agent starts the hook: its project (a session in a subfolder: the whole
+    # project), the event's roots (Cline's, Cursor's), its own folder (Cursor's ~/.cursor)
+    place = dialect.exec_place(event, cwd, home, bool(workspace))
+    cwd = place.cwd
+    root = workspace_root(workspace or place.project, settings)
     # One argument is a shell string, run in the shell the agent itself would use
-    # (Codex: a login shell, `sh -lc`; Copilot's `bash` field and Gemini: bash); several are argv.
-    shell: tuple[str, ...] = ("/bin/sh", "-c")
-    if (
-        claude_shaped(dialect) or copilot_shaped(dialect) or gemini_shaped(dialect)
-        or crush_shaped(dialect) or kiro_shaped(dialect)
-    ):  # fmt: skip
-        shell = dialect.shell
-    argv = (*shell, command[0]) if len(command) == 1 else tuple(command)
-    if gemini_shaped(dialect) and len(command) == 1:
-        # Gemini's textual `$GEMINI_PROJECT_DIR`..., which install's wrappers leave to us
-        from ._dialects.gemini.settings import expand as gemini_expand
-
-        argv = (*shell, gemini_expand(command[0], root))
+    # (`Dialect.shell`); several are argv.
+    run = dialect.exec_command(command, root, home, environ)
     inside = Path(cwd).is_relative_to(root)
-    env = {var: root} if var else {}
-    goose_root = None  # Goose's PLUGIN_ROOT, when it names a plugin folder (`plugin_root`)
-    if goose_shaped(dialect) and len(command) == 1:
-        goose_root = dialect.plugin_root(environ.get("PLUGIN_ROOT"), account_home(), root)
-        argv = dialect.exec_command(command[0], goose_root)
-        env.update({"PLUGIN_ROOT": goose_root} if goose_root else {})
-    if claude_shaped(dialect) or gemini_shaped(dialect) or copilot_shaped(dialect):
-        env = dict.fromkeys(dialect.project_vars, root)  # Qwen, Gemini, Copilot: CLAUDE_...
-    if kiro_shaped(dialect) or claude_shaped(dialect) or gemini_shaped(dialect):
-        # Kiro's USER_PROMPT, from the event as Kiro derives it; Qwen's session variables,
-        # from the event and the environment; GEMINI_SESSION_ID, from the event
-        env.update(dialect.event_env(event, root, None, environ))
-    env.update(dialect.hook_dir_env(hook_dir, root, account_home(), untrusted))
-    places = [] if tenant else trusted_places(settings, account_home())
-    extra = _files_named(command, root, places)
     # The transcript is the server user's own agent's: never mounted for a tenant (TCP).
-    transcript = agent_transcript(dialect, event, account_home()) if transcripts else None
+    transcript = agent_transcript(dialect, event, home) if transcripts else None
+    env = {**dict.fromkeys(dialect.project_vars, root), **run.env}
+    # What the agent sets from the event (and, for some, from its environment `environ`)
+    env.update(dialect.event_env(event, root, transcript, environ))
+    env.update(dialect.hook_dir_env(hook_dir, root, home, untrusted))
+    places = [] if tenant else trusted_places(settings, home)
+    extra = _files_named(command, root, places)
     if transcript:
         extra.append(transcript)
-    extra += [goose_root] if goose_root else []  # at its path: `${PLUGIN_ROOT}/x` inside
-    user_hooks = None
-    others: list[str] = []  # the other roots of a multi-root workspace (Cursor's)
-    if crush_shaped(dialect):  # CRUSH_* as Crush sets them, of the mounted root
-        env.update(dialect.event_env(event, root))
-    if windsurf_shaped(dialect):  # ROOT_WORKSPACE_PATH: a name, never a mount
-        env.update(dialect.event_env(event, root, transcript, environ))
-    if cursor_shaped(dialect):
-        env.update(dialect.event_env(event, root, transcript))
-        others = _other_roots(roots, root, settings)
-        extra += others
-        # A user hook starts in ~/.cursor (`./hooks/x.sh`), an enterprise one in
-        # /etc/cursor: there, with only its hooks folder mounted (the rest of ~/.cursor
-        # holds the agent's credentials).
-        for agent_dir in (os.path.join(account_home(), dialect.user_dir), dialect.enterprise_dir):
-            if os.path.realpath(cwd) == os.path.realpath(agent_dir):
-                user_hooks = os.path.join(agent_dir, "hooks")
-                if os.path.isdir(user_hooks):
-                    extra.append(user_hooks)
-    label = " ".join(command)
-    # `exec` hooks are known by their command: `state` globs in the user's config match it.
-    state, note = prepare_state(settings, "exec", label, root)
-    if note:  # the agent shows stderr: say why this run has an empty home
-        logger.warning("{}", note)
-    plugin = _plugin_root(dialect, account_home(), environ)
-    private: tuple[tuple[str, str | None], ...] = ()
+    extra += run.mounts  # at their paths: `${PLUGIN_ROOT}/x` inside
+    others = _other_roots(place.others, root, settings)  # of a multi-root workspace
+    extra += others
+    if place.agent_hooks and os.path.isdir(place.agent_hooks):
+        extra.append(place.agent_hooks)
+    plugin = dialect.exec_plugin(environ, home)
     if plugin:  # `${CLAUDE_PLUGIN_ROOT}/hooks/x.py` means the same inside
-        plugin_id, plugin_root = plugin
-        env[PLUGIN_ROOT_VAR] = plugin_root
-        extra.append(plugin_root)
-        data = _plugin_data(dialect, account_home(), environ, plugin_id)
-        if data:  # private inside: an empty tmpfs, or persistent with `state`
-            env[DATA_VAR] = data
-            private, data_note = plugin_data(settings, data, os.path.basename(data), label, root)
-            if data_note:
-                logger.warning("{}", data_note)
+        env.update(plugin.env)
+        extra.append(plugin.root)
     # A linked worktree's git folder, as `run` gives it (`_mounts.git_folders`).
     git, git_notes = git_folders([root, *others], settings)
     for git_note in git_notes:  # the agent shows stderr: say why git inside may fail
@@ -215,34 +149,28 @@ def exec_request(
     mounts = unique_mounts([root, *extra, *git])
     if tenant:  # the one decision for a tenant's mounts, whatever named them
         mounts = for_tenant(mounts, settings)
-    # tmp = "session": a plugin's hook keeps its own /tmp, as in `run` (`_sessiontmp`)
-    session = _sessiontmp.session_for(settings.agent, root, event, dialect)
-    source = "plugin" if plugin else "exec"
-    tmp, tmp_note = _sessiontmp.prepare(
-        settings, session, source, (*mounts, *(path for path, _ in private))
-    )
-    if tmp_note:
-        logger.warning("{}", tmp_note)
-    env_file = None
-    if claude_shaped(dialect) and environ.get(_envfile.VAR):
-        # The agent gave this hook its CLAUDE_ENV_FILE: the hook gets an empty one of
-        # ours; `run_exec` copies what may go to the agent's (`_envfile`).
-        env_file = _envfile.new_file(*hook_ids(settings.user))
-        env[_envfile.VAR] = _envfile.TARGET
-    return ExecRequest(
-        argv=argv,
-        stdin=stdin,
+    label = " ".join(command)
+    # `exec` hooks are known by their command: `state` globs in the user's config match
+    # it. A plugin's hook is the plugin's, as in `run`: it keeps its own /tmp
+    # (`_sessiontmp`), and its data folder is the plugin's (`_state.plugin_data`).
+    spec = HookSpec(
+        hook_name=hook_name or dialect.event_name(event) or UNKNOWN_EVENT,
+        name=label, source="plugin" if plugin else "exec", argv=run.argv,
         # where the agent started the hook, if mounted (Cursor's ~/.cursor: its hooks are)
-        workdir=cwd if inside or user_hooks else root,
-        mounts=mounts,
-        env=env,
-        timeout=exec_timeout(settings, event),
-        label=label[:200],
-        state=state,
-        tmp=tmp,
-        env_file=env_file,
-        private_dirs=private,
-    )
+        workdir=cwd if inside or place.agent_hooks else root,
+        mounts=mounts, env=env, plugin=plugin.id if plugin else None,
+    )  # fmt: skip
+    # The agent gave this hook its CLAUDE_ENV_FILE: the hook gets an empty one of ours;
+    # `run_exec` copies what may go to the agent's (`_envfile`).
+    env_file = dialect.env_file_dir is not None and bool(environ.get(_envfile.VAR))
+    session = _sessiontmp.session_for(settings.agent, root, event, dialect)
+    prepared = request_for(
+        spec, stdin, settings, timeout=exec_timeout(settings, event), label=label[:200],
+        workspace=root, session=session, env_file=env_file,
+    )  # fmt: skip
+    for note in prepared.notes:  # the agent shows stderr: say why this run lacks them
+        logger.warning("{}", note)
+    return prepared.request
 
 
 def _other_roots(roots: Sequence[str], root: str, settings: Settings) -> list[str]:
@@ -269,25 +197,14 @@ def exec_timeout(settings: Settings, event: Mapping[str, Any] | None = None) -> 
     """The seconds an `exec` hook gets: the settings' timeout, else at most 60 s by
     default: below the agent's own deadline for the entry (current Claude Code: 600 s),
     so that sandboxrun, not the agent, ends a slow hook. An event the agent gives a
-    shorter deadline of its own (`agent_deadline`) gets what install gives an entry with
+    shorter deadline of its own (`Dialect.agent_deadline`) gets what install gives an entry with
     that timeout (`below_deadline`), so the answer is in first."""
     if settings.timeout:
         return settings.timeout
-    limit = min(DIALECTS[settings.agent].default_timeout, EXEC_DEFAULT_TIMEOUT)
-    deadline = agent_deadline(settings.agent, event or {})
+    dialect = DIALECTS[settings.agent]
+    limit = min(dialect.default_timeout, EXEC_DEFAULT_TIMEOUT)
+    deadline = dialect.agent_deadline(event or {})  # (Codex's short events)
     return limit if deadline is None else min(limit, below_deadline(deadline))
-
-
-def agent_deadline(agent: str, event: Mapping[str, Any]) -> float | None:
-    """The agent's own deadline for an entry without `timeout` when it depends on the
-    event: Codex gives SessionEnd and Interrupt 1 s (`SESSION_END_DEFAULT_TIMEOUT_SEC`,
-    codex-rs `events/session_end.rs`; `_dialects/codex`), named by the event's
-    `hook_event_name` (`codex/schema.py`). None: the agent's default for every event."""
-    if agent != "codex":
-        return None
-    from ._dialects.codex.discovery import SHORT_EVENTS  # (imported by Codex's dialect)
-
-    return 1.0 if event.get("hook_event_name") in SHORT_EVENTS else None
 
 
 def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> list[str]:
@@ -328,9 +245,6 @@ def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> l
     return found
 
 
-PLUGIN_ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
-
-
 def unread_configs(
     settings: Settings, request: ExecRequest, hook_name: str | None = None
 ) -> tuple[Skipped, ...]:
@@ -361,52 +275,14 @@ def _event(stdin: bytes) -> dict[str, Any]:
     return event if isinstance(event, dict) else {}
 
 
-def _plugin_root(dialect: Dialect, home: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
-    """(id, root) of the plugin Claude Code names in `CLAUDE_PLUGIN_ROOT` for a plugin's
-    hook: only when the value is exactly the install path of a plugin the user's
-    installed_plugins.json lists (absolute, normalised, no `..`; `plugins.installed`
-    refuses one a symlink leads out of the plugins folder). The variable could also come
-    from a repository's `env` block: it can then only name an installed plugin, never
-    the plugins folder, its `data/`, a marketplace's clone (with its git credentials)."""
-    value = environ.get(PLUGIN_ROOT_VAR)
-    if not claude_shaped(dialect) or dialect.agent != "claude" or not value:
-        return None
-    if os.path.isabs(value) and ".." not in value.split("/"):
-        path = os.path.normpath(value)
-        from ._dialects.claude.settings import installed_plugins
-
-        for plugin, root in installed_plugins(home, dialect.user_dir):
-            if root == path:
-                return plugin, root
-    logger.warning(
-        "{} ignored: {} is not the install path of a plugin in {}",
-        PLUGIN_ROOT_VAR, value, os.path.join(home, dialect.user_dir, "plugins",
-                                             "installed_plugins.json"),
-    )  # fmt: skip
-    return None
-
-
-def _plugin_data(
-    dialect: Dialect, home: str, environ: Mapping[str, str], plugin: str
+def env_file_target(
+    home: str, environ: Mapping[str, str] | None = None, folder: str = ".claude"
 ) -> str | None:
-    """The `CLAUDE_PLUGIN_DATA` the agent gave, when it is exactly that plugin's own data
-    folder (`~/.claude/plugins/data/<id>`, `plugins.data_dir`); only its path is used:
-    a private folder is there."""
-    value = environ.get(DATA_VAR)
-    if not claude_shaped(dialect) or not value:
-        return None
-    own = data_dir(home, dialect.user_dir, plugin)
-    if os.path.isabs(value) and ".." not in value.split("/") and os.path.normpath(value) == own:
-        return own
-    logger.warning("{} ignored: {} is not the data folder of {} ({})", DATA_VAR, value, plugin, own)
-    return None
-
-
-def env_file_target(home: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """The agent's CLAUDE_ENV_FILE from exec's environment, if it may receive lines."""
+    """The agent's CLAUDE_ENV_FILE from exec's environment, if it may receive lines: in
+    its own session-env folder below `folder` (`Dialect.env_file_dir`), as `run` takes it."""
     try:
         return _envfile.agent_file(
-            (os.environ if environ is None else environ).get(_envfile.VAR), home
+            (os.environ if environ is None else environ).get(_envfile.VAR), home, folder
         )
     except ValueError as exc:
         logger.warning("{}; nothing the hook writes there is copied", exc)
@@ -418,31 +294,7 @@ def trusted_places(settings: Settings, home: str) -> list[str]:
     folder in the user's home and the install paths of its installed plugins (never
     the rest of the plugins tree: installed_plugins.json, plugin data, marketplaces'
     clones), /usr/local (tools the user installed), and the user's `hook_paths`."""
-    dialect = DIALECTS[settings.agent]
-    if claude_shaped(dialect):  # of the plugins tree, only installed plugins
-        from ._dialects.claude.settings import installed_plugins
-
-        plugins = [root for _id, root in installed_plugins(home, dialect.user_dir)]
-        agent = [os.path.join(home, dialect.user_dir, "hooks"), *plugins]
-    elif cline_shaped(dialect):
-        agent = [os.path.join(home, d) for d in dialect.global_dirs]
-    elif cursor_shaped(dialect):
-        agent = [os.path.join(home, dialect.user_dir, "hooks"), dialect.enterprise_dir]
-    elif copilot_shaped(dialect):
-        agent = dialect.hook_folders(home)
-    elif goose_shaped(dialect):  # the user's plugins (their own `PLUGIN_ROOT`s)
-        agent = [os.path.join(home, dialect.plugins_dir)]
-    elif crush_shaped(dialect):  # never ~/.config/crush itself: its API keys
-        agent = [os.path.join(home, dialect.user_dir, "hooks"), "/etc/crush/hooks"]
-    elif windsurf_shaped(dialect):
-        agent = [os.path.join(home, d, "hooks") for d in (dialect.user_dir, dialect.jetbrains_dir)]
-        agent.append(os.path.join(dialect.system_dir, "hooks"))
-    elif gemini_shaped(dialect):  # the user's hooks, and installed extensions
-        agent = [os.path.join(home, dialect.user_dir, d) for d in ("hooks", "extensions")]
-    elif kiro_shaped(dialect):
-        agent = [dialect.hooks_folder(home)]
-    else:
-        agent = []
+    agent = DIALECTS[settings.agent].hook_places(home)
     return [*agent, "/usr/local", *settings.hook_paths]
 
 
@@ -455,29 +307,20 @@ def run_exec(
     untrusted: bool = False,
     cancel: Cancel | None = None,
     approved: Sequence[ApprovedFile] = (),
+    hook_name: str | None = None,
 ) -> ExecOutput:
-    """Run once; pass the hook's bytes through, or say why the sandbox ended it. A
-    missing runtime always blocks; other engine failures block under fail-closed.
-    `environ`: the agent's environment, as for `exec_request`. `untrusted` (`exec
-    --untrusted`: a command from a repository's settings): its env lines never reach
-    the agent, and for the Claude family what a repository's hook may not decide is
-    dropped from its stdout unless `trust_workspace_decisions` (`Dialect.untrusted_stdout`).
-    `cancel`: set when the caller has gone (`serve`: its client hung up): then nothing
-    reaches the agent's env file. `approved`: a changed command's approved files, run in
-    place of the changed ones (`_review.exec_gate`); held when they cannot be."""
-    try:
-        with bound(approved, request.mounts) as overlays:
-            out = _run_exec(settings, backend, replace(request, overlays=overlays))
-    except NotFaithful as exc:
-        why = cannot_run(exc)
-        logger.warning("{}", why)
-        out = sandbox_failure(settings, why, stdin=request.stdin)
-    finally:
-        parsed = (
-            _envfile.collect(request.env_file, settings.env_file_allow, _envfile.places(request))
-            if request.env_file
-            else None
-        )
+    """Run once, as `run` runs a hook (`_hook.HookRunner`); pass the hook's bytes
+    through, or say why the sandbox ended it. A missing runtime always blocks; other
+    engine failures block under fail-closed. `environ`: the agent's environment, as for
+    `exec_request`. `untrusted` (`exec --untrusted`: a command from a repository's
+    settings): its env lines never reach the agent, and for the Claude family what a
+    repository's hook may not decide is dropped from its stdout unless
+    `trust_workspace_decisions` (`Dialect.untrusted_stdout`). `cancel`: set when the
+    caller has gone (`serve`: its client hung up): then nothing reaches the agent's env
+    file. `approved`: a changed command's approved files, run in place of the changed
+    ones (`_review.exec_gate`); held when they cannot be. `hook_name`: the event, when
+    the caller knows it (`exec --event`), else the one the event names."""
+    out, parsed = _run_exec(settings, backend, request, untrusted, approved, hook_name)
     dialect = DIALECTS[settings.agent]
     notes = [out.notes.decode("utf-8", "replace")] if out.notes else []
     if untrusted and not out.sandbox_ended and not settings.trust_workspace_decisions:
@@ -485,11 +328,11 @@ def run_exec(
         if note:
             out = replace(out, stdout=stdout)
             notes.append(f"sandboxrun: {note}\n")
-        if gemini_shaped(dialect):  # it reads stderr when stdout is blank
-            stderr, note = dialect.untrusted_stderr(out.stdout, out.stderr)
-            if note:
-                out = replace(out, stderr=stderr)
-                notes.append(f"sandboxrun: {note} (on stderr)\n")
+        # (Gemini reads stderr when stdout is blank: `Dialect.untrusted_stderr`)
+        stderr, note = dialect.untrusted_stderr(out.stdout, out.stderr)
+        if note:
+            out = replace(out, stderr=stderr)
+            notes.append(f"sandboxrun: {note} (on stderr)\n")
     if parsed is not None:
         notes += [f"sandboxrun: CLAUDE_ENV_FILE {why}: refused\n" for why in parsed.refused]
         if untrusted and parsed.accepted:  # whatever trust_workspace_decisions says
@@ -499,7 +342,8 @@ def run_exec(
                 " (--untrusted: from a repository's settings)\n"
             )
         elif parsed.accepted and not out.sandbox_ended and not (cancel and cancel.is_set()):
-            notes += hand_on(parsed, environ)  # (a caller that has gone gets nothing)
+            # (a caller that has gone gets nothing)
+            notes += hand_on(parsed, environ, dialect.env_file_dir)
     return _with_notes(dialect, out, "".join(notes).encode())
 
 
@@ -526,10 +370,13 @@ def _with_notes(dialect: Dialect, out: ExecOutput, lines: bytes) -> ExecOutput:
     return replace(out, stderr=out.stderr + lines, notes=b"")
 
 
-def hand_on(parsed: _envfile.Parsed, environ: Mapping[str, str] | None) -> list[str]:
+def hand_on(
+    parsed: _envfile.Parsed, environ: Mapping[str, str] | None, folder: str | None
+) -> list[str]:
     """Append a trusted command's accepted env lines to the agent's CLAUDE_ENV_FILE
-    (the one place `exec` writes there); the stderr lines to add."""
-    target = env_file_target(account_home(), environ)
+    (the one place `exec` writes there), when it is in the agent's own session-env
+    `folder` (`Dialect.env_file_dir`); the stderr lines to add."""
+    target = env_file_target(account_home(), environ, folder) if folder else None
     if target is None:
         return []
     try:
@@ -539,53 +386,85 @@ def hand_on(parsed: _envfile.Parsed, environ: Mapping[str, str] | None) -> list[
     return []
 
 
-def _run_exec(settings: Settings, backend: Backend, request: ExecRequest) -> ExecOutput:
-    cap = getattr(DIALECTS[settings.agent], "max_input", None)  # Cursor: a whole file
-    if cap is not None and len(request.stdin) > cap:  # an error, never a cut
-        big = f"the event is {len(request.stdin)} bytes, over the input cap of {cap}: not run"
-        return sandbox_failure(settings, big)
+# exec's answer, and what the hook wrote to CLAUDE_ENV_FILE (checked), if it ran
+Answered = tuple[ExecOutput, "_envfile.Parsed | None"]
+
+
+def _run_exec(
+    settings: Settings, backend: Backend, request: ExecRequest, untrusted: bool,
+    approved: Sequence[ApprovedFile], hook_name: str | None,
+) -> Answered:  # fmt: skip
+    """The hook's run (`_hook.HookRunner.execute`, `run`'s) as exec answers it: the
+    hook's bytes, or the sandbox's failure in the agent's terms; and what it wrote to
+    CLAUDE_ENV_FILE, checked."""
+    stdin = request.stdin
+    cap = DIALECTS[settings.agent].max_input  # Cursor's: a whole file
+    if cap is not None and len(stdin) > cap:  # an error, never a cut
+        if request.env_file:
+            _envfile.discard(request.env_file)
+        big = f"the event is {len(stdin)} bytes, over the input cap of {cap}: not run"
+        return sandbox_failure(settings, big), None
     try:
         backend.check()
-        tools = image_tools_of(backend)
-        r = request
-        # Not for an approved version bound over changed files: it reads the files there now.
-        tools = None if r.overlays else tools
-        why = missing(r.argv, r.workdir, r.mounts, r.env, tools) if tools else None
-        if why is None and tools is not None:  # a hook that could not read its own files
-            why = unreadable(r.mounts, r.argv, hook_ids(settings.user), settings.groups)
-        if why is not None:  # it would exit 127 inside: a sandbox failure, never an allow
-            return sandbox_failure(settings, f"the hook cannot start: {why}", stdin=r.stdin)
-        result = backend.run(request)
     except EngineError as exc:
-        if isinstance(exc, RuntimeMissing):
-            settings = settings.model_copy(update={"fail_closed": True})
-        why = f"the sandbox could not run the hook: {exc}"
-        return sandbox_failure(settings, why, stdin=request.stdin)
-    ended = sandbox_ending(result, request.timeout)
-    if ended:
-        return sandbox_failure(settings, f"hook {ended[1]}", result, request.stdin)
+        if request.env_file:
+            _envfile.discard(request.env_file)
+        return _engine_failure(settings, exc, stdin), None
+    ran = _runner_of(settings, backend, request, untrusted, hook_name).execute(request, approved)
+    result = ran.result
+
+    def failed(
+        why: str, settings: Settings = settings
+    ) -> tuple[ExecOutput, _envfile.Parsed | None]:
+        out = sandbox_failure(settings, why, result, stdin)
+        return replace(out, outcome=ran.outcome), ran.parsed
+
+    if ran.failure:  # it never ran: the preflight, the engine, an approved version
+        if ran.missing_runtime:  # always a block
+            return failed(ran.failure, settings.model_copy(update={"fail_closed": True}))
+        return failed(ran.failure)
+    assert result is not None
+    if ran.ended:  # the deadline, memory, the output cap
+        return failed(ran.ended)
     if settings.fail_closed and result.exit_code in (126, 127):
         # The shell we wrap a command string in, or the hook's interpreter, says the
         # command could not be run or found: under fail-closed that is no answer, so block.
-        why = f"hook command could not be started (exit {result.exit_code})"
-        return sandbox_failure(settings, why, result, request.stdin)
-    gone = missing_on_start(result.stderr, result.exit_code, request.stdin)
-    if gone:  # the host has what the sandbox lacks: the sandbox's failure, not an answer
-        return sandbox_failure(settings, f"the hook cannot start: {gone}", result, request.stdin)
+        return failed(f"hook command could not be started (exit {result.exit_code})")
+    if ran.gone:  # the host has what the sandbox lacks: the sandbox's failure, not an answer
+        return failed(f"the hook cannot start: {ran.gone}")
     notes = b""
-    found = hint(
-        result.stderr, failed=bool(result.exit_code), refused=result.refused_hosts,
-        network=settings.network, event=request.stdin,
-    )  # fmt: skip
-    if found.sentence:  # the agent shows the hook's stderr: what the sandbox stopped,
+    if ran.found.sentence:  # the agent shows the hook's stderr: what the sandbox stopped,
         # whatever the hook answered (a hint: the exit code and stdout stay the hook's)
-        notes += f"sandboxrun: {found.sentence}\n".encode()
+        notes += f"sandboxrun: {ran.found.sentence}\n".encode()
     if result.output_truncated:  # rare: hook answers are small; say so rather than hide it
         kept = settings.stdout_tail
         notes += f"sandboxrun: output was cut to its last {kept} bytes (stdout_tail)\n".encode()
-    return ExecOutput(
-        result.stdout, result.stderr, result.exit_code or 0, notes=notes, result=result
-    )
+    out = ExecOutput(result.stdout, result.stderr, result.exit_code or 0, notes=notes,
+                     result=result, outcome=ran.outcome)  # fmt: skip
+    return out, ran.parsed
+
+
+def _runner_of(
+    settings: Settings, backend: Backend, request: ExecRequest, untrusted: bool,
+    hook_name: str | None,
+) -> HookRunner:  # fmt: skip
+    """`run`'s runner for the command of `request`, read as the agent that sent the event
+    reads it (Cline: its SDK or its extension, `Dialect.for_event`), as a repository's
+    hook when `untrusted`."""
+    dialect, event = dialect_of(settings), _event(request.stdin)
+    name = hook_name or dialect.event_name(event) or UNKNOWN_EVENT
+    spec = HookSpec(hook_name=name, name=request.label, source="project" if untrusted else "user",
+                    argv=request.argv, workdir=request.workdir, mounts=request.mounts,
+                    env=request.env)  # fmt: skip
+    return HookRunner(spec, backend, dialect.for_event(name, event), settings, quiet=True)
+
+
+def _engine_failure(settings: Settings, exc: EngineError, stdin: bytes) -> ExecOutput:
+    """The engine's failure before the run: a block when the runtime asked for is
+    missing, else as fail-closed says."""
+    if isinstance(exc, RuntimeMissing):
+        settings = settings.model_copy(update={"fail_closed": True})
+    return sandbox_failure(settings, f"the sandbox could not run the hook: {exc}", stdin=stdin)
 
 
 def sandbox_failure(
@@ -600,20 +479,9 @@ def sandbox_failure(
 
 
 def failure_dialect(agent: str, stdin: bytes) -> Dialect:
-    """Whose terms sandboxrun's own failure is answered in. Copilot also runs the
-    wrappers `install --agent claude` writes in a repository's `.claude/settings*.json`
-    (github/docs hooks-reference.md, "Hooks locations") and denies a preToolUse hook's
-    ANY non-zero exit, so Claude's exit 1 would deny there: for Copilot's event
-    (`from_copilot`) the answer is Copilot's (exit 0, nothing on stdout; exit 2 under
-    fail-closed, as for Claude). Taking a Claude event for Copilot's costs only the
-    warning's place: exit 0 with stderr is non-blocking in Claude Code too."""
-    if agent == "claude":
-        from ._dialects.copilot import COPILOT
-        from ._dialects.copilot.events import from_copilot
-
-        if from_copilot(stdin):
-            return COPILOT
-    return DIALECTS[agent]
+    """Whose terms sandboxrun's own failure is answered in (`Dialect.failure_dialect`:
+    Copilot's, for its event run by a wrapper `install --agent claude` wrote)."""
+    return DIALECTS[agent].failure_dialect(stdin)
 
 
 def ended_by_agent(settings: Settings, signum: int, started: float, stdin: bytes) -> ExecOutput:
@@ -651,12 +519,14 @@ def audit_exec(
     settings: Settings, backend: object, stdin: bytes, command: Sequence[str], untrusted: bool,
     out: ExecOutput, started: float, served: bool, event_name: str | None = None,
 ) -> None:  # fmt: skip
-    """Record one `exec` in the audit trail (`_audit`), when the user keeps one: the hook
-    as the agent reads what exec handed it (stdout, stderr, exit code), read by the
-    agent's dialect for the event it ran for; a reading that fails records no decision,
-    never an error of exec. The event: `event_name` when the caller knows it (a wrapper
-    that names its event: Copilot's events carry none), else what the dialect reads in
-    the event (`Dialect.event_name`), else `unknown`."""
+    """Record one `exec` in the audit trail (`_audit`), when the user keeps one: what the
+    agent was handed, read by the agent's dialect for the event it ran for. The hook's
+    own answer is the outcome of its run (`ExecOutput.outcome`, read as `run` reads it);
+    the sandbox's own answer (`sandbox_failure`, `ended_by_agent`) is read from the bytes
+    exec handed the agent; a reading that fails records no decision, never an error of
+    exec. The event: `event_name` when the caller knows it (a wrapper that names its
+    event: Copilot's events carry none), else what the dialect reads in the event
+    (`Dialect.event_name`), else `unknown`."""
     if not _audit.enabled(settings):
         return
     dialect = dialect_of(settings)
@@ -664,10 +534,26 @@ def audit_exec(
     hook_name = event_name or dialect.event_name(_event(stdin)) or UNKNOWN_EVENT
     # Read as the agent that sent the event reads it (Cline: its SDK or its extension),
     # as `run` reads it (`_runner`).
-    for_event = getattr(dialect, "for_event", None)
-    dialect = for_event(hook_name, _event(stdin)) if for_event else dialect
+    dialect = dialect.for_event(hook_name, _event(stdin))
     spec = HookSpec(hook_name=hook_name, name=label, source="project" if untrusted else "user",
                     argv=tuple(command), workdir="", mounts=())  # fmt: skip
+    r = out.result
+    if out.outcome is not None and not out.sandbox_ended:  # the hook's own answer
+        outcome = replace(out.outcome, spec=spec)
+    else:
+        outcome = _read_answer(dialect, spec, settings, out, started, stdin)
+    record = _audit.exec_record(
+        settings, backend, served=served, stdin=stdin, label=label, untrusted=untrusted,
+        outcome=outcome, result=r, sandbox_ended=out.sandbox_ended, why=out.why,
+    )  # fmt: skip
+    _audit.write(settings, [record])
+
+
+def _read_answer(
+    dialect: Dialect, spec: HookSpec, settings: Settings, out: ExecOutput, started: float,
+    stdin: bytes,
+) -> HookOutcome:  # fmt: skip
+    """The sandbox's own answer (its failure in the agent's terms) as the agent reads it."""
     r = out.result
     ms = r.duration_ms if r is not None else int((time.monotonic() - started) * 1000)
     seen = ExecResult(out.exit_code, out.stdout, out.stderr, ms, warm=bool(r and r.warm),
@@ -681,10 +567,5 @@ def audit_exec(
                               duration_ms=ms)  # fmt: skip
     found = hint(out.stderr, failed=bool(out.exit_code), refused=r.refused_hosts if r else (),
                  network=settings.network, event=stdin)  # fmt: skip
-    outcome = replace(outcome, warm=seen.warm, sandbox_stopped=found.stopped,
-                      refused_hosts=r.refused_hosts if r else ())  # fmt: skip
-    record = _audit.exec_record(
-        settings, backend, served=served, stdin=stdin, label=label, untrusted=untrusted,
-        outcome=outcome, result=r, sandbox_ended=out.sandbox_ended, why=out.why,
-    )  # fmt: skip
-    _audit.write(settings, [record])
+    return replace(outcome, warm=seen.warm, sandbox_stopped=found.stopped,
+                   refused_hosts=r.refused_hosts if r else ())  # fmt: skip

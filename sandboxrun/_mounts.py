@@ -34,13 +34,16 @@ import os
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _userconfig
 from ._errors import ConfigError
 from ._log import logger
 from ._settings import Settings, account_home
 from ._userconfig import default_socket
+
+if TYPE_CHECKING:
+    from ._dialects.base import Dialect
 
 # Folders that are the system's, whatever is below them: never a workspace, and never
 # mounted whole over the image's own.
@@ -408,25 +411,11 @@ def home_layout(mounts: Sequence[str], state: bool = False) -> HomeLayout:
     return HomeLayout(real, (real, *folders), tuple(writable))
 
 
-def transcripts_of(dialect: object) -> str:
-    """The folder below an agent's own folder that holds its transcripts (Claude Code's
-    and Cursor's `projects`, Codex's `sessions`)."""
-    folder = getattr(dialect, "transcripts", "projects")
-    return folder if isinstance(folder, str) else "projects"
-
-
-def agent_transcript(dialect: object, event: Mapping[str, Any], home: str) -> str | None:
-    """The transcript an event names, if it is in the agent's own transcript folder: the
-    dialect's own `transcript` rule where it has one (Copilot's camelCase key), else
-    `transcript_file` below its `user_dir` (none for agents without one: Cline's)."""
-    own = getattr(dialect, "transcript", None)
-    if callable(own):
-        found = own(event, home)
-        return found if isinstance(found, str) else None
-    user_dir = getattr(dialect, "user_dir", None)
-    if not isinstance(user_dir, str):
-        return None
-    return transcript_file(event, home, user_dir, transcripts_of(dialect))
+def agent_transcript(dialect: Dialect, event: Mapping[str, Any], home: str) -> str | None:
+    """The transcript an event names, if it is in the agent's own transcript folder
+    (`Dialect.transcript`: `transcript_file` below its folder, or its own rule)."""
+    found = dialect.transcript(event, home)
+    return found if isinstance(found, str) else None
 
 
 def transcript_file(

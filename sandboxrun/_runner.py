@@ -10,7 +10,6 @@ imports docker: the backend is a seam.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -19,194 +18,22 @@ from typing import Any
 from . import _envfile, _review, _sessiontmp
 from ._backends.base import Backend
 from ._cache import cached
-from ._dialects.base import WORKSPACE_SOURCES, Dialect, outcome_fields, unique_mounts
-from ._dialects.claude.plugins import DATA_VAR
+from ._dialects.base import WORKSPACE_SOURCES, Dialect, unique_mounts
 from ._dialects.files import unread_note
-from ._dialects.registry import claude_shaped, dialect_of, gemini_shaped
+from ._dialects.registry import dialect_of
 from ._dialects.registry import load as load_dialect
-from ._errors import ConfigError, PatternError, SandboxrunError
-from ._hints import hint
+from ._errors import ConfigError, PatternError
+from ._hook import HookRunner as HookRunner  # (the runner of one hook: `_hook`)
+from ._hook import hook_timeout as hook_timeout
 from ._log import logger
 from ._mounts import agent_transcript, check_root, for_tenant, git_folders, workspace_root
-from ._preflight import check_hook, missing_on_start
 from ._session import answer_event
 from ._settings import Settings, account_home
-from ._state import hook_ids, plugin_data
-from ._state import prepare as prepare_state
-from ._types import Cancel, CombinedResult, Discovery, ExecRequest, HookOutcome, HookSpec, Skipped
+from ._types import Cancel, CombinedResult, Discovery, HookOutcome, HookSpec, Skipped
 
 # Seconds a run may take beyond its hook's deadline: the kill, the stream's end and the
 # container's removal (the backend's own grace is 10 s for a stream that hangs).
 RUN_GRACE = 25.0
-
-
-def hook_timeout(spec: HookSpec, limit: float) -> float:
-    """A hook's own timeout applies, but one that comes with the workspace may only
-    shorten the user's limit, never lengthen it."""
-    if spec.timeout is None:
-        return limit
-    return min(spec.timeout, limit) if spec.source in WORKSPACE_SOURCES else spec.timeout
-
-
-class HookRunner:
-    """Runs one hook once in the backend and reads its answer."""
-
-    def __init__(
-        self,
-        spec: HookSpec,
-        backend: Backend,
-        dialect: Dialect,
-        settings: Settings,
-        env_target: str | None = None,
-        session: _sessiontmp.Session | None = None,
-        notes: Sequence[str] = (),
-    ) -> None:
-        self.spec, self.backend, self.dialect, self.settings = spec, backend, dialect, settings
-        self.env_target = env_target  # the agent's CLAUDE_ENV_FILE, checked (`_envfile`)
-        self.session = session  # whose /tmp it shares under tmp = "session"
-        self.notes = tuple(notes)  # what the run was not given, for its report (a git folder)
-
-    @property
-    def timeout(self) -> float:
-        return hook_timeout(self.spec, self.settings.timeout or self.dialect.default_timeout)
-
-    def run(self, stdin: bytes) -> HookOutcome:
-        spec = self.spec
-        timeout = self.timeout
-        state, state_note = prepare_state(self.settings, spec.source, spec.name, spec.workdir)
-        private: tuple[tuple[str, str | None], ...] = ()
-        data = spec.env.get(DATA_VAR)
-        if spec.plugin and data:  # CLAUDE_PLUGIN_DATA: private, persistent only with state
-            private, data_note = plugin_data(
-                self.settings, data, spec.plugin, spec.name, spec.workdir
-            )
-            state_note = "; ".join(n for n in (state_note, data_note) if n) or None
-        mounted = (*spec.mounts, *(path for path, _ in private))
-        tmp, tmp_note = _sessiontmp.prepare(self.settings, self.session, spec.source, mounted)
-        state_note = "; ".join(n for n in (state_note, tmp_note, *self.notes) if n) or None
-        env_file = None
-        if claude_shaped(self.dialect) and spec.hook_name in _envfile.EVENTS:
-            env_file = _envfile.new_file(*hook_ids(self.settings.user))
-        request = ExecRequest(
-            argv=spec.argv,
-            stdin=stdin,
-            workdir=spec.workdir,
-            mounts=spec.mounts,
-            env={**spec.env, _envfile.VAR: _envfile.TARGET} if env_file else spec.env,
-            timeout=timeout,
-            label=f"{spec.hook_name} {spec.name}",
-            state=state,
-            tmp=tmp,
-            env_file=env_file,
-            private_dirs=private,
-        )
-        started = time.monotonic()
-        try:
-            # A changed hook's approved version (`review = "required"`): its pinned
-            # bytes bound over the changed files, in a folder of ours removed after.
-            with _review.bound(spec.approved, request.mounts) as overlays:
-                request = replace(request, overlays=overlays)
-                outcome = self._run(request, stdin, started, state_note)
-            if spec.approved and outcome.status == "error":  # ours: it never ran (the
-                # Kubernetes backend refuses it): the report must not say it did
-                outcome = replace(outcome, spec=replace(outcome.spec, approved=(),
-                                                        as_approved=False))  # fmt: skip
-            return outcome
-        except _review.NotFaithful as exc:
-            why = _review.cannot_run(exc)
-            logger.warning("hook {} {}", spec.name, why)
-            return HookOutcome(spec=replace(spec, approved=(), as_approved=False),
-                               status="error", error=why)  # fmt: skip
-        finally:
-            if env_file:
-                _envfile.discard(env_file)
-
-    def _run(
-        self, request: ExecRequest, stdin: bytes, started: float, state_note: str | None
-    ) -> HookOutcome:
-        spec, timeout = self.spec, request.timeout
-        try:
-            ids = hook_ids(self.settings.user)
-            # Not for an approved version run in place of changed files: the check
-            # reads the files there now, not the approved ones that run.
-            missing = (None if request.overlays
-                       else check_hook(spec, self.backend, ids, self.settings.groups))  # fmt: skip
-            if missing is not None:  # it would exit 127 inside: never a silent allow
-                logger.error("hook {} not run: {}", spec.name, missing)
-                return HookOutcome(spec=spec, status="error", error=f"not run: {missing}")
-            result = self.backend.run(request)
-        except SandboxrunError as exc:
-            logger.error("hook {} could not run: {}", spec.name, exc)
-            return HookOutcome(
-                spec=spec,
-                status="error",
-                duration_ms=int((time.monotonic() - started) * 1000),
-                error=str(exc),
-            )
-        trust = self.settings.trust_workspace_decisions
-        gone = missing_on_start(result.stderr, result.exit_code, stdin)
-        if gone:  # the host has what the sandbox lacks: the sandbox's failure, no answer
-            logger.error("hook {} could not start: {}", spec.name, gone)
-            outcome = HookOutcome(status="error", error=f"the hook cannot start: {gone}",
-                                  **outcome_fields(spec, result))  # fmt: skip
-        else:
-            outcome = self.dialect.interpret(spec, result, timeout, trust)
-        if result.warm:
-            outcome = replace(outcome, warm=True)
-        # What the sandbox stopped, named whatever the hook answered (a hint: the answer
-        # and status stay the hook's); the sentence goes in `error` when the hook failed,
-        # or the proxy refused it something (whatever it made of the 403).
-        found = hint(
-            result.stderr, failed=outcome.status == "failed", refused=result.refused_hosts,
-            network=self.settings.network, event=stdin,
-        )  # fmt: skip
-        if found.stopped:
-            outcome = replace(outcome, sandbox_stopped=found.stopped)
-        if result.refused_hosts:
-            outcome = replace(outcome, refused_hosts=result.refused_hosts)
-        wall = found.sentence if outcome.status == "failed" or result.refused_hosts else None
-        if wall:
-            outcome = replace(outcome, error=f"{outcome.error}; {wall}" if outcome.error else wall)
-        if request.env_file:
-            allow = self.settings.env_file_allow
-            parsed = _envfile.collect(request.env_file, allow, _envfile.places(request))
-            outcome = self._env_lines(outcome, parsed)
-        if state_note:  # state (a git folder...) was asked for but not given: say so
-            logger.warning("hook {}: {}", spec.name, state_note)
-            error = f"{outcome.error}; {state_note}" if outcome.error else state_note
-            outcome = replace(outcome, error=error)
-        keep = self.settings.stderr_report
-        logger.info(
-            "hook {} {} in {} ms (exit {})",
-            spec.name,
-            outcome.status,
-            outcome.duration_ms,
-            outcome.exit_code,
-        )
-        return replace(outcome, stderr=outcome.stderr[-keep:] if keep else "")
-
-    def _env_lines(self, outcome: HookOutcome, parsed: _envfile.Parsed) -> HookOutcome:
-        """What the hook wrote to CLAUDE_ENV_FILE: the lines to copy (kept on the
-        outcome for `CombinedHookRunner`), in the report with what was refused."""
-        if not parsed.accepted and not parsed.refused:
-            return outcome
-        report: dict[str, Any] = parsed.report()
-        lines = tuple(parsed.lines())
-        why = None
-        if self.spec.source not in _envfile.TRUSTED_SOURCES:
-            why = "a workspace hook's lines never reach the agent"
-        elif self.env_target is None:
-            why = "no --env-file given"
-        elif outcome.status != "completed":
-            why = f"the hook {outcome.status}"
-        if why and lines:
-            report = {**report, "copied": [], "notCopied": f"{report['copied']}: {why}"}
-            lines = ()
-        notes = [f"CLAUDE_ENV_FILE {r}: refused" for r in parsed.refused]
-        if why and parsed.accepted:
-            notes.append(f"CLAUDE_ENV_FILE not copied: {why}")
-        error = "; ".join(e for e in (outcome.error, *notes) if e) or None
-        return replace(outcome, env_file=report, env_lines=lines, error=error)
 
 
 class CombinedHookRunner:
@@ -249,8 +76,9 @@ class CombinedHookRunner:
         return waves * (longest + RUN_GRACE)
 
     def _sequential(self) -> bool:
-        """Gemini: one entry of the event that says `sequential` makes all run in turn."""
-        return gemini_shaped(self.dialect) and any(r.spec.sequential for r in self.runners)
+        """Gemini: one entry of the event that says `sequential` makes all run in turn
+        (each reads what the earlier ones made of the event: `Dialect.next_input`)."""
+        return any(r.spec.sequential for r in self.runners)
 
     def _in_order(self) -> bool:
         """The agent runs this event's hooks one after another and starts none after a
@@ -270,7 +98,6 @@ class CombinedHookRunner:
                     break
             outcomes = tuple(ran)
         elif self._sequential():
-            assert gemini_shaped(self.dialect)
             done: list[HookOutcome] = []
             for runner in self.runners:  # each reads what the earlier ones made of it
                 done.append(runner.run(stdin))
@@ -497,8 +324,7 @@ class HookFactory:
         ] + removed  # fmt: skip
         # The answers are read as the agent that sent the event reads them (Cline: its
         # SDK or its extension, `ClineDialect.for_event`); discovery stays the settings'.
-        for_event = getattr(self.dialect, "for_event", None)
-        reader: Dialect = for_event(hook_name, event or {}) if for_event else self.dialect
+        reader = self.dialect.for_event(hook_name, event or {})
         if not hooks and not held and not unevaluable:
             return NoOpHookRunner(reader, s.fail_closed, never_run, unread_of(discovery), hook_name)
         transcript = (
@@ -506,7 +332,7 @@ class HookFactory:
         )
         if transcript:  # what the agent hands its hooks is there, read-only (Windsurf: to
             # the user's own hooks only, `transcript_for_repository`)
-            shared = getattr(self.dialect, "transcript_for_repository", True)
+            shared = self.dialect.transcript_for_repository
             own = [shared or h.source not in WORKSPACE_SOURCES for h in hooks]
             hooks = [replace(h, mounts=(*h.mounts, transcript)) if o else h
                      for h, o in zip(hooks, own, strict=True)]  # fmt: skip
@@ -518,16 +344,18 @@ class HookFactory:
         if self.tenant:  # nothing of the server's account for the tenant's own hooks
             hooks = [replace(h, mounts=for_tenant(h.mounts, s))
                      if h.source in WORKSPACE_SOURCES else h for h in hooks]  # fmt: skip
-        event_env = getattr(self.dialect, "event_env", None)  # Cursor: CURSOR_VERSION...
-        if event_env is not None and workspaces:
-            more = event_env(event or {}, workspaces[0], transcript)
+        more = (  # what the agent sets from the event (Cursor: CURSOR_VERSION...)
+            self.dialect.event_env(event or {}, workspaces[0], transcript) if workspaces else {}
+        )
+        if more:
             hooks = [replace(h, env={**h.env, **more}) for h in hooks]
         # Discovery order puts the user's own hooks first: a repository that configures
         # dozens of hooks can only push its own past the bound, never the user's.
         target = None
-        if claude_shaped(self.dialect) and hook_name in _envfile.EVENTS:
+        env_dir = self.dialect.env_file_dir
+        if env_dir is not None and hook_name in _envfile.EVENTS:
             try:
-                target = _envfile.agent_file(self.env_file, self.home, self.dialect.user_dir)
+                target = _envfile.agent_file(self.env_file, self.home, env_dir)
             except ValueError as exc:
                 raise ConfigError(f"--env-file refused: {exc}") from None
         session = None

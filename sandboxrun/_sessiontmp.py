@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._dialects.base import SESSION_FIELDS, WORKSPACE_SOURCES
+from ._dialects.base import SESSION_FIELDS, WORKSPACE_SOURCES, Dialect
 from ._log import logger
 from ._settings import Settings
 from ._state import KEY_LENGTH, SESSION_TMP, is_key, own_folder, remove, state_root
@@ -64,9 +64,9 @@ def session_of(event: Mapping[str, Any], field: str | None = None) -> str | None
     return None
 
 
-def session_for(agent: str, workspace: str, event: Mapping[str, Any], dialect: object) -> Session:
+def session_for(agent: str, workspace: str, event: Mapping[str, Any], dialect: Dialect) -> Session:
     """Whose /tmp a hook of `dialect` run for `event` in `workspace` shares."""
-    return Session(agent, workspace, session_of(event, getattr(dialect, "session_field", None)))
+    return Session(agent, workspace, session_of(event, dialect.session_field))
 
 
 def tmp_key(agent: str, workspace: str, session: str) -> str:

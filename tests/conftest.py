@@ -186,6 +186,39 @@ def _no_account_server() -> Iterator[None]:
     assert not new, f"a command of this test started a server on the account's socket: {new}"
 
 
+# -- unit tests never reach an engine ------------------------------------------------
+
+# The folders whose tests talk to a real engine or cluster, or are not tests of the
+# package: every other test (tests/test_*.py today, tests/unit/ later) runs with the
+# Docker SDK's client unable to connect, as on a machine with no engine, whatever the
+# machine has. A test that needs the engine belongs in tests/engine/.
+ENGINE_FOLDERS = frozenset({"engine", "agents", "kube", "live", "site"})
+NO_ENGINE = "unit tests never reach an engine (tests/conftest.py: _no_engine)"
+
+
+def refuse_engine(self: object, *args: object, **kwargs: object) -> None:
+    """`docker.APIClient.__init__`, in unit tests: every client the package makes (it
+    makes one, in `_backends/docker/engine.connect`) fails as an engine that is not there."""
+    import docker.errors
+
+    raise docker.errors.DockerException(NO_ENGINE)
+
+
+@pytest.fixture(autouse=True)
+def _no_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A unit test never talks to the Docker Engine: the SDK's client refuses to be made
+    (`refuse_engine`), in this process and, through tests/site/sitecustomize.py
+    (`SANDBOX_TEST_NO_ENGINE`), in the Python processes the test starts. The product then
+    sees what it sees with no engine (`EngineUnavailable`)."""
+    folder = Path(request.node.path).relative_to(Path(__file__).parent).parts[0]
+    if folder in ENGINE_FOLDERS:
+        return
+    import docker.api.client
+
+    monkeypatch.setattr(docker.api.client.APIClient, "__init__", refuse_engine)
+    monkeypatch.setenv("SANDBOX_TEST_NO_ENGINE", NO_ENGINE)
+
+
 def patch_account_home(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     """Make every module that asks for the account's home get `home`."""
     for module in (_settings, _userconfig, _runner, _mounts, _exec, _state):

@@ -147,6 +147,28 @@ def test_exec_mounts_an_installed_plugins_root_and_its_own_data(home: Path) -> N
     assert [p for p, _ in request.private_dirs] == [str(data)]
 
 
+def test_exec_keeps_a_plugins_data_where_run_keeps_it(home: Path, tmp_path: Path) -> None:
+    """`state` naming a plugin by its id keeps its CLAUDE_PLUGIN_DATA under `exec` as
+    under `run`, in the same folder: one request builder (`_request`). `exec` named the
+    plugin by its data folder's name (`guard-market`), so the user's `state = ["guard@market"]`
+    gave its exec'd hooks an empty tmpfs, and a glob on the folder's name another folder."""
+    from sandboxrun import Settings
+    from sandboxrun._exec import exec_request
+    from sandboxrun._state import plugin_data
+
+    root, plugins = _plugins_tree(home)
+    data = plugins / "data" / "guard-market"
+    proj = home / "src" / "app"
+    proj.mkdir(parents=True)
+    settings = Settings.load(agent="claude", state=("guard@market",),
+                             state_dir=str(tmp_path / "state"))  # fmt: skip
+    env = {"CLAUDE_PLUGIN_ROOT": str(root), "CLAUDE_PLUGIN_DATA": str(data)}
+    request = exec_request(settings, ["true"], b"", None, env, cwd=str(proj))
+    ((inside, folder),) = request.private_dirs
+    ran, _note = plugin_data(settings, str(data), "guard@market", "g.py", str(proj))  # run's
+    assert inside == str(data) and folder is not None and request.private_dirs == ran
+
+
 @pytest.mark.parametrize(
     "value",
     ["{plugins}", "{plugins}/data", "{plugins}/data/other-market", "{plugins}/marketplaces/x",

@@ -25,6 +25,7 @@ from sandboxrun._backends.docker import backend as _docker
 from sandboxrun._backends.image_tools import ImageTools
 from sandboxrun._dialects.cline import CLINE
 from tests.conftest import user_config
+from tests.test_preflight import TOOLS
 
 GLOBAL = Path("Documents/Cline/Hooks")
 LOCAL = Path(".clinerules/hooks")
@@ -128,8 +129,9 @@ def one_stderr_line(err: str) -> str:
 # -- list ----------------------------------------------------------------------------
 
 
-def test_list_text(home, ws, make_hook, capsys) -> None:
+def test_list_text(home, ws, make_hook, engine, capsys) -> None:
     """`list` prints the hooks found and the files skipped, each with its reason."""
+    engine(tools=TOOLS)  # the image has /bin/sh: no hook line says "will not run"
     g = make_hook(home / GLOBAL)
     w = make_hook(ws / LOCAL, "PostToolUse")
     (ws / LOCAL / "PreToolUse.ps1").write_text("#!/bin/sh\n")

@@ -313,3 +313,38 @@ def test_an_env_file_outside_the_agents_folder_is_refused(tmp_path: Path) -> Non
                          home=str(home), env_file=str(bashrc))  # fmt: skip
     assert closed.run("SessionStart", {"cwd": str(ws)}).answer["blocked"] is True
     assert not bashrc.exists()
+
+
+# -- exec: the same rules as run's (issue 31, item 2) --------------------------------
+
+
+def _exec_env(home: Path, tmp_path: Path, agent: str, folder: str, code: int) -> tuple[Path, bytes]:
+    """`exec` of a SessionStart command that writes `export NODE_ENV=production` to its
+    env file and exits `code`, the agent's CLAUDE_ENV_FILE in `~/<folder>/session-env`:
+    (that file, exec's stderr)."""
+    from sandboxrun._exec import exec_request, run_exec
+
+    target = home / folder / "session-env" / "s1" / "sessionstart-hook-0.sh"
+    target.parent.mkdir(parents=True)
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    environ = {_envfile.VAR: str(target)}
+
+    def hook(request: ExecRequest) -> ExecResult:
+        assert request.env_file
+        with open(request.env_file, "a") as f:
+            f.write("export NODE_ENV=production\n")
+        return ExecResult(code, b"", b"", 5)
+
+    settings = Settings.load(agent=agent)
+    stdin = b'{"hook_event_name": "SessionStart"}'
+    request = exec_request(settings, ["hook"], stdin, None, environ, cwd=str(ws))
+    out = run_exec(settings, FakeBackend(hook), request, environ)
+    return target, out.stderr
+
+
+def test_exec_hands_lines_to_the_agents_own_session_env_folder(home: Path, tmp_path: Path) -> None:
+    """Qoder's CLAUDE_ENV_FILE is in `~/.qoder/session-env`, as `run --env-file` takes it
+    (`Dialect.env_file_dir`); `exec` took only `~/.claude/session-env`'s, for every agent."""
+    target, err = _exec_env(home, tmp_path, "qoder", ".qoder", 0)
+    assert target.read_text() == "export NODE_ENV=production\n", err

@@ -19,6 +19,7 @@ from loguru import logger
 import sandboxrun._cli as cli
 from sandboxrun._dialects.files import DANGLING, read_json, read_regular
 from sandboxrun._dialects.registry import DIALECTS
+from tests.test_check import engine  # noqa: F401 - a fixture, shared
 from tests.test_exec_untrusted import Setup, exec_, setup  # noqa: F401 - a fixture, shared
 
 # A file at the project's level of each agent, and an event its hooks can block.
@@ -156,11 +157,17 @@ def test_an_unreadable_file_is_named(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("agent", list(PROJECT_FILES))
 def test_check_fails_on_an_unreadable_file(
-    agent: str, home: Path, ws: Path, tmp_path: Path, capsys: Any
+    agent: str,
+    home: Path,
+    ws: Path,
+    tmp_path: Path,
+    engine: Any,  # noqa: F811 - the fixture imported above
+    capsys: Any,
 ) -> None:
     """`check` exits 1 naming the file, fail-open or not; without it the line passes."""
     from sandboxrun._check.events import name_field
 
+    engine(lambda request: pytest.fail(f"no hook to run: {request.argv}"))  # the gate's check
     event = PROJECT_FILES[agent][1]
     events = tmp_path / "events.jsonl"
     events.write_text(json.dumps({name_field(DIALECTS[agent]): event}) + "\n")

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._dialects.base import Dialect
-from .._dialects.cline import ClineDialect
 from .._errors import ConfigError
 from .._text import printable
 
@@ -32,12 +31,9 @@ class EventLine:
 
 
 def name_field(dialect: Dialect) -> str:
-    own = getattr(dialect, "name_field", None)  # Windsurf's `agent_action_name`
-    if isinstance(own, str):
-        return own
-    if dialect.agent == "crush":  # Crush's payload names it `event` (`hooks.Payload`)
-        return "event"
-    return CLINE_FIELD if isinstance(dialect, ClineDialect) else CLAUDE_FIELD
+    """The field an event of `dialect` names itself in (`Dialect.name_field`: Cline's
+    `hookName`, Windsurf's `agent_action_name`, Crush's `event`...)."""
+    return dialect.name_field
 
 
 def read_events(path: str, dialect: Dialect) -> list[EventLine]:

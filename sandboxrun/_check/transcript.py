@@ -33,13 +33,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .._errors import ConfigError
 from .events import EventLine
 
-CLAUDE_TRANSCRIPTS = frozenset({"claude", "qoder", "qoder-cn"})
 SHELL_TOOLS = frozenset({"shell", "shell_command", "exec_command", "local_shell",
                          "container.exec"})  # fmt: skip
 
@@ -48,12 +47,11 @@ def read_transcript(
     path: str, agent: str, workspace: str, maps: Sequence[str] = ()
 ) -> list[EventLine]:
     """The events of the session recorded in `path`, in order, as `check` replays them."""
-    if agent in CLAUDE_TRANSCRIPTS:
-        derive = _claude
-    elif agent == "codex":
-        derive = _codex
-    else:
-        known = ", ".join(sorted(CLAUDE_TRANSCRIPTS | {"codex"}))
+    from .._dialects.registry import DIALECTS
+
+    derive = READERS.get(DIALECTS[agent].transcript_format or "")
+    if derive is None:  # (the others' names: every dialect imported, on this error only)
+        known = ", ".join(sorted(a for a, d in DIALECTS.items() if d.transcript_format))
         raise ConfigError(f"--transcript: no transcript format known for {agent} (one of {known})")
     entries = list(_entries(path))
     pairs = [_pair(m) for m in maps]
@@ -154,6 +152,14 @@ def _codex(entries: Sequence[tuple[int, dict[str, Any]]]) -> Iterator[tuple[int,
             yield number, {**base, "hook_event_name": "PostToolUse", "tool_name": done,
                            "tool_input": asked, "tool_response": payload.get("output"),
                            "tool_use_id": call_id}  # fmt: skip
+
+
+Entries = Sequence[tuple[int, dict[str, Any]]]
+# How each format of `Dialect.transcript_format` reads back into events.
+READERS: dict[str, Callable[[Entries], Iterator[tuple[int, dict[str, Any]]]]] = {
+    "claude": _claude,  # Claude Code's and Qoder's session jsonl
+    "codex": _codex,  # Codex's rollout jsonl
+}
 
 
 def _codex_tool(payload: Mapping[str, Any]) -> tuple[str, Any]:

@@ -12,6 +12,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -48,15 +49,6 @@ class Dialect(Protocol):
 
     def event_workspaces(self, event: Mapping[str, Any]) -> list[str]:
         """The workspace roots an event names (before --workspace and the cwd)."""
-
-    @property
-    def roots_in_event(self) -> bool:
-        """Whether the agent's every event names its workspace roots and may start a
-        hook from a process whose folder is not the workspace's (Cline's CLI: its hub
-        daemon keeps the folder of whichever run started it): a hook of the agent's own
-        (`run --answer agent`) then takes its folder from the event's primary root,
-        never from its process (`_answer.Caller.agent_hook`). False (`ROOTS_FROM_CALLER`,
-        the default): the caller's folder is the agent's."""
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """The name of the event `event` is, as this agent's events carry it (in its own
@@ -144,9 +136,232 @@ class Dialect(Protocol):
         the project's when `untrusted`); a name, never mounted. A folder that is not one
         is a ConfigError naming it. Agents without such a variable: `no_hook_dir`."""
 
+    # What `exec` needs to run one command as the agent would (`_exec.exec_request`):
+
+    @property
+    def shell(self) -> tuple[str, ...]:
+        """What a command string runs in, as the agent runs it (`SH`: `/bin/sh -c`;
+        Codex a login shell, `sh -lc`; Copilot's `bash` field, Gemini, Crush, Kiro: bash)."""
+
+    @property
+    def project_vars(self) -> tuple[str, ...]:
+        """Every variable a hook finds naming the project root (`own_project_var`: the
+        `project_dir_var` alone)."""
+
+    @property
+    def roots_in_event(self) -> bool:
+        """Whether the agent's events name the workspace and a hook of its own takes it
+        from the event alone, never from the folder it was started in (Cline: its CLI
+        starts hooks from a hub daemon). False for the others."""
+
+    def exec_place(self, event: Mapping[str, Any], cwd: str, home: str, given: bool) -> ExecPlace:
+        """Where the agent starts a hook it runs in the caller's folder `cwd` for `event`:
+        the project, the folder, other roots (`ExecPlace`). `given`: `--workspace` named
+        the workspace. The default (`caller_folder`): `cwd` for both."""
+
+    def exec_command(
+        self, command: Sequence[str], root: str, home: str, environ: Mapping[str, str]
+    ) -> ExecCommand:
+        """How the agent runs `command` (one string: in its `shell`; several: argv) for
+        the project `root`: its argv, and what it names besides (Goose's PLUGIN_ROOT).
+        `environ`: what the agent gave `exec`. The default: `shell_command`."""
+
+    def event_env(
+        self, event: Mapping[str, Any], root: str, transcript: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> dict[str, str]:  # fmt: skip
+        """The variables the agent sets for a hook besides the project's, from the event,
+        the mounted `root`, the mounted `transcript`, and (`exec`) the agent's `environ`.
+        None (`no_event_env`) for agents that set none."""
+
+    def exec_plugin(self, environ: Mapping[str, str], home: str) -> ExecPlugin | None:
+        """The plugin whose hook `exec` runs, when the agent's `environ` names one the
+        user installed (Claude Code's CLAUDE_PLUGIN_ROOT): mounted at its path, with its
+        own data folder. None (`no_plugin`) for the others."""
+
+    def hook_places(self, home: str) -> list[str]:
+        """The agent's own hook folders in the user's `home` (and the system's): where the
+        files an `exec` command names may be mounted from (`_exec.trusted_places`)."""
+
+    def agent_deadline(self, event: Mapping[str, Any]) -> float | None:
+        """The agent's own deadline for an entry without `timeout` when it depends on the
+        event (Codex's short SessionEnd); None (`no_deadline`): its default for every event."""
+
+    @property
+    def max_input(self) -> int | None:
+        """Bytes of event an `exec` hook may read (Cursor's whole file): more is an error,
+        never a cut. None: no cap of the agent's."""
+
+    def failure_dialect(self, stdin: bytes) -> Dialect:
+        """Whose terms sandboxrun's own failure is answered in for the event on `stdin`:
+        this dialect (`own_failure`), or the agent that runs this agent's wrappers too
+        (Copilot running Claude's)."""
+
+    def untrusted_stderr(self, stdout: bytes, stderr: bytes) -> tuple[bytes, str | None]:
+        """A repository command's stderr as the agent may see it (`exec --untrusted`),
+        for agents that read stderr as an answer (Gemini, when stdout is blank); a note
+        naming what was dropped. The default (`stderr_unchanged`): as it was."""
+
+    # What every entry needs of the event:
+
+    def for_event(self, hook_name: str, event: Mapping[str, Any]) -> Dialect:
+        """Whose reading of the answers applies to `event` (Cline: its SDK's or its
+        extension's); discovery stays this dialect's. The default (`same_reader`): this."""
+
+    def transcript(self, event: Mapping[str, Any], home: str) -> str | None:
+        """The transcript an event names, when it is in the agent's own transcript folder
+        (mounted read-only); None for agents that name none (`no_transcript`)."""
+
+    @property
+    def transcript_for_repository(self) -> bool:
+        """Whether a repository's hook gets the transcript mounted too (not Windsurf's)."""
+
+    @property
+    def session_field(self) -> str | None:
+        """The event's own session field, looked at first (`_sessiontmp.session_of`)."""
+
+    @property
+    def name_field(self) -> str:
+        """The field an event names itself in (`check --events`): `EVENT_FIELD` mostly."""
+
+    @property
+    def env_file_dir(self) -> str | None:
+        """Where the agent keeps the CLAUDE_ENV_FILE it gives the hooks of its session-env
+        events (`_envfile.EVENTS`), below the home: the Claude family's `user_dir`. None:
+        the agent gives none."""
+
+    def next_input(self, stdin: bytes, outcome: HookOutcome) -> bytes:
+        """The input of the next hook of a sequential entry, after `outcome` (Gemini's
+        `sequential`); the default (`same_input`): the same bytes."""
+
+    def pinned_project(self, folder: str, home: str) -> str | None:
+        """The project a session in `folder` belongs to, where its approved hooks may be
+        pinned (`_review.pin_roots`); None (`no_pinned_project`): the folder alone."""
+
+    def default_loop_limit(self, event: str) -> int | None:
+        """An entry's `loop_limit` when it sets none (Cursor's follow-up events); None."""
+
+    @property
+    def message_field(self) -> str | None:
+        """The field of a hook's JSON answer the agent shows the user (the Claude family's
+        `systemMessage`): where `exec` tells of a hook not as approved. None: stderr."""
+
+    @property
+    def transcript_format(self) -> str | None:
+        """How the agent records a session (`check --transcript`'s readers), or None."""
+
 
 # (stdout, stderr, exit code): what an agent reads of one hook's run.
 AgentReply = tuple[bytes, bytes, int]
+
+
+@dataclass(frozen=True, slots=True)
+class ExecPlace:
+    """Where an `exec` hook runs (`Dialect.exec_place`)."""
+
+    project: str  # the folder whose workspace is mounted when --workspace names none
+    cwd: str  # where the agent started the hook: it starts there when that is mounted
+    others: tuple[str, ...] = ()  # the other roots of a multi-root workspace (Cursor's)
+    # The agent's own folder's hooks when it starts a user hook there (Cursor's
+    # ~/.cursor): mounted alone (the rest of that folder holds its credentials).
+    agent_hooks: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExecCommand:
+    """How the agent runs an `exec` command (`Dialect.exec_command`)."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)  # what it names (PLUGIN_ROOT)
+    mounts: tuple[str, ...] = ()  # at their paths: what `env` names
+
+
+@dataclass(frozen=True, slots=True)
+class ExecPlugin:
+    """The installed plugin an `exec` hook belongs to (`Dialect.exec_plugin`)."""
+
+    id: str
+    root: str  # mounted at its path
+    env: Mapping[str, str]  # the variables naming it (root, data)
+    data: str | None = None  # its own data folder: private inside (`_state.plugin_data`)
+
+
+SH = ("/bin/sh", "-c")  # `Dialect.shell` of the agents that run a command string so
+
+
+def own_project_var(dialect: Dialect) -> tuple[str, ...]:
+    """`Dialect.project_vars`' default: its `project_dir_var`, if any."""
+    return (dialect.project_dir_var,) if dialect.project_dir_var else ()
+
+
+def caller_folder(event: Mapping[str, Any], cwd: str, home: str, given: bool) -> ExecPlace:
+    """`Dialect.exec_place`'s default: the caller's folder is the project and the start."""
+    return ExecPlace(cwd, cwd)
+
+
+def shell_command(
+    dialect: Dialect, command: Sequence[str], root: str, home: str, environ: Mapping[str, str]
+) -> ExecCommand:
+    """`Dialect.exec_command`'s default: one string in the agent's shell; several: argv."""
+    return ExecCommand((*dialect.shell, command[0]) if len(command) == 1 else tuple(command))
+
+
+def no_event_env(
+    event: Mapping[str, Any], root: str, transcript: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, str]:  # fmt: skip
+    """`Dialect.event_env`'s default: the agent sets no variable of the event."""
+    return {}
+
+
+def no_plugin(environ: Mapping[str, str], home: str) -> None:
+    """`Dialect.exec_plugin`'s default: the agent names no plugin to `exec`."""
+    return None
+
+
+def no_hook_places(home: str) -> list[str]:
+    """`Dialect.hook_places`' default: no hook folder of the agent's own."""
+    return []
+
+
+def no_deadline(event: Mapping[str, Any]) -> None:
+    """`Dialect.agent_deadline`'s default: the agent's default applies to every event."""
+    return None
+
+
+def own_failure(dialect: Dialect, stdin: bytes) -> Dialect:
+    """`Dialect.failure_dialect`'s default: the agent's own terms."""
+    return dialect
+
+
+def stderr_unchanged(stdout: bytes, stderr: bytes) -> tuple[bytes, None]:
+    """`Dialect.untrusted_stderr`'s default: the agent never reads stderr as an answer."""
+    return stderr, None
+
+
+def same_reader(dialect: Dialect, hook_name: str, event: Mapping[str, Any]) -> Dialect:
+    """`Dialect.for_event`'s default: every event is read by the dialect itself."""
+    return dialect
+
+
+def no_transcript(event: Mapping[str, Any], home: str) -> None:
+    """`Dialect.transcript`'s default: the agent hands its hooks no transcript."""
+    return None
+
+
+def same_input(stdin: bytes, outcome: HookOutcome) -> bytes:
+    """`Dialect.next_input`'s default: each hook reads the event as it came."""
+    return stdin
+
+
+def no_pinned_project(folder: str, home: str) -> None:
+    """`Dialect.pinned_project`'s default: pins are in the workspace's own folder."""
+    return None
+
+
+def no_loop_limit(event: str) -> None:
+    """`Dialect.default_loop_limit`'s default: the agent has no loop limit."""
+    return None
 
 
 # The field most agents' events name themselves in (the Claude family, Codex, Cursor,
@@ -159,10 +374,6 @@ def named_event(event: Mapping[str, Any], field: str = EVENT_FIELD) -> str | Non
     non-empty string (any other value names nothing)."""
     name = event.get(field)
     return name if isinstance(name, str) and name else None
-
-
-# `Dialect.roots_in_event`'s default: the hook's own folder is the one the agent gave it.
-ROOTS_FROM_CALLER = False
 
 
 def never_sequential(hook_name: str) -> bool:

@@ -32,12 +32,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from .._errors import ConfigError
 from .._install.record import Record
 from .._log import logger
 from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
 from . import cline_sdk as sdk
 from .base import (
+    SH,
     AgentReply,
+    ExecPlace,
+    caller_folder,
     clean_answer,
     escape_name,
     event_bytes,
@@ -45,11 +49,22 @@ from .base import (
     lines,
     named_event,
     never_sequential,
+    no_deadline,
+    no_event_env,
     no_hook_dir,
+    no_loop_limit,
+    no_pinned_project,
+    no_plugin,
+    no_transcript,
     outcome_fields,
+    own_failure,
+    own_project_var,
+    same_input,
     sandbox_ending,
+    shell_command,
     source_of,
     stderr_is_shown,
+    stderr_unchanged,
     unique_mounts,
 )
 from .files import DANGLING, unreadable
@@ -136,8 +151,42 @@ class ClineDialect:
     # Both engines name the workspace in every event (`workspaceRoots`), and the CLI may
     # start a hook from a daemon whose folder and environment are another run's: a hook
     # of Cline's (an installed shim) takes its roots from the event alone
-    # (`Dialect.roots_in_event`, `_answer.Caller.agent_hook`).
+    # (`_answer.Caller.agent_hook`).
     roots_in_event = True
+    shell = SH
+    project_vars = property(own_project_var)
+    exec_command = shell_command
+    event_env = staticmethod(no_event_env)
+    exec_plugin = staticmethod(no_plugin)
+    agent_deadline = staticmethod(no_deadline)
+    max_input = None
+    failure_dialect = own_failure
+    untrusted_stderr = staticmethod(stderr_unchanged)
+    transcript = staticmethod(no_transcript)
+    transcript_for_repository = True
+    session_field = None
+    name_field = "hookName"  # (`event_name`)
+    env_file_dir = None
+    next_input = staticmethod(same_input)
+    pinned_project = staticmethod(no_pinned_project)
+    default_loop_limit = staticmethod(no_loop_limit)
+    message_field = None
+    transcript_format = None
+
+    def exec_place(self, event: Mapping[str, Any], cwd: str, home: str, given: bool) -> ExecPlace:
+        """Its hooks may start in another run's folder (the CLI's hub daemon), so unless
+        `--workspace` names one, the event's primary root, never the caller's folder, is
+        the workspace, and the hook starts there, as Cline starts its hooks."""
+        if given:
+            return caller_folder(event, cwd, home, given)
+        roots = self.event_workspaces(event)
+        if not roots or not isinstance(roots[0], str) or not os.path.isabs(roots[0]):
+            raise ConfigError("no workspace: the event names no absolute workspaceRoots"
+                              " (--workspace names one)")  # fmt: skip
+        return ExecPlace(roots[0], roots[0])
+
+    def hook_places(self, home: str) -> list[str]:
+        return [os.path.join(home, d) for d in self.global_dirs]
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """The event's name: Cline's `hookName`."""

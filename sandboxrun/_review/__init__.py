@@ -384,20 +384,21 @@ def exec_note(agent: str, stdout: bytes, exit_code: int, status: str) -> tuple[b
     only the debug log: stderr there may be what the agent reads as a block's reason."""
     import json
 
-    from .._dialects.claude.dialect import ClaudeDialect
     from .._dialects.registry import DIALECTS
 
     note = f"sandboxrun: {review_note(status, status == 'awaiting review')}"
     if exit_code != 0:
         logger.debug("{}", note)
         return stdout, b""
-    if isinstance(DIALECTS.get(agent), ClaudeDialect):
+    dialect = DIALECTS.get(agent)
+    field = dialect.message_field if dialect is not None else None  # (Claude's systemMessage)
+    if field:
         try:
             data = json.loads(stdout) if stdout.strip() else {}
         except (ValueError, RecursionError):
             data = None
         if isinstance(data, dict):
-            old = data.get("systemMessage")
-            data["systemMessage"] = f"{old}\n{note}" if isinstance(old, str) and old else note
+            old = data.get(field)
+            data[field] = f"{old}\n{note}" if isinstance(old, str) and old else note
             return json.dumps(data, ensure_ascii=True).encode() + b"\n", b""
     return stdout, (note + "\n").encode()

@@ -45,11 +45,9 @@ LEGACY_UNKNOWN = frozenset({"timeout"})
 def default(agent: str, event: str, name: str) -> Any:
     """The value field `name` has when the entry does not set it."""
     if name == "loop_limit":
-        if agent != "cursor":  # only Cursor has it: its dialect is not imported otherwise
-            return None
-        from .._dialects.cursor.answer import DEFAULT_LOOP_LIMIT, FOLLOWUP_EVENTS
+        from .._dialects.registry import DIALECTS  # (the agent's, already imported)
 
-        return DEFAULT_LOOP_LIMIT if event in FOLLOWUP_EVENTS else None
+        return DIALECTS[agent].default_loop_limit(event)  # only Cursor has one
     if name == "env":
         return {}
     return None if name == "timeout" else False

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._dialects.base import WORKSPACE_SOURCES
 from .._types import HookSpec
@@ -25,22 +25,21 @@ from .fields import restore
 from .pins import Pin, PinStore, key_of
 
 if TYPE_CHECKING:
+    from .._dialects.base import Dialect
     from . import Seen
 
 REMOVED = "removed"
 
 
-def pin_roots(dialect: Any, workspaces: Sequence[str], home: str) -> list[str]:
+def pin_roots(dialect: Dialect, workspaces: Sequence[str], home: str) -> list[str]:
     """Where the approved pins of these workspaces can be: each root, and for Claude's
     family the project a session in a subfolder belongs to (its hooks are pinned there,
     `hook_root`), found from the filesystem as discovery finds it, since with every hook
     of the project deleted no hook names it any more."""
     roots = [os.path.realpath(w) for w in workspaces]
-    marker = getattr(dialect, "project_dir", None)
-    if getattr(dialect, "project_dir_var", None) and isinstance(marker, str) and workspaces:
-        from .._dialects.claude.settings import project_root
-
-        roots.append(os.path.realpath(project_root(workspaces[0], home, marker)))
+    project = dialect.pinned_project(workspaces[0], home) if workspaces else None
+    if project is not None:
+        roots.append(os.path.realpath(project))
     return list(dict.fromkeys(roots))
 
 

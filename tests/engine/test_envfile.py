@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from sandboxrun import DockerBackend, ExecRequest, _envfile
-from sandboxrun._backends.docker.backend import _file_size_limit
+from sandboxrun._backends.docker.spec import file_size_limit
 from sandboxrun._state import hook_ids
 
 from .conftest import cli, engine_settings
@@ -86,7 +86,7 @@ def test_an_env_file_written_without_end_stays_bounded(engine: DockerBackend) ->
     """The hook writes 200 MiB to its CLAUDE_ENV_FILE: the host file never passes the
     bound (RLIMIT_FSIZE; the watch ends it far sooner), and the run still answers."""
     settings = engine.settings
-    bound = _file_size_limit(settings).soft
+    bound = file_size_limit(settings).soft
     path = _envfile.new_file(*hook_ids(settings.user))
     largest = [0]
     done = threading.Event()
@@ -133,4 +133,4 @@ def test_exec_answers_when_the_env_file_overflows(
 
 
 def test_engine_settings_bound_is_the_tmpfs_size() -> None:
-    assert _file_size_limit(engine_settings()).soft == 64 << 20
+    assert file_size_limit(engine_settings()).soft == 64 << 20

@@ -19,6 +19,7 @@ import pytest
 
 from sandboxrun import DockerBackend, ExecRequest, ExecResult
 from sandboxrun._backends.docker import backend as backend_module
+from sandboxrun._backends.docker import stream as stream_module
 from sandboxrun._backends.helper import FRAME_MARK
 
 from .conftest import engine_settings
@@ -48,7 +49,7 @@ def warm(engine: DockerBackend, monkeypatch: pytest.MonkeyPatch) -> Iterator[Spy
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message)
         pytest.skip(message)
-    real_wait, real_nonce = backend.api.wait, backend_module.new_nonce
+    real_wait, real_nonce = backend.api.wait, stream_module.new_nonce
 
     def wait(*a: Any, **kw: Any) -> Any:
         backend.waits += 1
@@ -59,7 +60,7 @@ def warm(engine: DockerBackend, monkeypatch: pytest.MonkeyPatch) -> Iterator[Spy
         return backend.nonces[-1]
 
     monkeypatch.setattr(backend.api, "wait", wait)
-    monkeypatch.setattr(backend_module, "new_nonce", nonce)
+    monkeypatch.setattr(stream_module, "new_nonce", nonce)
     with backend:
         yield backend
 
@@ -147,7 +148,6 @@ def test_the_output_cap_comes_in_the_frame(warm: Spy, ws: Path) -> None:
 
 def test_an_oom_kill_comes_in_the_frame(engine: DockerBackend, warm: Spy, ws: Path) -> None:
     warm.settings = warm.settings.model_copy(update={"memory": "64m"})
-    warm._memory = 64 << 20
     req = request(ws, "python3 -c 'x = bytearray(512 << 20)'; echo survived")
     result = framed(warm, req)
     assert result.oom_killed, result

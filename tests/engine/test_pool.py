@@ -21,7 +21,7 @@ import docker.errors
 import pytest
 
 from sandboxrun import DockerBackend, ExecRequest, ExecResult, HookFactory, SandboxrunError
-from sandboxrun._backends.docker.backend import _Run
+from sandboxrun._backends.docker.stream import Run
 from sandboxrun._backends.labels import MANAGED as LABEL
 from sandboxrun._state import hook_ids
 
@@ -341,14 +341,14 @@ def test_a_warm_run_whose_container_is_removed_under_it_is_not_run_again(
 
     monkeypatch.setattr(warm.api, "inspect_container", gone)
     timers: list[threading.Timer] = []
-    execute = _Run.execute
+    execute = Run.execute
 
-    def delivered_then_aborted(run: _Run) -> ExecResult:
+    def delivered_then_aborted(run: Run) -> ExecResult:
         timers.append(threading.Timer(1.5, warm.abort))
         timers[-1].start()
         return execute(run)
 
-    monkeypatch.setattr(_Run, "execute", delivered_then_aborted)
+    monkeypatch.setattr(Run, "execute", delivered_then_aborted)
     cold: list[ExecRequest] = []
 
     def run_cold(r: ExecRequest) -> ExecResult:

@@ -502,7 +502,7 @@ def test_two_claimers_race_for_one_pod_and_exactly_one_wins(cluster: KubeCluster
         # A stale view loses too, even with no one else about.
         assert not claim(a.cluster.core, cluster.namespace, name, seen, a.run_id + "x")
     finally:
-        owner._delete(name)
+        owner._remove(name)
         for x in (owner, a, b):
             x.close()
 

@@ -12,6 +12,9 @@ the developer's hooks), as `_no_account_socket` and `_no_server_started` do in t
 tests' process. The tests of the start on first use name a `serve_socket` of their own.
 A wrapper `install` writes starts Python with `-I`: none of this reaches it.
 
+`SANDBOX_TEST_NO_ENGINE`: a unit test's command makes no Docker client (the test's own
+process neither: tests/conftest.py's `_no_engine`), as on a machine with no engine.
+
 Variables of the tests only, read here: sandboxrun itself reads no variable for its
 data folder (a repository can set a hook's environment). sandboxrun is not imported
 here: `_userconfig` and `_client` are patched when something imports them (the cold-import tests see
@@ -65,7 +68,22 @@ def _no_start(module: ModuleType, folder: str) -> None:
     module.start_server = start_server
 
 
+def _no_engine(module: ModuleType, folder: str) -> None:
+    """No Docker client made (a unit test's command: `SANDBOX_TEST_NO_ENGINE`, set by
+    tests/conftest.py's `_no_engine`): it fails as an engine that is not there."""
+    why = os.environ["SANDBOX_TEST_NO_ENGINE"]
+
+    def refuse(self: object, *args: object, **kwargs: object) -> None:
+        from docker.errors import DockerException
+
+        raise DockerException(why)
+
+    module.APIClient.__init__ = refuse
+
+
 PATCHES = {"sandboxrun._userconfig": _redirect, "sandboxrun._client": _no_start}
+if os.environ.get("SANDBOX_TEST_NO_ENGINE"):
+    PATCHES["docker.api.client"] = _no_engine
 
 
 class _Finder:

@@ -6,6 +6,19 @@ The life of one run (DESIGN.md §4, reference/sandboxing.md):
     half-close -> read output as it comes, bounded -> [deadline: SIGKILL] -> EOF ->
     exit code + OOMKilled -> answer -> remove (always; in the background, see below)
 
+This module is the lifecycle: the preflight (`check`: the image, its helper, the
+runtime; the first success sweeps stale containers, `reaper.py`), the container's
+creation with its labels and deadline (the reaper's cue), its networks, and its
+removal. The rest is in four places, each read on its own:
+
+- `../lifecycle.py`: what the Docker and Kubernetes backends share (run: warm then
+  cold, the background remover, `abort`, `close`, `prewarm`, the pool's making);
+- `spec.py`: the container's hardening alone (`container_config`), the list that
+  docs/sandbox.md promises, checked item by item by tests/test_docker_spec.py;
+- `stream.py`: the stream of one run (`Run`): stdin in, output within its caps, the
+  deadline's kill, the answer;
+- `warm.py`: the warm path, how a run uses the pool (`../pool.py`).
+
 Cleanup is off the critical path: the result is returned while a small executor of
 the backend removes the container (and runs the first check's stale-container sweep).
 A container waiting for removal stays in `_active`, so `abort()` (SIGTERM) removes it
@@ -14,91 +27,44 @@ does the interpreter at exit (the executor's threads are joined); after a SIGKIL
 labels let `reap` find it, as for a run cut short.
 
 The deadline is ours, not the engine's: a timer kills the container at expiry, and
-a watchdog shuts the socket down if the stream still has not ended shortly after.
-Kills run on timer threads, never on the reading thread: the engine drains the
-attach stream before a container can exit, so a reader that stopped to kill
-would wait behind its own unread output.
-
-The warm path (`warm=True`, `.._backends/pool.py`) runs the same config with a gate: the container
-is attached and started ahead of time, and a run takes its stream and delivers the event
-instead of starting it; the reading, limits and reporting are this same `_Run`. With an image whose
-helper writes a final frame (`helper.FrameReader`), a run (warm or cold) answers when the frame
-has come on both streams: the exit status and the kill reason (deadline, output cap, OOM)
-come from the helper, before the container's exit and teardown (~50-70 ms on runc), and
-without asking the engine (`wait`, `inspect`). Without a frame (an older image, or a
-helper killed from outside) the run ends as a cold one does.
+a watchdog shuts the socket down if the stream still has not ended shortly after
+(`stream.py`). With an image whose helper writes a final frame (`helper.FrameReader`),
+a run (warm or cold) answers when the frame has come on both streams: the exit status
+and the kill reason (deadline, output cap, OOM) come from the helper, before the
+container's exit and teardown (~50-70 ms on runc), and without asking the engine
+(`wait`, `inspect`). Without a frame (an older image, or a helper killed from outside)
+the run ends as a cold one does.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
-import re
-import select
-import socket
-import tempfile
 import threading
 import time
-import uuid
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from docker.errors import NotFound
-from docker.types import LogConfig, Mount, Ulimit
-from docker.utils.socket import STDERR, STDOUT, frames_iter
 
-from ... import _envfile, _settings
-from ..._envfile import TARGET as ENV_FILE_TARGET
-from ..._errors import ConfigError, RuntimeMissing, SandboxrunError
+from ... import _settings
+from ..._errors import RuntimeMissing, SandboxrunError
 from ..._log import logger
-from ..._mounts import home_layout, system_reason, under
-from ..._settings import Settings, parse_size
-from ..._state import hook_ids
+from ..._settings import Settings
 from ..._types import ExecRequest, ExecResult
-from ..base import cancellable, refuse_cancelled
-from ..environment import hook_environment as _environment
-from ..helper import (
-    DEADLINE_GRACE,
-    Frame,
-    FrameReader,
-    Helper,
-    deadline_reached,
-    frame_header,
-    image_helper,
-    new_nonce,
-    start_error,
-)
-from ..helper import command as helper_command
+from ..base import cancellable
+from ..helper import Helper, image_helper
 from ..image_tools import ImageTools, image_tools
 from ..labels import DEADLINE, MANAGED, container_labels, owner_labels
+from ..lifecycle import DEADLINE_SLACK
 from .engine import connect, engine_errors, retry_engine
 from .network import ensure_network
+from .spec import container_config, write_hosts
+from .stream import Run, close_stream
+from .warm import WarmPath
 
-if TYPE_CHECKING:  # imported where used: a cold run without an allowlist needs neither
-    from ..pool import Pool
+if TYPE_CHECKING:  # imported where used: a cold run without an allowlist needs none
     from .allowlist import HookNet
 from .reaper import reap
-
-# What an allowlist hook's /etc/resolv.conf says (shipped with the package).
-RESOLV_CONF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "allowlist-resolv.conf")
-STREAM_GRACE = 10.0  # seconds after the deadline before we stop waiting for the stream
-ENV_FILE_POLL = 0.05  # seconds between two looks at a running hook's CLAUDE_ENV_FILE
-# A pooled container's helper gives up waiting this long after the pool would have
-# removed it: the backstop for a pool whose owner died, never a race with a claim.
-GATE_MARGIN = 60.0
-# MaskedPaths replaces the engine's default list, so it starts with Docker's own (20.10 to
-# 27), then hides what identifies the host and no hook needs: the kernel command line, the
-# boot id, loaded modules, disks, the hardware's make and serial numbers.
-MASKED_PATHS = [
-    "/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-    "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
-    "/sys/firmware", "/sys/devices/virtual/powercap",
-    "/proc/cmdline", "/proc/bootconfig", "/proc/config.gz", "/proc/sys/kernel/random/boot_id",
-    "/proc/modules", "/proc/partitions", "/proc/diskstats", "/sys/devices/virtual/dmi",
-]  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -108,16 +74,13 @@ class EngineFacts:
     default_runtime: str
 
 
-class DockerBackend:
+class DockerBackend(WarmPath):
     """Runs each `ExecRequest` in its own container, then removes it.
 
     `warm=True` (for a long-lived owner: a platform's process, `serve`) keeps pools of
     containers started ahead of time (settings `pool_size`, `pool_total`, `pool_idle`);
     `close()` (or `with`) removes them. The first run of a kind is cold and starts its
     pool; `prewarm` starts one ahead of the first run."""
-
-    # Seconds a run waits for a pooled container that is starting before it goes cold.
-    claim_wait = 5.0
 
     def __init__(
         self,
@@ -126,17 +89,11 @@ class DockerBackend:
         cache_dir: str | None = None,
         warm: bool = False,
     ) -> None:
-        self.settings = settings
+        super().__init__(settings, warm)
         # Where the image's listing is kept between runs (`_image_tools`).
         self.cache_dir = cache_dir or os.path.join(_settings.account_home(), ".cache", "sandboxrun")
         self._client = client  # connected on first use: building a backend never fails
-        self.run_id = uuid.uuid4().hex
-        self._count = 0
-        self._lock = threading.RLock()  # the lazy client is reached while it is held
-        self._active: set[str] = set()  # containers of runs in flight, for abort()
-        self._remover: ThreadPoolExecutor | None = None  # cleanup after the answer
         self._hosts: str | None = None  # the /etc/hosts of hooks without network; "": none
-        self._memory = parse_size(settings.memory)
         self._helper: Helper | bool | None = False  # the image's helper; False: unknown
         self._checked = False
         self._network_id: str | None = None
@@ -144,8 +101,6 @@ class DockerBackend:
         self._image_id = ""
         self._tools: dict[str, ImageTools | None] = {}  # by image id
         self._tools_lock = threading.Lock()  # one probe, however many hooks ask at once
-        self.warm = warm and settings.pool_size > 0
-        self._pool: Pool | None = None  # made at the first warm run, ended by close()
         self._attached: dict[str, Any] = {}  # idle pooled containers' streams, by id
 
     @property
@@ -198,13 +153,6 @@ class DockerBackend:
         with engine_errors(self.settings.docker_host, self.settings.image):
             self.api.ping()
 
-    def stats(self) -> dict[str, int]:
-        """The warm pool for `serve`'s metrics (`pool.stats`)."""
-        from ..pool import stats
-
-        with self._lock:
-            return stats(self._pool)
-
     def helper(self) -> Helper | None:
         """The image's init helper (`_backends/helper.py`), or None: hooks run under docker-init."""
         return self._seccomp_helper()
@@ -216,20 +164,6 @@ class DockerBackend:
             logger.warning("stale-container sweep failed: {}", exc)
 
     # -- one run -----------------------------------------------------------------
-
-    def run(self, request: ExecRequest) -> ExecResult:
-        refuse_cancelled(request)
-        self.check()  # whatever the entry point: never a run without the preflight
-        if self.warm:
-            result = self._run_warm(request)
-            if result is not None:
-                return result
-        return self._run_cold(request)
-
-    def _name(self) -> str:
-        with self._lock:
-            self._count += 1
-            return f"sandboxrun-{self.run_id[:12]}-{self._count}"
 
     def _run_cold(self, request: ExecRequest) -> ExecResult:
         name = self._name()
@@ -251,7 +185,7 @@ class DockerBackend:
                 try:
                     # Removed, not killed, on cancel: a container not yet started never starts.
                     with cancellable(request, lambda: self._remove(cid)):
-                        result = _Run(self, cid, request, created, framed=framed).execute()
+                        result = Run(self, cid, request, created, framed=framed).execute()
                 finally:
                     if net:  # its network can only go once the container has gone
                         self._remove_now(cid)
@@ -281,137 +215,6 @@ class DockerBackend:
                 found = image_tools(self._run_cold, self.settings.image, image_id, self.cache_dir)
                 self._tools[image_id] = found
             return self._tools[image_id]
-
-    def abort(self) -> None:
-        """Remove every container of a run still in flight (we are being stopped)."""
-        with self._lock:
-            doomed = list(self._active)
-        for cid in doomed:  # a warm run's too; the idle pool stays (`close()` ends it)
-            self._remove(cid)
-
-    def close(self) -> None:
-        """Remove the pools' containers (waiting for launches under way), and wait until
-        every container of this backend's runs is removed. The backend stays usable: a
-        later run starts a new remover (and runs cold: a closed pool stays closed)."""
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.close()
-        with self._lock:
-            remover, self._remover = self._remover, None
-        if remover is not None:
-            remover.shutdown(wait=True)
-
-    def __enter__(self) -> DockerBackend:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # -- the warm path -------------------------------------------------------------
-
-    def prewarm(self, request: ExecRequest, wait: float = 0.0) -> bool:
-        """Start the pool for requests like `request` (its stdin is not used); with
-        `wait`, wait up to that many seconds for a container to be ready. False: this
-        request is never pooled (see `_pooled`), or none was ready in time."""
-        self.check()
-        pooled = self._pooled(request)
-        if pooled is None:
-            return False
-        key, make, pool = pooled
-        pool.want(key, make)
-        return pool.ready(key, wait) if wait > 0 else True
-
-    def _pooled(
-        self, request: ExecRequest
-    ) -> tuple[str, Callable[[], dict[str, Any]], Pool] | None:
-        """The pool key of `request`, how to make its containers, and the pool (made
-        here on first use, and again after `close()`); None when it goes cold: not warm,
-        an image whose helper has no gate (the hook would start before its event), a
-        host folder or file of its own mounted read-write (a hook state, a session's
-        /tmp, plugin data, a CLAUDE_ENV_FILE made for this one run, a changed hook's
-        approved files), or a network allowlist (a network made per run)."""
-        helper = self._seccomp_helper()
-        if (
-            not self.warm or helper is None or not helper.gate or request.state or request.tmp
-            or request.env_file or any(source for _, source in request.private_dirs)
-            or request.overlays or self.settings.network == "allowlist"
-        ):  # fmt: skip
-            return None
-        from ..pool import Pool, pool_key
-
-        base = dataclasses.replace(request, stdin=b"", cancel=None)  # the pool keeps no event
-        gate = self.settings.pool_idle + GATE_MARGIN
-
-        def make() -> dict[str, Any]:
-            return self._config(base, self._name(), helper, gate=gate, frame=helper.frame)
-
-        with engine_errors(self.settings.docker_host, self.settings.image):
-            key = pool_key(make())
-        s = self.settings
-        with self._lock:
-            if self._pool is None:
-                self._pool = Pool(
-                    self._launch, self._remove, s.pool_size, s.pool_total, s.pool_idle
-                )
-            return key, make, self._pool
-
-    def _run_warm(self, request: ExecRequest) -> ExecResult | None:
-        """Run in a pooled container; None: none was ready (or it is in doubt), go cold."""
-        pooled = self._pooled(request)
-        if pooled is None:
-            return None
-        key, make, pool = pooled
-        pool.want(key, make)  # its first run waits for the first launch
-        cid = pool.take(key, wait=self.claim_wait)
-        if cid is None:
-            return None
-        with self._lock:
-            self._active.add(cid)
-        framed = bool(self._helper and isinstance(self._helper, Helper) and self._helper.frame)
-        with self._lock:
-            attached = self._attached.pop(cid, None)  # attached at its launch (`_launch`)
-        try:
-            with cancellable(request, lambda: self._remove(cid)):
-                run = _Run(self, cid, request, time.monotonic(), warm=True, framed=framed)
-                try:
-                    run.attach(attached)
-                except _Stale:  # its stream says it ended while idle: nothing delivered
-                    logger.info("pooled container {} had exited: running cold", cid[:12])
-                    return None
-                except Exception as exc:  # gone (removed by someone else?): nothing delivered
-                    logger.info("pooled container {} unreachable: {}", cid[:12], exc)
-                    if attached is not None:
-                        _detach(attached)
-                    return None
-                try:
-                    with engine_errors(self.settings.docker_host, self.settings.image):
-                        return run.execute()
-                except _Stale:  # it ended while idle: nothing took the event; run cold
-                    logger.info("pooled container {} had exited: running cold", cid[:12])
-                    return None
-        finally:
-            with self._lock:
-                self._active.discard(cid)
-            pool.retire(cid)  # single use: removed, off the answer's path
-            pool.want(key, make)  # and replaced (unless closed meanwhile)
-
-    def _launch(self, config: dict[str, Any]) -> str:
-        """Create, attach and start a pooled container; it waits at its gate. Attached
-        before its start (as `docker run` does), so a run that takes it only writes its
-        event and reads: no attach on the answer's path, and no question to the engine
-        whether it still runs (an exit ends the stream we hold: `_Run.attach`)."""
-        with engine_errors(self.settings.docker_host, self.settings.image):
-            cid = str(retry_engine(self.api.create_container)(**config)["Id"])
-            try:
-                attached = _attach(self.api, cid)
-                with self._lock:
-                    self._attached[cid] = attached
-                self.api.start(cid)
-            except BaseException:
-                self._remove(cid)
-                raise
-            return cid
 
     def _seccomp_helper(self) -> Helper | None:
         """The image's helper (see `_backends/helper.py`), looked up once; images without it run
@@ -446,15 +249,8 @@ class DockerBackend:
                     labels={MANAGED: "1"},  # no owner, no deadline: only `reap --all` ends it
                 )  # fmt: skip
             proxy = self._proxy_id
-        deadline = int(time.time() + timeout + 2 * STREAM_GRACE + 60)  # the sweep's cue
+        deadline = int(time.time() + timeout + DEADLINE_SLACK + 60)  # the sweep's cue
         return attach(self.api, proxy, {**owner_labels(), DEADLINE: str(deadline)})
-
-    def _in_background(self, fn: Callable[..., None], *args: Any) -> None:
-        """Cleanup after (or beside) the answer; `close()` waits for it."""
-        with self._lock:
-            if self._remover is None:
-                self._remover = ThreadPoolExecutor(2, thread_name_prefix="sandboxrun-cleanup")
-            self._remover.submit(fn, *args)
 
     def _remove_now(self, cid: str) -> None:
         self._remove(cid)
@@ -466,14 +262,14 @@ class DockerBackend:
         it cannot be written: the run then goes without NetworkDisabled, as before."""
         with self._lock:
             if self._hosts is None:
-                self._hosts = _write_hosts(self.cache_dir)
+                self._hosts = write_hosts(self.cache_dir)
             return self._hosts or None
 
     def _remove(self, cid: str) -> None:
         with self._lock:
             attached = self._attached.pop(cid, None)  # an idle pooled container's stream
         if attached is not None:
-            _detach(attached)
+            close_stream(attached)
         try:
             # v: an image's VOLUMEs make anonymous volumes; they go with the container.
             retry_engine(self.api.remove_container)(cid, force=True, v=True)
@@ -491,493 +287,17 @@ class DockerBackend:
         gate: float | None = None,
         frame: bool = False,
     ) -> dict[str, Any]:
-        """The container for `request`. `gate`: started ahead of time, its hook waits
-        for the event at most that long (the pool's; everything else is the same).
-        `frame`: its helper ends the run with a final frame (`_Run` then sends a nonce)."""
+        """The container for `request` (`spec.container_config`), with this backend's
+        labels and deadline (the reaper's cue), network and hosts file."""
         s = self.settings
-        uid, gid = hook_ids(s.user)
-        tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
-        mounts = _read_only_mounts(request.mounts, s.allowed_roots)
-        layout = home_layout(request.mounts, state=bool(request.state))
-        if request.state and layout.state_at:  # the hook's persistent home (`_state`)
-            mounts.append(Mount(target=layout.state_at, source=request.state, type="bind"))
-        private = [path for path, _ in request.private_dirs]
-        private_tmpfs: dict[str, str] = {}
-        for path, source in request.private_dirs:  # CLAUDE_PLUGIN_DATA: ours, or a tmpfs
-            if source:
-                mounts.append(Mount(target=path, source=source, type="bind"))
-            else:
-                private_tmpfs[path] = f"{tmpfs},mode=0700,uid={uid},gid={gid}"
-        if net:  # no names resolved inside: the proxy resolves them (see `dns` below)
-            mounts.append(Mount(target="/etc/resolv.conf", source=RESOLV_CONF, type="bind",
-                                read_only=True))  # fmt: skip
-        ulimits = [
-            Ulimit(name="nofile", soft=s.nofile, hard=s.nofile),
-            Ulimit(name="core", soft=0, hard=0),
-        ]
-        for target, source in request.overlays:  # a changed hook's approved files (`_review`)
-            mounts.append(Mount(target=target, source=source, type="bind", read_only=True))
-        if request.env_file:  # CLAUDE_ENV_FILE: a host file of ours, read back afterwards
-            mounts.append(Mount(target=ENV_FILE_TARGET, source=request.env_file, type="bind"))
-            private.append(ENV_FILE_TARGET)
-        scratch = {"/tmp": f"{tmpfs},mode=1777"}
-        if request.tmp:  # the session's shared /tmp (`_sessiontmp`): a host folder of ours
-            _check_nothing_below_tmp([m["Target"] for m in mounts]
-                                     + [*layout.tmpfs, *private_tmpfs])  # fmt: skip
-            mounts.append(Mount(target="/tmp", source=request.tmp, type="bind"))
-            scratch = {}
-        if request.env_file or request.tmp:  # host files the hook writes: bounded each
-            ulimits.append(_file_size_limit(s))
-        hosts = self._hosts_file() if net is None and s.network == "none" else None
-        if hosts:  # NetworkDisabled (below): the engine writes no /etc/hosts of its own
-            mounts.append(Mount(target="/etc/hosts", source=hosts, type="bind", read_only=True))
-        host_config = self.api.create_host_config(
-            mounts=mounts,
+        deadline = int(time.time() + (gate or 0) + request.timeout + DEADLINE_SLACK)
+        return container_config(
+            self.api, s, request, name=name, helper=helper, net=net, gate=gate, frame=frame,
+            labels=container_labels(deadline, run=self.run_id, hook=request.label),
             # "none" unless the user's own settings say bridge (our own bridge) or
             # allowlist (an internal network of its own whose only way out is the proxy).
             network_mode=net.network_id
             if net
             else (self._network() if s.network == "bridge" else "none"),
-            read_only=True,
-            tmpfs={
-                **scratch,
-                # The home and its folders (`_mounts.home_layout`), owned by the hook's
-                # user: runc would give a tmpfs the mode of the folder it covers.
-                **{t: f"{tmpfs},mode=0700,uid={uid},gid={gid}" for t in layout.tmpfs},
-                **private_tmpfs,
-            },
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges:true"],
-            init=not (helper and helper.protocol >= 2),  # a protocol-2 helper is the init
-            mem_limit=self._memory,
-            memswap_limit=self._memory,  # equal: no swap on top of the limit
-            pids_limit=s.pids,
-            nano_cpus=int(s.cpus * 1e9),
-            shm_size=16 << 20,
-            ulimits=ulimits,
-            log_config=LogConfig(type=LogConfig.types.NONE),
-            group_add=[str(g) for g in s.groups] or None,  # only groups the user configured
-            runtime=s.runtime,
-            # Allowlist hooks: Docker's embedded DNS (127.0.0.11) cannot be turned off on a
-            # user network, and Docker 20.10 forwards outside names from an internal
-            # network to the host's resolver (CVE-2024-29018): a way out. Told to forward
-            # to the container's own loopback, it sends no query anywhere. The hook's
-            # resolv.conf names that loopback too, so a lookup fails at once instead of
-            # waiting on the embedded resolver. The proxy is reached by its address.
-            dns=["127.0.0.1"] if net else None,
-        )
-        host_config["MaskedPaths"] = MASKED_PATHS  # docker-py has no argument for it
-        deadline = int(time.time() + (gate or 0) + request.timeout + 2 * STREAM_GRACE)
-        return {
-            "image": s.image,
-            # The image's ENTRYPOINT must not stand between us and the hook: reset it.
-            "entrypoint": [""],
-            "command": helper_command(
-                helper,
-                request.argv,
-                request.timeout,
-                [*layout.writable, *private],  # the home's folders, the env file, plugin data
-                s.runtime,
-                landlock_optional=s.landlock == "optional",
-                gate=gate,
-                frame=frame,
-            ),
-            "name": name,
-            "user": f"{uid}:{gid}",
-            "working_dir": request.workdir,
-            # The proxy's variables last: nothing the dialect passes replaces them.
-            "environment": {
-                **_environment(request.env, layout.home),
-                **(net.environment() if net else {}),
-            },
-            "labels": container_labels(deadline, run=self.run_id, hook=request.label),
-            "stdin_open": True,  # with detach=False docker-py also sets StdinOnce
-            # Not the proxies of ~/.docker/config.json: nothing of the host's goes in.
-            "use_config_proxy": False,
-            # With "none", NetworkDisabled too: the engine then makes no network sandbox
-            # (`start` ~100 ms faster, bench/network_mode.py); the namespace still holds
-            # only `lo`, and NetworkMode stays "none" for an engine that ignores it. It
-            # writes no /etc/hosts then: ours (above) keeps `localhost` resolving.
-            "network_disabled": hosts is not None,
-            "tty": False,
-            "host_config": host_config,
-        }
-
-
-class _Stale(Exception):
-    """A pooled container had exited before the attach: nothing took the event."""
-
-
-class _Run:
-    """The mutable state of one container's run; used once."""
-
-    def __init__(
-        self,
-        backend: DockerBackend,
-        cid: str,
-        request: ExecRequest,
-        created: float,
-        warm: bool = False,
-        framed: bool = False,
-    ) -> None:
-        self.b, self.cid, self.req, self.created = backend, cid, request, created
-        self.warm = warm  # started ahead of time, waiting at its gate: deliver, not start
-        # Its helper reads this nonce before the event and ends with a frame carrying it.
-        self.nonce = new_nonce() if framed else None
-        self.frames = (FrameReader(self.nonce), FrameReader(self.nonce)) if self.nonce else ()
-        self.stale = False  # it had exited before our attach (`_check_alive`)
-        self.attach_at = 0.0  # wall clock, as the engine's FinishedAt (the same host)
-        self.ended = threading.Event()  # the stream ended (or the frames came)
-        self.stdout = bytearray()
-        self.stderr = bytearray()
-        self.total = 0
-        self.truncated = False
-        self.timed_out = False
-        self.deadline_fired = False
-        self.killed_reason: str | None = None
-        self.sock: Any = None
-        self.attached: Any = None
-        self.preattached = False  # the stream was attached at the container's launch
-
-    def attach(self, attached: Any = None) -> None:
-        """Attach to the container's stdin/stdout/stderr, or take the stream a pooled
-        container was attached with at its launch (`attached`).
-
-        A stream attached before the container's start ends when it exits: if it is
-        readable now (an end, or the gate's own error), the container ended while idle
-        and nothing is delivered (`_Stale`); if it ends later without a word, `execute`
-        asks when it exited (`_ended_before`). A warm run attached only now asks the
-        engine beside the delivery whether it still runs (`_check_alive`): an attach to
-        a container that had already exited would wait forever."""
-        self.attach_at = time.time()
-        self.preattached = attached is not None
-        if attached is None:
-            attached = _attach(self.b.api, self.cid)
-        self.attached = attached
-        self.sock = getattr(attached, "_sock", attached)
-        if self.preattached:
-            poller = select.poll()  # not select(): a busy server's descriptors pass 1024
-            poller.register(self.sock, select.POLLIN)
-            if poller.poll(0):
-                self._hang_up()
-                self.sock.close()
-                attached.close()
-                raise _Stale(self.cid)
-        elif self.warm:
-            threading.Thread(target=self._check_alive, daemon=True).start()
-
-    def _check_alive(self) -> None:
-        """An attach to a container that had already exited would wait forever (one that
-        exits after the attach ends our stream). Asked after the attach: if it runs,
-        any later exit ends the stream. If not, either it had exited before the attach
-        (its FinishedAt says so, or it is gone) and the stream stays silent, or the hook
-        already ran and its stream is ending: waited for, up to STREAM_GRACE. Silent:
-        hang up (`stale`), and the run goes cold; no hook took the event."""
-        try:
-            state = self._state()
-        except Exception as exc:  # gone: the same as exited before
-            logger.debug("inspect {}: {}", self.cid[:12], exc)
-            state = {"Running": False}
-        if state["Running"]:
-            return
-        before = _finished(state) < self.attach_at
-        if (not before and self.ended.wait(STREAM_GRACE)) or self.total:
-            return
-        self.stale = True
-        self._hang_up()
-
-    def execute(self) -> ExecResult:
-        api = self.b.api
-        if self.attached is None:
-            self.attach()
-        attached = self.attached
-        writer = threading.Thread(target=self._feed, daemon=True)
-        # With a frame, the helper's deadline is the hook's own and ours its backstop.
-        deadline = self.req.timeout + (DEADLINE_GRACE if self.nonce else 0.0)
-        try:
-            if not self.warm:  # a warm container runs already, waiting for its event
-                # Not retried: a start that reached the engine may have run the hook.
-                api.start(self.cid)
-            writer.start()
-            timer = threading.Timer(deadline, self._deadline)
-            watchdog = threading.Timer(deadline + STREAM_GRACE, self._hang_up)
-            ended = threading.Event()
-            watch = threading.Thread(target=self._watch_env_file, args=(ended,), daemon=True)
-            for t in (timer, watchdog, *((watch,) if self.req.env_file else ())):
-                t.daemon = True
-                t.start()
-            try:
-                self._read()
-            finally:
-                timer.cancel()
-                watchdog.cancel()
-                ended.set()
-                self.ended.set()
-            if self.req.env_file and not self.killed_reason and self._env_file_over():
-                # Ended between two looks of the watch (RLIMIT_FSIZE stopped the writer, and
-                # a framed run answers at once): still an env file over its cap, said so.
-                self.killed_reason = self._env_file_reason()
-            frame = self._frame()
-            if frame is None:
-                # The stream can end (the kill worked) before the kill's own answer reaches
-                # the timer thread: wait for it, or `timed_out` is read before it is set.
-                timer.join(timeout=STREAM_GRACE)
-            duration_ms = int((time.monotonic() - self.created) * 1000)
-        finally:
-            self._hang_up()
-            if writer.is_alive():
-                writer.join(timeout=STREAM_GRACE)  # unblocked by the shutdown above
-            self.sock.close()
-            attached.close()
-        if self.stale and not self.total:
-            raise _Stale(self.cid)
-        if self.preattached and frame is None and not self.total and self._ended_before():
-            raise _Stale(self.cid)
-        if frame is not None:
-            return self._result(frame, duration_ms)
-        exit_code = retry_engine(api.wait)(self.cid, timeout=STREAM_GRACE)["StatusCode"]
-        oom = bool(self._state().get("OOMKilled"))
-        return ExecResult(
-            exit_code=exit_code,
-            stdout=bytes(self.stdout),
-            stderr=bytes(self.stderr),
-            duration_ms=duration_ms,
-            # A kill whose answer never came, or came as an error, still ended the run:
-            # a SIGKILL after our deadline fired is ours, not the hook's own exit 137.
-            timed_out=self.timed_out
-            or (self.deadline_fired and exit_code == 137 and not oom)
-            or deadline_reached(exit_code, self.stderr),
-            start_error=start_error(exit_code, self.stderr),
-            oom_killed=oom,
-            output_truncated=self.truncated,
-            killed_reason=self.killed_reason,
-            warm=self.warm,
-        )
-
-    def _ended_before(self) -> bool:
-        """Whether a pooled container had exited before its event was delivered: its
-        silent stream then says only that nothing took the event (the run goes cold).
-        Gone, it may have been removed under a run that had started (`abort`): unknown,
-        and a hook is never run twice, so not before (the run ends in an error)."""
-        try:
-            state = self._state()
-        except Exception as exc:
-            logger.debug("inspect {}: {}", self.cid[:12], exc)
-            return False
-        return not state["Running"] and _finished(state) < self.attach_at
-
-    def _frame(self) -> Frame | None:
-        """The helper's final frame, when it came whole and alike on both streams."""
-        if not self.frames or not all(r.done for r in self.frames):
-            for stream, reader in zip((STDOUT, STDERR), self.frames, strict=False):
-                self._keep(stream, reader.flush())  # what was held back is the hook's
-            return None
-        out, err = (r.frame for r in self.frames)
-        return out if out is not None and out == err else None
-
-    def _result(self, frame: Frame, duration_ms: int) -> ExecResult:
-        """The answer from the helper's frame: its exit status, and what ended the run."""
-        oom = frame.oom
-        if oom is None:  # the helper could not read its cgroup's counter: ask the engine
-            oom = bool(self._state().get("OOMKilled"))
-        return ExecResult(
-            exit_code=frame.exit_code,
-            stdout=bytes(self.stdout),
-            stderr=bytes(self.stderr),
-            duration_ms=duration_ms,
-            timed_out=self.timed_out or frame.reason == "deadline",
-            start_error=start_error(frame.exit_code, self.stderr),
-            oom_killed=oom,
-            output_truncated=self.truncated,
-            # "output" only follows our SIGUSR1, sent with the reason set (`_read`).
-            killed_reason=self.killed_reason,
-            warm=self.warm,
-        )
-
-    def _state(self) -> dict[str, Any]:
-        return dict(retry_engine(self.b.api.inspect_container)(self.cid)["State"])
-
-    def _feed(self) -> None:
-        """Stream stdin in (after the helper's nonce, on a framed run), then half-close so
-        the hook sees EOF. A hook that never reads makes this fail or block until the
-        container is gone; both are fine."""
-        head = frame_header(self.nonce) if self.nonce else b""
-        with contextlib.suppress(OSError):
-            self.sock.sendall(head + self.req.stdin)
-            self.sock.shutdown(socket.SHUT_WR)
-
-    def _read(self) -> None:
-        for stream, data in frames_iter(self.sock, tty=False):  # type: ignore[no-untyped-call]
-            if self.frames:
-                data = self.frames[0 if stream == STDOUT else 1].feed(data)
-                if all(r.done for r in self.frames):
-                    self._keep(stream, data)
-                    return  # the run is over: what its leftovers write is not read
-            self._keep(stream, data)
-
-    def _keep(self, stream: int, data: bytes) -> None:
-        """Count and keep a piece of the hook's output, within the limits."""
-        s = self.b.settings
-        self.total += len(data)
-        if self.killed_reason or not data:
-            return  # draining: the container is being killed
-        buf = self.stdout if stream == STDOUT else self.stderr
-        buf += data
-        keep = s.stdout_tail if stream == STDOUT else 64 << 10
-        if len(buf) > keep:
-            del buf[: len(buf) - keep]
-            self.truncated = True
-        if self.total > s.output_limit:
-            self.truncated = True
-            self.killed_reason = f"killed: output exceeded {s.output_limit} bytes (output_limit)"
-            # A framed run's helper ends the hook itself and says so in its frame.
-            signal = "SIGUSR1" if self.nonce else "SIGKILL"
-            threading.Thread(target=self._kill, args=(signal,), daemon=True).start()
-
-    def _watch_env_file(self, ended: threading.Event) -> None:
-        """Kill the hook once its CLAUDE_ENV_FILE passes what is ever read of it: what
-        reaches the host's disk stays near `_envfile.MAX_BYTES` (`_file_size_limit` is
-        the hard bound, for writes faster than this looks)."""
-        while not ended.wait(ENV_FILE_POLL):
-            over = self._env_file_over()
-            if over is None:
-                return
-            if over and not self.killed_reason:
-                self.killed_reason = self._env_file_reason()
-                self._kill()
-                return
-
-    def _env_file_over(self) -> bool | None:
-        """Whether the run's CLAUDE_ENV_FILE is past what is ever read of it (None: gone)."""
-        try:
-            return os.stat(self.req.env_file or "").st_size > _envfile.MAX_BYTES
-        except OSError:
-            return None
-
-    @staticmethod
-    def _env_file_reason() -> str:
-        """Killed by the watch, or ended by the file size limit between two looks."""
-        return f"stopped: it wrote more than {_envfile.MAX_BYTES} bytes to CLAUDE_ENV_FILE"
-
-    def _deadline(self) -> None:
-        self.deadline_fired = True
-        self.timed_out = self._kill()
-
-    def _kill(self, signal: str = "SIGKILL") -> bool:
-        """SIGKILL the container (SIGUSR1: ask a framed run's helper to end the hook);
-        True if it was still running."""
-        try:
-            retry_engine(self.b.api.kill)(self.cid, signal=signal)
-            return True
-        except Exception as exc:  # already exited, or gone
-            logger.debug("kill {}: {}", self.cid[:12], exc)
-            return False
-
-    def _hang_up(self) -> None:
-        with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_RDWR)
-
-
-def _attach(api: Any, cid: str) -> Any:
-    """A stream to the container's stdin, stdout and stderr (docker-py's socket)."""
-    params = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
-    return retry_engine(api.attach_socket)(cid, params=params)
-
-
-def _detach(attached: Any) -> None:
-    """Close a stream no run will use (its container is being removed)."""
-    with contextlib.suppress(OSError):
-        getattr(attached, "_sock", attached).close()
-        attached.close()
-
-
-def _finished(state: dict[str, Any]) -> float:
-    """When the engine says the container exited (wall clock); 0: never, or unknown."""
-    try:
-        return datetime.fromisoformat(str(state.get("FinishedAt"))).timestamp()
-    except ValueError:
-        return 0.0
-
-
-def _check_nothing_below_tmp(targets: list[str]) -> None:
-    """A shared /tmp is a host folder: the engine would make the mount point of anything
-    below it inside that folder, as root. `_sessiontmp` never asks for that; an API
-    caller that does is refused."""
-    for target in targets:
-        if target == "/tmp" or target.startswith("/tmp/"):
-            raise ConfigError(f"{target}: nothing may be mounted in a shared /tmp")
-
-
-def _file_size_limit(s: Settings) -> Ulimit:
-    """The bound on a host file a hook writes (its CLAUDE_ENV_FILE, a file in a session's
-    shared /tmp), whatever the runtime: RLIMIT_FSIZE, which runc sets and gVisor
-    enforces in its own kernel, so no file grows past it (the write fails, the writer
-    gets SIGXFSZ). A bind of a host file or folder cannot be given a size of its own,
-    and a copy out of a tmpfs would need a helper every image has. No smaller than the
-    tmpfs and state sizes, so any file a hook could keep there still fits;
-    `_Run._watch_env_file` ends a hook whose env file passes its far smaller cap long
-    before (`_envfile.MAX_BYTES`). Only for runs with an env file or a shared /tmp: the
-    hooks of other runs keep their usual limits."""
-    size = max(parse_size(s.tmpfs_size), parse_size(s.state_size), _envfile.MAX_BYTES + 1)
-    return Ulimit(name="fsize", soft=size, hard=size)
-
-
-def _read_only_mounts(paths: tuple[str, ...], allowed: tuple[str, ...]) -> list[Mount]:
-    """Each path read-only at its own place, and every filesystem mounted below it too.
-
-    Mount objects, not `src:dst:ro` strings: a `:` in a path must not change the mount.
-    Docker before API 1.44 makes a `ro` bind read-only only at its top: a filesystem
-    mounted inside the workspace (a tmpfs, a USB disk, a bind) would stay writable
-    through it. So each nested mount point gets its own read-only bind. A folder that
-    would shadow the image's own (`/usr/local/bin`) or expose the system's is refused
-    here as well, whoever asked for it (`_mounts` says why).
-    """
-    targets: dict[str, str] = {}
-    points = _mount_points()
-    for path in paths:
-        real = os.path.realpath(path)  # mountinfo speaks of real paths
-        if os.path.isdir(real) and not under(real, allowed):
-            why = system_reason(real)
-            if why:
-                raise ConfigError(f"refusing to mount {path!r} into a hook's container: {why}")
-        targets[path] = path
-        for point in points:
-            if point.startswith(real.rstrip("/") + "/"):
-                targets[path + point[len(real) :]] = point
-    return [Mount(target=t, source=src, type="bind", read_only=True) for t, src in targets.items()]
-
-
-def _mount_points() -> list[str]:
-    try:
-        with open("/proc/self/mountinfo") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return []
-    # Field 5 is the mount point, with spaces and the like escaped as octal (\040).
-    return [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), ln.split()[4]) for ln in lines]
-
-
-HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-
-
-def _write_hosts(cache_dir: str) -> str:
-    """The hosts file's path ("" if it cannot be written). World-readable: hooks may run
-    as another uid. Rewritten atomically when its content is not ours."""
-    path = os.path.join(cache_dir, "hosts")
-    try:
-        with open(path) as f:
-            if f.read() == HOSTS:
-                return path
-    except OSError:
-        pass
-    try:
-        os.makedirs(cache_dir, mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".hosts-")
-        with os.fdopen(fd, "w") as f:
-            f.write(HOSTS)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-        return path
-    except OSError as exc:
-        logger.warning("could not write {}: {} (hooks start ~100 ms slower)", path, exc)
-        return ""
+            hosts=self._hosts_file() if net is None and s.network == "none" else None,
+        )  # fmt: skip

@@ -31,10 +31,10 @@ from websocket import ABNF, WebSocketException
 from ..._errors import EngineError
 from ..._log import logger
 from ..._settings import Settings
+from ..lifecycle import STREAM_GRACE
 from .pod import CONTAINER
 
 STDIN, STDOUT, STDERR, ERROR, CLOSE = 0, 1, 2, 3, 255
-STREAM_GRACE = 10.0  # seconds after the deadline before we stop waiting for the stream
 STDERR_KEEP = 64 << 10
 CHUNK = 32 << 10  # stdin frames: the API server relays frames, it need not hold one big one
 

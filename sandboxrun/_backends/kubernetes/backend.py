@@ -1,6 +1,7 @@
 """KubernetesBackend: one fresh, hardened Pod per hook invocation, never reused.
 
-The life of one run, mirroring the Docker backend (`docker/backend.py`):
+The life of one run, mirroring the Docker backend (`docker/backend.py`; what both do
+around their runs is `_backends/lifecycle.py`):
 
     create the pod (labelled; its helper holds the hook at its gate) -> watch it to
     Running -> attach (v5.channel.k8s.io) -> deliver the event, close stdin -> read
@@ -32,11 +33,7 @@ instead of creating; the reading, limits and reporting are the same `Streams`.
 from __future__ import annotations
 
 import dataclasses
-import threading
 import time
-import uuid
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..._errors import EngineError, SandboxrunError
@@ -44,13 +41,13 @@ from ..._log import logger
 from ..._mounts import home_layout
 from ..._settings import Settings
 from ..._types import ExecRequest, ExecResult
-from ..base import cancellable, refuse_cancelled
-from ..helper import Helper, deadline_reached, start_error
+from ..base import cancellable
+from ..helper import Helper, start_error
 from ..helper import command as helper_command
 from ..image_tools import ImageTools
-from ..pool import Pool, pool_key
-from ..pool import stats as pool_stats
-from .attach import STREAM_GRACE, Streams, open_attach
+from ..lifecycle import GATE_MARGIN, STREAM_GRACE, Lifecycle, Pooled, never_pooled, timed_out
+from ..pool import pool_key
+from .attach import Streams, open_attach
 from .client import Cluster, create_pod, delete_pod, retry_api
 from .lifecycle import Ended, claim, claimed_by_other, ended, sweep, wait_ended, wait_running
 from .pod import pod_manifest
@@ -61,34 +58,23 @@ HELPER = Helper("/usr/local/bin/sandboxrun-seccomp", protocol=2, gate=True)
 # Seconds a new pod may take to run (scheduling, pulling the image, starting): past it
 # the run fails; the gate waits as long, then the hook would start... never: no event.
 START_LIMIT = 120.0
-# A pooled pod's gate gives up this long after the pool would have deleted it: the
-# backstop for a pool whose owner died (as GATE_MARGIN on Docker).
-GATE_MARGIN = 60.0
 # RuntimeClass names that mean gVisor, which has no Landlock (`helper.command`).
 GVISOR = ("gvisor", "runsc")
 
 
-class KubernetesBackend:
+class KubernetesBackend(Lifecycle):
     """Runs each `ExecRequest` in its own pod of `kube_namespace`, then deletes it.
 
     `warm=True` (a long-lived owner: `serve`, a platform's process) keeps pools of gated
     pods (settings `pool_size`, `pool_total`, `pool_idle`); `close()` deletes them."""
 
-    claim_wait = 5.0  # seconds a run waits for a pooled pod that is starting
     claim_tries = 3  # pooled pods tried before going cold (a claim can lose a race)
 
     def __init__(self, settings: Settings, warm: bool = False, cluster: Any = None) -> None:
-        self.settings = settings
+        super().__init__(settings, warm)
         self._cluster: Cluster | None = cluster  # loaded on first use: building never fails
-        self.run_id = uuid.uuid4().hex
-        self._count = 0
-        self._lock = threading.RLock()
-        self._active: set[str] = set()  # pods of runs in flight, for abort()
         self._seen: dict[str, str] = {}  # a pooled pod's resourceVersion when it ran
-        self._remover: ThreadPoolExecutor | None = None
         self._checked = False
-        self.warm = warm and settings.pool_size > 0
-        self._pool: Pool | None = None
 
     @property
     def cluster(self) -> Cluster:
@@ -126,11 +112,6 @@ class KubernetesBackend:
         with c.errors():
             retry_api(c.core.list_namespaced_pod)(self.namespace, limit=1)
 
-    def stats(self) -> dict[str, int]:
-        """The warm pool for `serve`'s metrics (`pool.stats`)."""
-        with self._lock:
-            return pool_stats(self._pool)
-
     def _sweep(self) -> None:
         c = self.cluster
         try:
@@ -144,20 +125,6 @@ class KubernetesBackend:
         return None
 
     # -- one run -----------------------------------------------------------------
-
-    def run(self, request: ExecRequest) -> ExecResult:
-        refuse_cancelled(request)
-        self.check()
-        if self.warm:
-            result = self._run_warm(request)
-            if result is not None:
-                return result
-        return self._run_cold(request)
-
-    def _name(self) -> str:
-        with self._lock:
-            self._count += 1
-            return f"sandboxrun-{self.run_id[:12]}-{self._count}"
 
     def _manifest(self, request: ExecRequest, name: str, gate: float) -> dict[str, Any]:
         """The pod for `request`, its hook held at the helper's gate up to `gate` s."""
@@ -184,7 +151,7 @@ class KubernetesBackend:
             with self._lock:
                 self._active.add(name)
             try:
-                with cancellable(request, lambda: self._delete(name)):
+                with cancellable(request, lambda: self._remove(name)):
                     pod = wait_running(
                         c.core, self.namespace, name, self.settings.image, START_LIMIT
                     )
@@ -193,7 +160,7 @@ class KubernetesBackend:
                         return _not_started(early, created)
                     return self._attach_and_run(name, request, created, warm=False)
             finally:
-                self._in_background(self._delete, name)
+                self._in_background(self._remove, name)
 
     def _attach(self, name: str) -> Any:
         """The attach websocket; `_NotAttached` when the pod cannot be reached (it may
@@ -241,9 +208,9 @@ class KubernetesBackend:
             stdout=bytes(streams.stdout),
             stderr=bytes(streams.stderr),
             duration_ms=duration_ms,
-            timed_out=streams.timed_out
-            or (streams.deadline_fired and code == 137 and not oom)
-            or deadline_reached(code, streams.stderr)
+            timed_out=timed_out(
+                streams.timed_out, streams.deadline_fired, code, oom, streams.stderr
+            )
             or deadline,
             start_error=start_error(code, streams.stderr),
             oom_killed=oom,
@@ -256,7 +223,7 @@ class KubernetesBackend:
         c = self.cluster
         return delete_pod(c.core, self.namespace, name)
 
-    def _delete(self, name: str) -> None:
+    def _remove(self, name: str) -> None:
         try:
             delete_pod(self.cluster.core, self.namespace, name)
         except Exception as exc:  # cleanup never raises; the sweep and the deadline remain
@@ -265,59 +232,12 @@ class KubernetesBackend:
             self._active.discard(name)
             self._seen.pop(name, None)
 
-    def _in_background(self, fn: Callable[..., None], *args: Any) -> None:
-        with self._lock:
-            if self._remover is None:
-                self._remover = ThreadPoolExecutor(2, thread_name_prefix="sandboxrun-cleanup")
-            self._remover.submit(fn, *args)
-
-    def abort(self) -> None:
-        """Delete every pod of a run still in flight (we are being stopped)."""
-        with self._lock:
-            doomed = list(self._active)
-        for name in doomed:
-            self._delete(name)
-
-    def close(self) -> None:
-        """Delete the pools' pods (waiting for launches under way) and wait until every
-        pod of this backend's runs is deleted. A later run runs cold."""
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.close()
-        with self._lock:
-            remover, self._remover = self._remover, None
-        if remover is not None:
-            remover.shutdown(wait=True)
-
-    def __enter__(self) -> KubernetesBackend:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # -- the warm path -------------------------------------------------------------
 
-    def prewarm(self, request: ExecRequest, wait: float = 0.0) -> bool:
-        """Start the pool for requests like `request`; with `wait`, wait up to that many
-        seconds for a pod to be ready. False: never pooled, or none ready in time."""
-        self.check()
-        pooled = self._pooled(request)
-        if pooled is None:
-            return False
-        key, make, pool = pooled
-        pool.want(key, make)
-        return pool.ready(key, wait) if wait > 0 else True
-
-    def _pooled(
-        self, request: ExecRequest
-    ) -> tuple[str, Callable[[], dict[str, Any]], Pool] | None:
+    def _pooled(self, request: ExecRequest) -> Pooled | None:
         """The pool key of `request`, how to make its pods, and the pool; None when it
         goes cold (not warm; what pod.py refuses anyway)."""
-        if (
-            not self.warm or request.state or request.tmp or request.env_file
-            or any(source for _, source in request.private_dirs) or request.overlays
-        ):  # fmt: skip
+        if not self.warm or never_pooled(request):
             return None
         base = dataclasses.replace(request, stdin=b"", cancel=None)  # the pool keeps no event
         gate = self.settings.pool_idle + GATE_MARGIN
@@ -327,12 +247,7 @@ class KubernetesBackend:
 
         # What differs per pod (its name, labels with their deadline) is in metadata.
         key = pool_key({k: v for k, v in make().items() if k != "metadata"})
-        s = self.settings
-        with self._lock:
-            if self._pool is None:
-                self._pool = Pool(self._launch, self._delete, s.pool_size, s.pool_total,
-                                  s.pool_idle)  # fmt: skip
-            return key, make, self._pool
+        return self._pool_of(key, make)
 
     def _launch(self, manifest: dict[str, Any]) -> str:
         """Create a pooled pod and wait until it runs; it waits at its gate."""
@@ -346,7 +261,7 @@ class KubernetesBackend:
                 if ended(pod) is not None:
                     raise EngineError(f"pooled pod {name} ended before its event")
             except BaseException:
-                self._delete(name)
+                self._remove(name)
                 raise
         with self._lock:
             self._seen[name] = str(pod.metadata.resource_version)
@@ -383,7 +298,7 @@ class KubernetesBackend:
         with self._lock:
             self._active.add(name)
         try:
-            with cancellable(request, lambda: self._delete(name)), c.errors(self.settings.image):
+            with cancellable(request, lambda: self._remove(name)), c.errors(self.settings.image):
                 return self._attach_and_run(name, request, time.monotonic(), warm=True)
         except _NotAttached as exc:  # nothing delivered: run cold
             logger.info("pooled pod {} unreachable: {}", name, exc)

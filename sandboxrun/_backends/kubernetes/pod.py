@@ -4,8 +4,8 @@ A pure function of the request, the settings and where the workspace comes from:
 client import (the `kubernetes` package is an optional extra), no API call, so it is
 tested field by field and against the API's strict schemas offline.
 
-It keeps the Docker backend's sandbox (`docker/backend.py` `_config`) where Kubernetes
-can say the same thing: the same environment (nothing of the host's), the same user
+It keeps the Docker backend's sandbox (`docker/spec.py`) where Kubernetes can
+say the same thing: the same environment (nothing of the host's), the same user
 rules (never root), a read-only root, no capabilities, no privilege escalation, seccomp
 `RuntimeDefault`, the same CPU and memory limits (requests equal to limits: the pod is
 Guaranteed, never the first evicted), a memory-backed /tmp and $HOME of `tmpfs_size`.
@@ -41,12 +41,13 @@ from ..._settings import Settings, WorkspaceVolume, parse_size
 from ..._state import NOBODY, hook_ids
 from ..._types import ExecRequest
 from ..environment import hook_environment
-from ..labels import DEADLINE, HOOK, MANAGED, RUN, owner_labels
+from ..labels import HOOK, container_labels
+from ..lifecycle import DEADLINE_SLACK
 
 # Seconds past the hook's own deadline before the cluster kills the pod itself
-# (`activeDeadlineSeconds`): the backstop when sandboxrun is gone. As the Docker
-# backend's label deadline: twice its stream grace.
-GRACE = 20
+# (`activeDeadlineSeconds`): the backstop when sandboxrun is gone. The same slack as
+# the label deadline's, on both backends (20 s: twice the stream grace).
+GRACE = int(DEADLINE_SLACK)
 CONTAINER = "hook"
 # What the container log may take on the node's disk: what the hook may print before
 # it is killed (`output_limit`, stdout and stderr alike), plus room for the runtime.
@@ -96,9 +97,7 @@ def pod_manifest(
         "memory": str(memory),
         "ephemeral-storage": str(s.output_limit + EPHEMERAL_SLACK),
     }
-    labels = {MANAGED: "1", **owner_labels(), DEADLINE: str(int(now) + life + GRACE)}
-    if run:
-        labels[RUN] = run
+    labels = container_labels(int(now) + life + GRACE, run=run)
     metadata: dict[str, Any] = {
         "name": name,
         "labels": {k: v if _LABEL_VALUE.fullmatch(v) else "" for k, v in labels.items()},

@@ -40,15 +40,20 @@ that hook's `error`; on `exec`'s stderr).
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from ..._mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
-    ROOTS_FROM_CALLER,
+    EVENT_FIELD,
     WORKSPACE_SOURCES,
+    Dialect,
+    ExecPlace,
+    ExecPlugin,
     clean_answer,
     dropped_note,
     event_bytes,
@@ -57,8 +62,13 @@ from ..base import (
     named_event,
     never_sequential,
     no_hook_dir,
+    no_loop_limit,
     outcome_fields,
+    same_input,
+    same_reader,
     sandbox_ending,
+    shell_command,
+    stderr_unchanged,
     stderr_unless_blocking,
 )
 from . import matchers as _claude_match
@@ -66,7 +76,8 @@ from .answer import StrictAnswer
 from .answer import agent_answer as claude_answer
 from .handler import SECONDS, Timeouts
 from .matchers import MATCH_FIELDS as MATCH_FIELDS  # re-exported for tests
-from .settings import ConfigFile, discover
+from .plugins import exec_plugin as plugin_of
+from .settings import ConfigFile, discover, installed_plugins, project_root
 
 # The classic events (Qoder, Qoder CN), then current Claude Code's (reference: "Current
 # Claude Code (v2.1.x, 2026)", completed from its public hooks reference).
@@ -118,6 +129,7 @@ BLOCKING_EVENTS = PERMISSION_EVENTS | {
 # Events whose plain-text stdout (exit 0) reaches the model as context.
 PLAIN_TEXT_CONTEXT = frozenset({"UserPromptSubmit", "SessionStart"})
 _STRICTNESS = {"allow": 1, "ask": 2, "deny": 3}
+SHORT_DEADLINE = 1.0  # Codex's `SESSION_END_DEFAULT_TIMEOUT_SEC` (`codex/discovery.py`)
 # The top-level `decision` words and what each means: Claude Code's legacy pair.
 LEGACY_DECISIONS: tuple[tuple[str, str], ...] = (("approve", "allow"), ("block", "deny"))
 _MISPLACED = ("additionalContext", "permissionDecision", "permissionDecisionReason", "updatedInput")
@@ -192,6 +204,11 @@ class ClaudeDialect:
     # What a variable holds when the agent has no value for it: "" (Qwen sets every one),
     # or None, unset (Claude Code leaves out CLAUDE_EFFORT where the input has no effort).
     absent: str | None = ""
+    # Events the agent gives a short deadline of its own without `timeout` (Codex's
+    # SessionEnd and Interrupt: 1 s, `SHORT_DEADLINE`).
+    short_events: frozenset[str] = frozenset()
+    # How the agent records a session, for `check --transcript` (None: not read).
+    transcript_format: str | None = None
 
     @property
     def project_vars(self) -> tuple[str, ...]:
@@ -238,7 +255,59 @@ class ClaudeDialect:
 
     sequential = staticmethod(never_sequential)  # an event's hooks all start at once
     hook_dir_env = staticmethod(no_hook_dir)
-    roots_in_event = ROOTS_FROM_CALLER  # (`Dialect.roots_in_event`)
+    roots_in_event = False
+    exec_command = shell_command
+    max_input = None
+    untrusted_stderr = staticmethod(stderr_unchanged)
+    for_event = same_reader
+    transcript_for_repository = True
+    name_field = EVENT_FIELD
+    next_input = staticmethod(same_input)
+    default_loop_limit = staticmethod(no_loop_limit)
+    message_field = "systemMessage"  # shown to the user (`_review.exec_note`)
+
+    def exec_place(self, event: Mapping[str, Any], cwd: str, home: str, given: bool) -> ExecPlace:
+        """A session in a subfolder: the whole project it belongs to (`project_root`)."""
+        return ExecPlace(project_root(cwd, home, self.project_dir), cwd)
+
+    def exec_plugin(self, environ: Mapping[str, str], home: str) -> ExecPlugin | None:
+        """Claude Code's plugins only (CLAUDE_PLUGIN_ROOT, `plugins.exec_plugin`)."""
+        return plugin_of(home, self.user_dir, environ) if self.agent == "claude" else None
+
+    def hook_places(self, home: str) -> list[str]:
+        """The user's hooks folder and, of the plugins tree, only installed plugins."""
+        plugins = [root for _id, root in installed_plugins(home, self.user_dir)]
+        return [os.path.join(home, self.user_dir, "hooks"), *plugins]
+
+    def agent_deadline(self, event: Mapping[str, Any]) -> float | None:
+        return SHORT_DEADLINE if event.get(EVENT_FIELD) in self.short_events else None
+
+    def failure_dialect(self, stdin: bytes) -> Dialect:
+        """Copilot also runs the wrappers `install --agent claude` writes in a
+        repository's `.claude/settings*.json` (github/docs hooks-reference.md, "Hooks
+        locations") and denies a preToolUse hook's ANY non-zero exit, so Claude's exit 1
+        would deny there: for Copilot's event (`from_copilot`) the answer is Copilot's
+        (exit 0, nothing on stdout; exit 2 under fail-closed, as for Claude). Taking a
+        Claude event for Copilot's costs only the warning's place: exit 0 with stderr is
+        non-blocking in Claude Code too."""
+        if self.agent == "claude":  # Claude Code's own wrappers (those Copilot reads)
+            from ..copilot import COPILOT
+            from ..copilot.events import from_copilot
+
+            if from_copilot(stdin):
+                return COPILOT
+        return self
+
+    def transcript(self, event: Mapping[str, Any], home: str) -> str | None:
+        return transcript_file(event, home, self.user_dir, self.transcripts)
+
+    @property
+    def env_file_dir(self) -> str:
+        return self.user_dir
+
+    def pinned_project(self, folder: str, home: str) -> str | None:
+        """Where a session in a subfolder has its hooks pinned (with a project variable)."""
+        return project_root(folder, home, self.project_dir) if self.project_dir_var else None
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
@@ -485,10 +554,12 @@ CLAUDE = ClaudeDialect(
     ),
     const_vars=(("CLAUDECODE", "1"), ("CLAUDE_CODE_CHILD_SESSION", "1"),
                 ("COREPACK_ENABLE_AUTO_PIN", "0"), ("NoDefaultCurrentDirectoryInExePath", "1")),
-    absent=None,
+    absent=None, transcript_format="claude",
 )  # fmt: skip
-QODER = ClaudeDialect("qoder", ".qoder", ".qoder", "QODER_PROJECT_DIR")
-QODER_CN = ClaudeDialect("qoder-cn", ".qoder-cn", ".qoder", "QODERCN_PROJECT_DIR")
+QODER = ClaudeDialect("qoder", ".qoder", ".qoder", "QODER_PROJECT_DIR", transcript_format="claude")
+QODER_CN = ClaudeDialect(
+    "qoder-cn", ".qoder-cn", ".qoder", "QODERCN_PROJECT_DIR", transcript_format="claude"
+)
 
 
 # -- discovery helpers -------------------------------------------------------------

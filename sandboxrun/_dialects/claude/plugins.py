@@ -28,9 +28,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..._log import logger
 from ..._mounts import under
 from ..._types import HookSpec
-from ..files import Note
+from ..base import ExecPlugin
+from ..files import Note, read_json
 
 ROOT_VAR = "CLAUDE_PLUGIN_ROOT"
 DATA_VAR = "CLAUDE_PLUGIN_DATA"
@@ -131,3 +133,41 @@ def plugin_spec(spec: HookSpec, plugin: str, root: str, data: str) -> HookSpec:
     argv = tuple(a.replace("${" + ROOT_VAR + "}", root) for a in spec.argv)
     env = {**spec.env, ROOT_VAR: root, DATA_VAR: data}
     return replace(spec, argv=argv, env=env, plugin=plugin)
+
+
+def exec_plugin(home: str, user_dir: str, environ: Mapping[str, str]) -> ExecPlugin | None:
+    """The plugin Claude Code names in `CLAUDE_PLUGIN_ROOT` for a plugin's hook run by
+    `exec`: only when the value is exactly the install path of a plugin the user's
+    installed_plugins.json lists (absolute, normalised, no `..`; `installed` refuses one a
+    symlink leads out of the plugins folder). The variable could also come from a
+    repository's `env` block: it can then only name an installed plugin, never the plugins
+    folder, its `data/`, a marketplace's clone (with its git credentials). Its
+    `CLAUDE_PLUGIN_DATA` is kept when it is exactly that plugin's own data folder
+    (`data_dir`); only its path is used: a private folder is there."""
+    value = environ.get(ROOT_VAR)
+    if not value:
+        return None
+    if os.path.isabs(value) and ".." not in value.split("/"):
+        path = os.path.normpath(value)
+        for plugin, root in installed(home, user_dir, read_json):
+            if root == path:
+                data = _own_data(home, user_dir, environ, plugin)
+                env = {ROOT_VAR: root, **({DATA_VAR: data} if data else {})}
+                return ExecPlugin(plugin, root, env, data)
+    logger.warning(
+        "{} ignored: {} is not the install path of a plugin in {}",
+        ROOT_VAR, value, os.path.join(home, user_dir, "plugins", "installed_plugins.json"),
+    )  # fmt: skip
+    return None
+
+
+def _own_data(home: str, user_dir: str, environ: Mapping[str, str], plugin: str) -> str | None:
+    """The `CLAUDE_PLUGIN_DATA` the agent gave, when it is exactly `plugin`'s own data folder."""
+    value = environ.get(DATA_VAR)
+    if not value:
+        return None
+    own = data_dir(home, user_dir, plugin)
+    if os.path.isabs(value) and ".." not in value.split("/") and os.path.normpath(value) == own:
+        return own
+    logger.warning("{} ignored: {} is not the data folder of {} ({})", DATA_VAR, value, plugin, own)
+    return None

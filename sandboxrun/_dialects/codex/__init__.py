@@ -44,11 +44,11 @@ Confirmed in openai/codex's source (the commits are those the reading used):
 from __future__ import annotations
 
 from ..claude.dialect import ClaudeDialect
-from .discovery import DEFAULT_TIMEOUT, HOOK_NAMES, discover
+from .discovery import DEFAULT_TIMEOUT, HOOK_NAMES, SHORT_EVENTS, discover
 from .schema import Schema
 
 CODEX = ClaudeDialect(
     "codex", ".codex", ".codex", None, default_timeout=float(DEFAULT_TIMEOUT),
     hook_names=HOOK_NAMES, reader=discover, shell=("/bin/sh", "-lc"), strict=Schema(),
-    transcripts="sessions",
+    transcripts="sessions", short_events=SHORT_EVENTS, transcript_format="codex",
 )  # fmt: skip

@@ -49,18 +49,28 @@ from ..._errors import ConfigError
 from ..._mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
+    EVENT_FIELD,
     JS_SPACE,
-    ROOTS_FROM_CALLER,
     WORKSPACE_SOURCES,
     AgentReply,
+    ExecPlace,
     clean_answer,
     dropped_note,
     event_bytes,
     json_line,
     lines,
+    no_deadline,
+    no_event_env,
+    no_loop_limit,
+    no_plugin,
     outcome_fields,
+    own_failure,
+    same_input,
+    same_reader,
     sandbox_ending,
+    shell_command,
     stderr_is_shown,
+    stderr_unchanged,
 )
 from . import config, events
 from .events import PASCAL, camel
@@ -98,6 +108,34 @@ class CopilotDialect:
     shell: tuple[str, ...] = ("bash", "-c")  # how `exec` runs a command string (`bash`)
 
     may_add_to_stderr = staticmethod(stderr_is_shown)  # (`Dialect.may_add_to_stderr`)
+    roots_in_event = False
+    exec_command = shell_command
+    event_env = staticmethod(no_event_env)
+    exec_plugin = staticmethod(no_plugin)
+    agent_deadline = staticmethod(no_deadline)
+    max_input = None
+    failure_dialect = own_failure
+    untrusted_stderr = staticmethod(stderr_unchanged)
+    for_event = same_reader
+    transcript_for_repository = True
+    session_field = None
+    name_field = EVENT_FIELD
+    env_file_dir = None
+    next_input = staticmethod(same_input)
+    default_loop_limit = staticmethod(no_loop_limit)
+    message_field = None
+    transcript_format = None
+
+    def exec_place(self, event: Mapping[str, Any], cwd: str, home: str, given: bool) -> ExecPlace:
+        """A session in a subfolder: the whole repository (`.github` or `.git` marks it)."""
+        from ..claude.settings import project_root  # (only when asked: cold runs)
+
+        return ExecPlace(project_root(cwd, home, self.project_dir), cwd)
+
+    def pinned_project(self, folder: str, home: str) -> str | None:
+        from ..claude.settings import project_root  # (only when asked: cold runs)
+
+        return project_root(folder, home, self.project_dir) if self.project_dir_var else None
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """`hook_event_name` (PascalCase payloads), else what a camelCase payload's
@@ -116,8 +154,6 @@ class CopilotDialect:
 
     def matches(self, spec: HookSpec, event: Mapping[str, Any]) -> bool:
         return events.matches(spec, event)
-
-    roots_in_event = ROOTS_FROM_CALLER  # (`Dialect.roots_in_event`)
 
     def sequential(self, hook_name: str) -> bool:
         """preToolUse: the CLI runs the hooks one after another and stops at the first
@@ -142,7 +178,7 @@ class CopilotDialect:
             )
         return {config.HOOK_DIR_VAR: path}
 
-    def hook_folders(self, home: str) -> list[str]:
+    def hook_places(self, home: str) -> list[str]:
         """The user's own hook folder: files a command names there may be mounted."""
         return [os.path.join(home, self.user_dir, "hooks")]
 

@@ -56,12 +56,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..._mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
-    ROOTS_FROM_CALLER,
     WORKSPACE_SOURCES,
     AgentReply,
     block_on_stderr,
+    caller_folder,
     clean_answer,
     dropped_note,
     event_bytes,
@@ -71,9 +72,19 @@ from ..base import (
     lines,
     named_event,
     never_sequential,
+    no_deadline,
     no_hook_dir,
+    no_loop_limit,
+    no_pinned_project,
+    no_plugin,
     outcome_fields,
+    own_failure,
+    own_project_var,
+    same_input,
+    same_reader,
     sandbox_ending,
+    shell_command,
+    stderr_unchanged,
     stderr_unless_blocking,
 )
 from ..patterns import search
@@ -208,6 +219,32 @@ class CrushDialect:
     may_add_to_stderr = staticmethod(
         stderr_unless_blocking(2, HALT_EXIT)
     )  # (`Dialect.may_add_to_stderr`)
+    roots_in_event = False
+    project_vars = property(own_project_var)
+    exec_place = staticmethod(caller_folder)
+    exec_command = shell_command
+    exec_plugin = staticmethod(no_plugin)
+    agent_deadline = staticmethod(no_deadline)
+    max_input = None
+    failure_dialect = own_failure
+    untrusted_stderr = staticmethod(stderr_unchanged)
+    for_event = same_reader
+    transcript_for_repository = True
+    session_field = None
+    env_file_dir = None
+    next_input = staticmethod(same_input)
+    pinned_project = staticmethod(no_pinned_project)
+    default_loop_limit = staticmethod(no_loop_limit)
+    message_field = None
+    transcript_format = None
+    name_field = "event"  # (`event_name`)
+
+    def hook_places(self, home: str) -> list[str]:
+        """Never ~/.config/crush itself: its API keys."""
+        return [os.path.join(home, self.user_dir, "hooks"), "/etc/crush/hooks"]
+
+    def transcript(self, event: Mapping[str, Any], home: str) -> str | None:
+        return transcript_file(event, home, self.user_dir)
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """The event's name: Crush's payload names it `event` (`hooks.Payload`)."""
@@ -218,8 +255,9 @@ class CrushDialect:
         return [cwd] if isinstance(cwd, str) and os.path.isabs(cwd) else []
 
     def event_env(
-        self, event: Mapping[str, Any], root: str, transcript: str | None = None
-    ) -> dict[str, str]:
+        self, event: Mapping[str, Any], root: str, transcript: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> dict[str, str]:  # fmt: skip
         """The variables Crush sets (`BuildEnv`), the project being the mounted root and
         the cwd the event's when it lies inside it. Only strings without NUL."""
         cwd = event.get("cwd")
@@ -341,7 +379,6 @@ class CrushDialect:
 
     sequential = staticmethod(never_sequential)  # an event's hooks all start at once
     hook_dir_env = staticmethod(no_hook_dir)
-    roots_in_event = ROOTS_FROM_CALLER  # (`Dialect.roots_in_event`)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

@@ -62,29 +62,43 @@ a scanner must never pass a file it was shown only the start of.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError
+from ..._mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
-    ROOTS_FROM_CALLER,
+    EVENT_FIELD,
+    SH,
     WORKSPACE_SOURCES,
     AgentReply,
+    ExecPlace,
     event_bytes,
     failure_on_stderr,
     json_line,
     lines,
     named_event,
     never_sequential,
+    no_deadline,
     no_hook_dir,
+    no_plugin,
     outcome_fields,
+    own_failure,
+    own_project_var,
+    same_input,
+    same_reader,
     sandbox_ending,
+    shell_command,
     stderr_is_shown,
+    stderr_unchanged,
 )
 from ..patterns import search
 from .answer import (
+    DEFAULT_LOOP_LIMIT,
     FOLLOWUP_EVENTS,
     HOOK_NAMES,
     MATCH_FIELDS,
@@ -113,6 +127,50 @@ class CursorDialect:
     max_input: int = 8 << 20
 
     may_add_to_stderr = staticmethod(stderr_is_shown)  # (`Dialect.may_add_to_stderr`)
+    roots_in_event = False
+    shell = SH
+    project_vars = property(own_project_var)
+    exec_command = shell_command
+    exec_plugin = staticmethod(no_plugin)
+    agent_deadline = staticmethod(no_deadline)
+    failure_dialect = own_failure
+    untrusted_stderr = staticmethod(stderr_unchanged)
+    for_event = same_reader
+    transcript_for_repository = True
+    session_field = None
+    name_field = EVENT_FIELD
+    env_file_dir = None
+    next_input = staticmethod(same_input)
+    message_field = None
+    transcript_format = None
+
+    def exec_place(self, event: Mapping[str, Any], cwd: str, home: str, given: bool) -> ExecPlace:
+        """Cursor starts user hooks in ~/.cursor: the event names the project, the root
+        the hook starts in if it is one of them (a multi-root workspace), and the other
+        roots beside it. A user hook starts in ~/.cursor (`./hooks/x.sh`), an enterprise
+        one in /etc/cursor: there, with only its hooks folder mounted (the rest of
+        ~/.cursor holds the agent's credentials)."""
+        roots = self.event_workspaces(event)
+        found = next((r for r in roots if Path(cwd).is_relative_to(r)), roots[0]) if roots else cwd
+        hooks = None
+        for agent_dir in (os.path.join(home, self.user_dir), self.enterprise_dir):
+            if os.path.realpath(cwd) == os.path.realpath(agent_dir):
+                hooks = os.path.join(agent_dir, "hooks")
+        return ExecPlace(found, cwd, tuple(roots), hooks)
+
+    def hook_places(self, home: str) -> list[str]:
+        return [os.path.join(home, self.user_dir, "hooks"), self.enterprise_dir]
+
+    def transcript(self, event: Mapping[str, Any], home: str) -> str | None:
+        return transcript_file(event, home, self.user_dir)
+
+    def pinned_project(self, folder: str, home: str) -> str | None:
+        from ..claude.settings import project_root  # (only when asked: cold runs)
+
+        return project_root(folder, home, self.project_dir)
+
+    def default_loop_limit(self, event: str) -> int | None:
+        return DEFAULT_LOOP_LIMIT if event in FOLLOWUP_EVENTS else None
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """The event's name: `hook_event_name`."""
@@ -123,8 +181,9 @@ class CursorDialect:
         return [r for r in roots if isinstance(r, str)] if isinstance(roots, list) else []
 
     def event_env(
-        self, event: Mapping[str, Any], root: str, transcript: str | None
-    ) -> dict[str, str]:
+        self, event: Mapping[str, Any], root: str, transcript: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> dict[str, str]:  # fmt: skip
         """The variables Cursor sets for a hook, from the event and the mounted root:
         only short, printable strings (the event's values are the agent's)."""
         env = {self.project_dir_var: root, "CLAUDE_PROJECT_DIR": root}
@@ -148,7 +207,6 @@ class CursorDialect:
 
     sequential = staticmethod(never_sequential)  # an event's hooks all start at once
     hook_dir_env = staticmethod(no_hook_dir)
-    roots_in_event = ROOTS_FROM_CALLER  # (`Dialect.roots_in_event`)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

@@ -43,10 +43,12 @@ from typing import Any
 
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
 from ..base import (
+    EVENT_FIELD,
     JS_SPACE,
-    ROOTS_FROM_CALLER,
     WORKSPACE_SOURCES,
     AgentReply,
+    ExecCommand,
+    caller_folder,
     clean_answer,
     dropped_note,
     event_bytes,
@@ -54,8 +56,14 @@ from ..base import (
     lines,
     named_event,
     never_sequential,
+    no_deadline,
     no_hook_dir,
+    no_loop_limit,
+    no_pinned_project,
+    no_plugin,
     outcome_fields,
+    own_failure,
+    same_reader,
     sandbox_ending,
 )
 from ..patterns import search
@@ -277,7 +285,34 @@ class GeminiDialect:
     # (an entry's own `sequential` runs them in turn: `HookSpec.sequential`, the runner)
     sequential = staticmethod(never_sequential)
     hook_dir_env = staticmethod(no_hook_dir)
-    roots_in_event = ROOTS_FROM_CALLER  # (`Dialect.roots_in_event`)
+    roots_in_event = False
+    exec_place = staticmethod(caller_folder)
+    exec_plugin = staticmethod(no_plugin)
+    agent_deadline = staticmethod(no_deadline)
+    max_input = None
+    failure_dialect = own_failure
+    for_event = same_reader
+    transcript_for_repository = True
+    session_field = None
+    name_field = EVENT_FIELD
+    env_file_dir = None
+    pinned_project = staticmethod(no_pinned_project)
+    default_loop_limit = staticmethod(no_loop_limit)
+    message_field = None
+    transcript_format = None
+
+    def exec_command(
+        self, command: Sequence[str], root: str, home: str, environ: Mapping[str, str]
+    ) -> ExecCommand:
+        """A command string with Gemini's textual `$GEMINI_PROJECT_DIR`... replaced (which
+        install's wrappers leave to `exec`), in bash."""
+        if len(command) != 1:
+            return ExecCommand(tuple(command))
+        return ExecCommand((*self.shell, _settings.expand(command[0], root)))
+
+    def hook_places(self, home: str) -> list[str]:
+        """The user's hooks, and installed extensions."""
+        return [os.path.join(home, self.user_dir, d) for d in ("hooks", "extensions")]
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

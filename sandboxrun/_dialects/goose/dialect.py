@@ -53,10 +53,13 @@ from typing import Any
 
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
-    ROOTS_FROM_CALLER,
+    EVENT_FIELD,
+    SH,
     WORKSPACE_SOURCES,
     AgentReply,
+    ExecCommand,
     block_on_stderr,
+    caller_folder,
     clean_text,
     event_bytes,
     failure_on_stderr,
@@ -64,10 +67,21 @@ from ..base import (
     lines,
     named_event,
     never_sequential,
+    no_deadline,
+    no_event_env,
     no_hook_dir,
+    no_loop_limit,
+    no_pinned_project,
+    no_plugin,
+    no_transcript,
     outcome_fields,
+    own_failure,
+    own_project_var,
+    same_input,
+    same_reader,
     sandbox_ending,
     stderr_is_shown,
+    stderr_unchanged,
 )
 from ..codex.schema import MAX_DEPTH, RUST_SPACE, _depth, _no_constant
 from ..patterns import search
@@ -92,6 +106,31 @@ class GooseDialect:
     hook_names: tuple[str, ...] = HOOK_NAMES
 
     may_add_to_stderr = staticmethod(stderr_is_shown)  # (`Dialect.may_add_to_stderr`)
+    roots_in_event = False
+    shell = SH
+    project_vars = property(own_project_var)
+    exec_place = staticmethod(caller_folder)
+    event_env = staticmethod(no_event_env)
+    exec_plugin = staticmethod(no_plugin)
+    agent_deadline = staticmethod(no_deadline)
+    max_input = None
+    failure_dialect = own_failure
+    untrusted_stderr = staticmethod(stderr_unchanged)
+    for_event = same_reader
+    transcript = staticmethod(no_transcript)
+    transcript_for_repository = True
+    session_field = None
+    name_field = EVENT_FIELD
+    env_file_dir = None
+    next_input = staticmethod(same_input)
+    pinned_project = staticmethod(no_pinned_project)
+    default_loop_limit = staticmethod(no_loop_limit)
+    message_field = None
+    transcript_format = None
+
+    def hook_places(self, home: str) -> list[str]:
+        """The user's plugins (their own `PLUGIN_ROOT`s)."""
+        return [os.path.join(home, self.plugins_dir)]
 
     def event_name(self, event: Mapping[str, Any]) -> str | None:
         """The event's name: Goose's `event`."""
@@ -167,7 +206,6 @@ class GooseDialect:
 
     sequential = staticmethod(never_sequential)  # an event's hooks all start at once
     hook_dir_env = staticmethod(no_hook_dir)
-    roots_in_event = ROOTS_FROM_CALLER  # (`Dialect.roots_in_event`)
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
@@ -206,10 +244,19 @@ class GooseDialect:
             return path
         return None
 
-    def exec_command(self, command: str, plugin: str | None) -> tuple[str, ...]:
-        """`sh -c` of the command with `${PLUGIN_ROOT}` replaced, as Goose replaces it
-        (install's wrappers leave it to `exec`: `_install/goose.py`)."""
-        return ("/bin/sh", "-c", expand(command, plugin) if plugin else command)
+    def exec_command(
+        self, command: Sequence[str], root: str, home: str, environ: Mapping[str, str]
+    ) -> ExecCommand:
+        """A command string: `sh -c` with `${PLUGIN_ROOT}` replaced, as Goose replaces it
+        (install's wrappers leave it to `exec`: `_install/goose.py`), when the agent's
+        PLUGIN_ROOT names a plugin folder (`plugin_root`): then set and mounted at its
+        path too (`${PLUGIN_ROOT}/x` inside)."""
+        if len(command) != 1:
+            return ExecCommand(tuple(command))
+        plugin = self.plugin_root(environ.get("PLUGIN_ROOT"), home, root)
+        if not plugin:
+            return ExecCommand((*SH, command[0]))
+        return ExecCommand((*SH, expand(command[0], plugin)), {"PLUGIN_ROOT": plugin}, (plugin,))
 
     def untrusted_stdout(self, stdout: bytes, stdin: bytes = b"") -> tuple[bytes, str | None]:
         """Unchanged: a Goose hook's stdout can allow or block, nothing else (no input

@@ -88,18 +88,29 @@ from typing import Any
 
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
-    ROOTS_FROM_CALLER,
+    EVENT_FIELD,
     AgentReply,
     below_deadline,
     block_on_stderr,
+    caller_folder,
     event_bytes,
     failure_on_stderr,
     lines,
     named_event,
     never_sequential,
+    no_deadline,
     no_hook_dir,
+    no_loop_limit,
+    no_pinned_project,
+    no_plugin,
     outcome_fields,
+    own_failure,
+    own_project_var,
+    same_input,
+    same_reader,
     sandbox_ending,
+    shell_command,
+    stderr_unchanged,
     stderr_unless_blocking,
 )
 from .config import DEFAULT_MAX_OUTPUT, HOOK_NAMES, discover
@@ -201,7 +212,28 @@ class KiroDialect:
 
     sequential = staticmethod(never_sequential)  # an event's hooks all start at once
     hook_dir_env = staticmethod(no_hook_dir)
-    roots_in_event = ROOTS_FROM_CALLER  # (`Dialect.roots_in_event`)
+    roots_in_event = False
+    project_vars = property(own_project_var)
+    exec_place = staticmethod(caller_folder)
+    exec_command = shell_command
+    exec_plugin = staticmethod(no_plugin)
+    agent_deadline = staticmethod(no_deadline)
+    max_input = None
+    failure_dialect = own_failure
+    untrusted_stderr = staticmethod(stderr_unchanged)
+    for_event = same_reader
+    transcript_for_repository = True
+    session_field = None
+    name_field = EVENT_FIELD
+    env_file_dir = None
+    next_input = staticmethod(same_input)
+    pinned_project = staticmethod(no_pinned_project)
+    default_loop_limit = staticmethod(no_loop_limit)
+    message_field = None
+    transcript_format = None
+
+    def hook_places(self, home: str) -> list[str]:
+        return [self.hooks_folder(home)]
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]

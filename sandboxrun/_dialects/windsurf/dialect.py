@@ -58,6 +58,7 @@ a repository's hook gets no such mount, `transcript_for_repository`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -66,17 +67,28 @@ from typing import Any
 from ..._mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
-    ROOTS_FROM_CALLER,
+    SH,
     AgentReply,
     block_on_stderr,
+    caller_folder,
     event_bytes,
     failure_on_stderr,
     lines,
     named_event,
     never_sequential,
+    no_deadline,
     no_hook_dir,
+    no_loop_limit,
+    no_pinned_project,
+    no_plugin,
     outcome_fields,
+    own_failure,
+    own_project_var,
+    same_input,
+    same_reader,
     sandbox_ending,
+    shell_command,
+    stderr_unchanged,
     stderr_unless_blocking,
 )
 from . import config
@@ -202,7 +214,28 @@ class WindsurfDialect:
 
     sequential = staticmethod(never_sequential)  # an event's hooks all start at once
     hook_dir_env = staticmethod(no_hook_dir)
-    roots_in_event = ROOTS_FROM_CALLER  # (`Dialect.roots_in_event`)
+    roots_in_event = False
+    shell = SH
+    project_vars = property(own_project_var)
+    exec_place = staticmethod(caller_folder)
+    exec_command = shell_command
+    exec_plugin = staticmethod(no_plugin)
+    agent_deadline = staticmethod(no_deadline)
+    max_input = None
+    failure_dialect = own_failure
+    untrusted_stderr = staticmethod(stderr_unchanged)
+    for_event = same_reader
+    session_field = None
+    env_file_dir = None
+    next_input = staticmethod(same_input)
+    pinned_project = staticmethod(no_pinned_project)
+    default_loop_limit = staticmethod(no_loop_limit)
+    message_field = None
+    transcript_format = None
+
+    def hook_places(self, home: str) -> list[str]:
+        places = [os.path.join(home, d, "hooks") for d in (self.user_dir, self.jetbrains_dir)]
+        return [*places, os.path.join(self.system_dir, "hooks")]
 
     def agent_answer(
         self, event: str, answer: Mapping[str, Any], notes: Sequence[str]
