@@ -24,6 +24,7 @@ from ._text import printable
 
 if TYPE_CHECKING:
     from ._backends.base import Backend
+    from ._dialects.base import Dialect
     from ._settings import Settings
     from ._types import Cancel, CombinedResult, HookOutcome
 
@@ -68,25 +69,21 @@ class Caller:
 
         return cls(read, os.environ, current_folder())
 
-    @classmethod
-    def agent_hook(cls, agent: str) -> Caller:
-        """This process as `agent`'s own hook (`run --answer agent`: Cline's shims and
-        forwarders). Where the agent's events name their workspace roots
-        (`roots_in_event`: Cline, whose CLI starts hooks from a hub daemon that keeps
-        the folder and environment of whichever run started it), the caller's folder is
-        the event's primary root, never this process's: the workspace and a relative
-        `--hooks-dir` (a global forwarder's) come from the event alone, and an event
-        without an absolute root leaves no folder (`resolve_workspaces` refuses it)."""
-        from ._dialects.registry import DIALECTS
-
-        caller = cls.this_process()
-        dialect = DIALECTS[agent]
-        if not getattr(dialect, "roots_in_event", False):
-            return caller
-        data = caller.read_stdin()
+    def agent_hook(self, dialect: Dialect) -> Caller:
+        """This caller as the agent's own hook (`run --answer agent`: Cline's shims, the
+        managed forwarders). Where the agent's events name their workspace roots
+        (`Dialect.roots_in_event`: Cline, whose CLI starts hooks from a hub daemon that
+        keeps the folder and environment of whichever run started it), the caller's
+        folder is the event's primary root, never the calling process's: the workspace
+        and a relative `--hooks-dir` (a global forwarder's) come from the event alone,
+        and an event without an absolute root leaves no folder (`resolve_workspaces`
+        refuses it). The same through `serve`: its client's folder is the hub's too."""
+        if not dialect.roots_in_event:
+            return self
+        data = self.read_stdin()
         roots = dialect.event_workspaces(read_event(data))
         root = roots[0] if roots and isinstance(roots[0], str) and os.path.isabs(roots[0]) else ""
-        return replace(caller, read_stdin=lambda: data, cwd=root)
+        return replace(self, read_stdin=lambda: data, cwd=root)
 
 
 def current_folder() -> str:
@@ -101,6 +98,14 @@ def current_folder() -> str:
 
 # The path options of `run` and `exec` (`_cli.parser`); a list holds a repeatable one's.
 PATH_OPTIONS = ("config", "workspace", "hooks_dir", "home", "env_file")
+
+
+def callers_paths(args: argparse.Namespace, cwd: str) -> None:
+    """`absolute_paths`, as the CLI and `serve` apply it right after parsing, but for
+    `run --answer agent`, whose folder may be the event's (`Caller.agent_hook`):
+    `answer_agent` makes its paths absolute once it knows which folder that is."""
+    if getattr(args, "answer", None) != "agent":
+        absolute_paths(args, cwd)
 
 
 def absolute_paths(args: argparse.Namespace, cwd: str) -> None:
@@ -174,7 +179,10 @@ def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
 
 
 def answer_run(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
-    """`sandboxrun run HOOK`: one JSON answer on stdout, exit 0 when the hooks ran."""
+    """`sandboxrun run HOOK`: one JSON answer on stdout, exit 0 when the hooks ran; with
+    `--answer agent`, the agent's own answer (`answer_agent`)."""
+    if args.answer == "agent":
+        return answer_agent(args, caller, backend_for)
     from ._dialects.files import unread_note
 
     result = run_result(args, caller, backend_for)
@@ -184,6 +192,74 @@ def answer_run(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
         dumps(result.to_json()), notes.encode(), 0, abandoned=result.abandoned,
         outcomes=result.outcomes,
     )  # fmt: skip
+
+
+def answer_agent(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
+    """`run --answer agent`: the combined answer in the agent's own hook protocol, so that
+    `run` can itself be the hook the agent calls (Cline's shims, Claude Code's and Codex's
+    managed forwarders, any agent's hook configured by hand), answered warm by `serve`
+    as by the command itself.
+
+    Each agent's form is its dialect's (`Dialect.agent_answer`): a deny stays a deny, an
+    allow an allow. An agent without an answer form is refused (`refusal`); `install`
+    never writes `--answer agent` for one (`_install.answer.answer_form`). An error of
+    ours (no engine, a bad config file, a bug) is the dialect's `wrapper_failure`:
+    non-blocking, or a block under fail-closed (`error_answer`), one line, never a
+    traceback on the agent."""
+    from ._dialects.registry import DIALECTS
+    from ._settings import env_fail_closed
+
+    dialect = DIALECTS[args.agent or "cline"]
+    try:
+        caller = caller.agent_hook(dialect)
+        absolute_paths(args, caller.cwd)
+        result = run_result(args, caller, backend_for)
+        reply = agent_answer(dialect, args.hook, result)
+    except Exception as exc:
+        fail_closed = bool(args.fail_closed or env_fail_closed(caller.environ))
+        if isinstance(exc, SandboxrunError):
+            return error_answer(dialect, fail_closed, one_line(exc))
+        logger.opt(exception=exc).debug("internal error")  # a bug of ours
+        why = f"internal error: {type(exc).__name__}: {one_line(exc)}"
+        return error_answer(dialect, fail_closed, why)
+    return replace(reply, abandoned=result.abandoned, outcomes=result.outcomes)
+
+
+def agent_answer(dialect: Dialect, event: str, result: CombinedResult) -> Reply:
+    """What the agent reads from `run` as if it were one of its hooks: the combined
+    answer in its form, and on stderr, beside it (never where the agent would read them
+    as the answer: the dialect places them), a line per hook that failed and per
+    refusal of the sandbox's that a hook answered despite."""
+    notes = [
+        printable(f"sandboxrun: hook {o.spec.name} {o.status}: {o.error}")
+        for o in result.outcomes
+        if o.status != "completed" and o.error
+    ]
+    # What the sandbox stopped a hook that answered anyway (its `error` says it otherwise):
+    # a hint beside the answer, never a change to it.
+    notes += [
+        printable(f"sandboxrun: hook {o.spec.name}: sandbox stopped: {o.sandbox_stopped}")
+        for o in result.outcomes
+        if o.status == "completed" and o.sandbox_stopped
+    ]
+    reply = dialect.agent_answer(event, dict(result.answer), notes)
+    if reply is None:
+        return refusal(dialect)
+    return Reply(*reply)
+
+
+def refusal(dialect: Dialect) -> Reply:
+    """`--answer agent` for an agent without an answer form: a block in its terms."""
+    why = f"run --answer agent: no answer form for agent {dialect.agent}; use run or exec"
+    stdout, stderr, code = dialect.wrapper_failure(why, True)
+    if why.encode() not in stderr:  # the block is on stdout (Cline): the line beside it
+        stderr += f"sandboxrun: {why}\n".encode()
+    return Reply(stdout, stderr, code)
+
+
+def error_answer(dialect: Dialect, fail_closed: bool, why: str) -> Reply:
+    """An error of ours, before any hook ran, in the agent's terms (`answer_agent`)."""
+    return Reply(*dialect.wrapper_failure(why, fail_closed))
 
 
 def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:

@@ -95,7 +95,7 @@ def via_server(argv: list[str]) -> int | None:
         return None
     sock = connect(path, warn=True)
     if sock is None:
-        if mode == "auto" and not in_ci() and vacant(path):
+        if may_start(path, mode):
             start_server(path, config[0])  # for the next commands; this one runs cold
         return None
     stdin = sys.stdin.buffer.read() if not sys.stdin.isatty() else None
@@ -176,6 +176,23 @@ def socket_path(config: tuple[str | None, bool]) -> tuple[str | None, str]:
     if mode not in ("auto", "use") or not isinstance(path, str) or not os.path.isabs(path):
         return None, "off"
     return path, mode
+
+
+def may_start(path: str, mode: str) -> bool:
+    """Whether a command starts a server at `path` for the commands to come: `serve =
+    "auto"`, not in CI, and no server there."""
+    return mode == "auto" and not in_ci() and vacant(path)
+
+
+def warm_up(config: str | None = None) -> int | None:
+    """Start the user's server for the hooks to come, without waiting for it, where a
+    `run` or `exec` with the config file `config` (None: the user's) would start one:
+    the session-start check's (`_cli/sessionstart.py`), so that the session's first
+    hook finds it. Its pid, or None (none wanted, or one is there or starting)."""
+    path, mode = socket_path((config, config is not None))
+    if path is None or not may_start(path, mode):
+        return None
+    return start_server(path, config)
 
 
 def in_ci() -> bool:

@@ -15,10 +15,11 @@ import pytest
 
 import sandboxrun._cli as cli
 from sandboxrun import ExecResult, HookSpec
+from sandboxrun._answer import agent_answer, error_answer
 from sandboxrun._dialects import base
 from sandboxrun._dialects.registry import DIALECTS
 from sandboxrun._errors import ConfigError
-from sandboxrun._install.answer import agent_answer, answer_form, error_answer
+from sandboxrun._install.answer import answer_form
 from sandboxrun._install.cline import shim_text
 from sandboxrun._install.managed import forwarder
 from sandboxrun._types import CombinedResult

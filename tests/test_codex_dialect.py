@@ -436,7 +436,7 @@ def test_a_matcher_that_does_not_compile_skips_its_group_at_every_level(
 def forwarded(event: str, **answer: Any):  # type: ignore[no-untyped-def]
     """What a forwarder (`run EVENT --agent codex --answer agent`) hands Codex for a
     combined answer (the fields `combine` gives, `answer` over them)."""
-    from sandboxrun._install.answer import agent_answer
+    from sandboxrun._answer import agent_answer
     from sandboxrun._types import CombinedResult
 
     combined = {"blocked": False, "permissionDecision": None, "reason": "",

@@ -501,7 +501,7 @@ def test_run_answer_agent_never_denies_for_an_error_of_ours() -> None:
     """`run --answer agent` before any hook ran (no engine, a bad config file): exit 0
     and no stdout for Copilot, whose preToolUse denies on any non-zero exit; a deny
     (exit 2) under fail-closed."""
-    from sandboxrun._install.answer import error_answer
+    from sandboxrun._answer import error_answer
 
     opened = error_answer(COPILOT, False, "no Docker Engine")
     assert (opened.stdout, opened.exit_code) == (b"", 0)

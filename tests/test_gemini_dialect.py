@@ -436,7 +436,7 @@ def test_exec_adds_no_line_where_gemini_would_read_it_as_the_answer() -> None:
 
 
 def test_run_answer_agent_prints_geminis_own_fields() -> None:
-    from sandboxrun._install.answer import agent_answer
+    from sandboxrun._answer import agent_answer
     from sandboxrun._types import CombinedResult
 
     found = outcomes({"decision": "deny", "reason": "no"}, {"systemMessage": "m"})

@@ -18,12 +18,11 @@ import pytest
 from loguru import logger
 
 import sandboxrun._cli as cli
-from sandboxrun import CombinedResult, HookOutcome, HookSpec
+from sandboxrun import CombinedResult, HookOutcome, HookSpec, _answer
 from sandboxrun._dialects.claude.dialect import CLAUDE
 from sandboxrun._dialects.claude.wrapped import wrap
 from sandboxrun._dialects.cline import CLINE, HOOK_NAMES
 from sandboxrun._dialects.installed import read_shim as _read_shim
-from sandboxrun._install import answer as _answer
 from sandboxrun._install import claude as _claude_install
 from sandboxrun._install import cline as _cline_install
 from sandboxrun._install import command as _command

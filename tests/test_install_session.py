@@ -19,10 +19,12 @@ import pytest
 from loguru import logger
 
 import sandboxrun._cli as cli
+from sandboxrun import _client
 from sandboxrun._cli import sessionstart
 from sandboxrun._dialects.codex.schema import schema_problem, semantic_problem
 from sandboxrun._dialects.registry import DIALECTS
 from sandboxrun._install import session
+from tests.conftest import user_config
 
 USER_FILES = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
               "gemini": ".gemini/settings.json"}  # fmt: skip
@@ -39,6 +41,15 @@ def _restore_library_logging() -> Any:
     yield
     logger.remove()
     logger.disable("sandboxrun")
+
+
+@pytest.fixture(autouse=True)
+def servers_asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str | None]]:
+    """The servers the check asked to start (socket, config): it starts the user's
+    server for the session's hooks (`_client.warm_up`); here none really starts."""
+    asked: list[tuple[str, str | None]] = []
+    monkeypatch.setattr(_client, "start_server", lambda p, c=None: asked.append((p, c)))
+    return asked
 
 
 def sandboxrun(*args: str) -> int:
@@ -339,9 +350,13 @@ def test_run_and_list_do_not_run_the_check(tmp_path: Path, home: Path, agent: st
 @pytest.mark.parametrize("agent", sorted(session.AGENTS))
 def test_the_installed_command_as_the_agent_runs_it(tmp_path: Path, home: Path, agent: str) -> None:
     """The string install wrote, run by a shell with the event on stdin (as each agent
-    starts a hook): this sandboxrun, started isolated, answers one JSON object."""
+    starts a hook): this sandboxrun, started isolated, answers one JSON object. (Its
+    config says `serve = "off"`: the check starts the server the hooks use, and this
+    process's own test guards do not reach a `python -I` it starts.)"""
     proj, mine = setup(tmp_path, home, agent)
-    assert sandboxrun("install", *args(agent, proj, home)) == 0
+    off = tmp_path / "off.toml"
+    off.write_text('serve = "off"\n')
+    assert sandboxrun("install", *args(agent, proj, home), "--config", str(off)) == 0
     layout = session.shape_of(agent).layout(mine.read_text())
     command = json.loads(layout)["hooks"]["SessionStart"][-1]["hooks"][0]["command"]
     config = proj / PROJECT_FILES[agent]
@@ -353,6 +368,38 @@ def test_the_installed_command_as_the_agent_runs_it(tmp_path: Path, home: Path, 
                           cwd=proj, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "./pulled.sh" in json.loads(done.stdout)["systemMessage"]
+
+
+@pytest.mark.parametrize(("text", "ci", "named"), [
+    ("", "", False), ("", "", True), ('serve = "off"\n', "", False), ("", "true", False),
+    ('serve = "use"\n', "", True),
+])  # fmt: skip
+def test_the_check_starts_the_server_for_the_sessions_hooks(
+    tmp_path: Path, home: Path, short_dir: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch, servers_asked: list[tuple[str, str | None]],
+    text: str, ci: str, named: bool,
+) -> None:  # fmt: skip
+    """At session start the user's server is started, never waited for, on the socket
+    the hooks' commands use (the config install was given, `--config`, else the
+    user's), so that the session's first hook finds it; not where `run` would start
+    none (`serve = "off"` or `"use"`, a CI job). The check's message is unchanged."""
+    monkeypatch.setenv("CI", ci)
+    proj, _ = setup(tmp_path, home, "claude")
+    sock = str(short_dir / "s" / "serve.sock")
+    config = (tmp_path / "hooks.toml") if named else user_config(home, "")
+    config.write_text(f'serve_socket = "{sock}"\n{text}')
+    options = ["--config", str(config)] if named else []
+    assert sandboxrun("install", *args("claude", proj, home), *options) == 0
+    written = json.loads((home / USER_FILES["claude"]).read_text())
+    command = written["hooks"]["SessionStart"][-1]["hooks"][0]["command"]
+    assert (f"--config {config}" in command) is named  # install's config: the hooks' server
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"{}")))
+    capsys.readouterr()
+    assert sandboxrun("doctor", "--session-start", "--agent", "claude", "--home", str(home),
+                      *options) == 0  # fmt: skip
+    assert capsys.readouterr().out == ""  # nothing unsandboxed here: no message
+    wanted = not text and not ci
+    assert servers_asked == ([(sock, str(config) if named else None)] if wanted else [])
 
 
 def test_a_check_whose_sandboxrun_is_gone_is_a_warning(tmp_path: Path) -> None:

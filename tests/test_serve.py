@@ -148,6 +148,53 @@ def test_errors_of_ours_read_the_same(
     assert served.app.answered == 2
 
 
+def test_the_agents_own_answer_is_answered_by_the_server_as_by_the_command(
+    served: Served, ws: Path, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """`run --answer agent` (what every Cline shim and managed forwarder runs) is answered
+    by the server, no longer declined to the cold path, with the bytes the command gives
+    itself. Cline's folder is the event's primary root on both paths, never the calling
+    process's (the CLI's hub daemon): its relative --hooks-dir is read from there."""
+    elsewhere = tmp_path / "daemon"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # the hub daemon's folder: another run's
+    argv = ["run", "PreToolUse", "--agent", "cline", "--answer", "agent", "--config",
+            str(served.config), "--hooks-dir", ".clinerules/hooks"]  # fmt: skip
+    event = json.dumps({"hookName": "PreToolUse", "workspaceRoots": [str(ws)],
+                        "preToolUse": {"toolName": "x"}}).encode()  # fmt: skip
+    warm = run(argv, event, capsysbinary, cold=False)
+    cold = run(argv, event, capsysbinary, cold=True)
+    assert served.app.answered == 1
+    assert warm == cold
+    cline = {"cancel": True, "contextModification": "", "errorMessage": "no"}  # no report
+    assert warm[0] == 0 and json.loads(warm[1]) == cline
+    first, second = served.backend.requests
+    assert first.workdir == second.workdir == str(ws)
+    assert first.argv == second.argv and str(ws / ".clinerules" / "hooks") in first.argv[-1]
+
+
+@pytest.mark.parametrize("agent", ["cline", "claude"])
+def test_the_agents_own_answer_to_an_error_of_ours_is_the_same_through_the_server(
+    served: Served, ws: Path, capsysbinary: pytest.CaptureFixture[bytes], agent: str
+) -> None:
+    """An event that is not a JSON object: the agent's non-blocking error, one line;
+    under fail-closed its block (Cline: `{"cancel": true}` on stdout; Claude: exit 2),
+    the same bytes through the server as from the command itself."""
+    argv = ["run", "PreToolUse", "--agent", agent, "--answer", "agent", "--config",
+            str(served.config)]  # fmt: skip
+    for extra in ([], ["--fail-closed"]):
+        warm = run(argv + extra, b"[1]", capsysbinary, cold=False)
+        cold = run(argv + extra, b"[1]", capsysbinary, cold=True)
+        assert warm == cold
+        code, out, err = warm
+        assert b"must be a JSON object" in out + err and b"Traceback" not in err
+        blocked = json.loads(out)["cancel"] is True if out else code == 2
+        assert blocked is bool(extra), (code, out, err)
+    assert served.app.answered == 2
+    assert served.backend.requests == []
+
+
 def test_the_callers_tightening_variable_reaches_the_server(
     served: Served, ws: Path, capsysbinary: pytest.CaptureFixture[bytes],
     monkeypatch: pytest.MonkeyPatch,
@@ -1238,6 +1285,35 @@ def test_a_tcp_exec_never_appends_to_a_file_its_environment_names(tenant: Tenant
     status, reply = tenant.ask("exec", ["--", "true"], env, tcp=False)  # the control
     assert status == 200 and base64.b64decode(reply["stdout"]) == b"file"
     assert "from-the-tenant" in target.read_text()
+
+
+def test_a_tcp_tenants_agent_answer_keeps_the_tenant_rules(tenant: Tenant) -> None:
+    """`run --answer agent` over TCP (a tenant's Cline hook) is answered, no longer left to
+    a cold path the tenant does not have, with the tenant's rules: the workspace its event
+    names outside the server's allowed_roots runs nothing, and under fail-closed blocks in
+    Cline's terms; below them, its hooks run. A tenant's `--hooks-dir` stays refused."""
+    hooks = tenant.ws / ".clinerules" / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "PreToolUse").write_text("#!/bin/sh\necho '{}'\n")
+    (hooks / "PreToolUse").chmod(0o755)
+    outside = tenant.home / "project"
+    (outside / ".clinerules" / "hooks").mkdir(parents=True)
+    (outside / ".clinerules" / "hooks" / "PreToolUse").write_text("#!/bin/sh\necho '{}'\n")
+    (outside / ".clinerules" / "hooks" / "PreToolUse").chmod(0o755)
+    args = ["PreToolUse", "--agent", "cline", "--answer", "agent"]
+
+    def event(root: Path) -> bytes:
+        return json.dumps({"hookName": "PreToolUse", "workspaceRoots": [str(root)]}).encode()
+
+    status, reply = tenant.ask("run", [*args, "--fail-closed"], stdin=event(outside))
+    assert status == 200, reply
+    assert json.loads(base64.b64decode(reply["stdout"]))["cancel"] is True
+    assert reply["exitCode"] == 0 and tenant.backend.requests == []
+    status, reply = tenant.ask("run", args, stdin=event(tenant.ws))
+    assert status == 200 and reply["exitCode"] == 0, reply
+    assert [r.workdir for r in tenant.backend.requests] == [str(tenant.ws)]
+    status, reply = tenant.ask("run", [*args, "--hooks-dir", str(hooks)], stdin=event(tenant.ws))
+    assert status == 400 and "--hooks-dir is not accepted over TCP" in reply["error"]
 
 
 def test_a_tcp_request_never_gets_the_servers_transcripts(tenant: Tenant) -> None:

@@ -256,7 +256,7 @@ def test_exec_of_post_setup_worktree_gets_the_root_as_a_name(tmp_path: Path, hom
 
 
 def test_run_answer_agent_speaks_in_exit_codes() -> None:
-    from sandboxrun._install.answer import agent_answer, error_answer
+    from sandboxrun._answer import agent_answer, error_answer
     from sandboxrun._types import CombinedResult
 
     blocked = agent_answer(WINDSURF, "pre_run_command", CombinedResult(_answer_of(True), ()))

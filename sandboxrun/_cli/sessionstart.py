@@ -5,6 +5,11 @@ CLI), the hooks `doctor` names for the session's folder (`status.notes`: a hook 
 brought, which runs unsandboxed; an installed wrapper that cannot start), and nothing
 else: never a decision, never added context, nothing at all when all is well.
 
+It also starts the user's server (`sandboxrun serve`) without waiting for it, where the
+hooks' own `run` and `exec` would start one on first use (`_client.warm_up`: `serve =
+"auto"`, not in CI, none running): the session's first hook then finds it, instead of
+answering cold and starting it only then.
+
 It must never harm the session: any failure of its own (a config that does not parse,
 an unreadable record, a bug) is exit 0 with nothing on stdout, and one line on stderr
 only where the agent shows a hook's stderr harmlessly (not Gemini, which would read it
@@ -80,6 +85,20 @@ def check(agent: str, stdin: bytes, home: str | None = None) -> str | None:
     return message(agent, found, folder) if found else None
 
 
+def _start_server(config: str | None) -> None:
+    """The user's server for the session's hooks, started now, never waited for; a
+    failure to start it costs the session nothing (its first hook starts one)."""
+    from .._client import warm_up
+    from .._log import logger
+
+    try:
+        warm_up(os.path.abspath(config) if config else None)
+    except _Late:
+        raise
+    except Exception as exc:  # the check goes on: a server is an optimisation
+        logger.debug("session start: no server started: {}", exc)
+
+
 def command(args: argparse.Namespace) -> int:
     agent = args.agent or "claude"
     if agent not in _STDERR_SHOWN_HARMLESSLY:  # no line may reach the agent as an answer
@@ -96,6 +115,7 @@ def command(args: argparse.Namespace) -> int:
     try:
         if alarm:
             signal.alarm(DEADLINE)
+        _start_server(args.config)
         stdin = sys.stdin.buffer.read(1 << 20) if not sys.stdin.isatty() else b""
         text = check(agent, stdin, args.home)
     except Exception as exc:  # never fail the session: say it (where harmless), go on

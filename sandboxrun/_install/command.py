@@ -83,6 +83,8 @@ def session_check(
         return
     project = os.path.realpath(project_root(workspace, home, f".{agent}"))
     options = ["--home", home] if args.home else []  # where the record is, as for `run`
+    if args.config:  # the hooks' config file: the server it starts is the one they use
+        options += ["--config", os.path.abspath(args.config)]
     try:
         launch = [] if undo else launch_for(args, home)()
         change = session.plan(agent, home, project, launch, undo, options)

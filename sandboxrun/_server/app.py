@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .._answer import Caller, Reply, absolute_paths, answer_exec, answer_run, error_reply
+from .._answer import Caller, Reply, answer_exec, answer_run, callers_paths, error_reply
 from .._backends.base import Backend, refuse_cancelled
 from .._backends.image_tools import ImageTools
 from .._errors import Cancelled, ConfigError
@@ -208,11 +208,9 @@ class App:
             _only_shorter(command, args)
         if args.no_serve:
             raise Decline("--no-serve")
-        if getattr(args, "answer", None) == "agent":  # the agent's own hook answer: cold
-            raise Decline("--answer agent is answered by the command itself")
         stdin = binascii.a2b_base64(request["stdin"])
         cwd = _callers_folder(request["cwd"])
-        absolute_paths(args, cwd)  # what the CLI does right after parsing, in its folder
+        callers_paths(args, cwd)  # what the CLI does right after parsing, in its folder
         caller = Caller(lambda: stdin, environ, cwd, gone, tenant=tcp, served=True)
         answer = answer_run if command == "run" else answer_exec
         tally = _Tally()

@@ -283,8 +283,8 @@ def test_managed_forwarders_run_the_projects_hooks_sandboxed(
     model: fakemodel.FakeModel, netns: Netns, managed_file: None,
 ) -> None:  # fmt: skip
     """`install --managed` (root): Claude Code runs only the managed forwarders, which
-    `run --answer agent` the project's hooks in the sandbox. They run cold until the
-    one-pipeline issue (31) makes them warm: `warm: false` is recorded."""
+    `run --answer agent` the project's hooks in the sandbox (cold here: `serve = "off"`;
+    through a server they are answered warm as any `run`, issue 31)."""
     project, token, marker = guarded
     account.config('serve = "off"\n')
     before = MANAGED.read_bytes() if MANAGED.exists() else None

@@ -242,33 +242,34 @@ def test_installed_cold_and_warm_contain_the_hooks_and_uninstall_restores_every_
     result = cline(account, agents_bin, project, netns)  # cold
     blocked_with(account, chat, project, result, token)
     assert not marker.exists(), "the installed marker hook wrote on the host"
-    check_records(cline_records(account, seen), token)
+    check_records(cline_records(account, seen), token, served=False)
     # the first run in a checkout pins the hooks of both folders quietly: none is "new"
     # (each shim's run searches only its own moved folder)
     assert [r for r in account.audit()[seen:] if r.get("entry") == "review"] == []
 
-    # warm: a server of the account's. The shims' `run --answer agent` is not served
-    # yet: `serve` declines it until the one-pipeline issue (31), which flips `warm`.
+    # warm: a server of the account's answers the shims' `run --answer agent` (issue 31,
+    # item 4: `serve` declined it before), from containers started ahead of time.
     request.getfixturevalue("serve")
     seen = len(account.audit())
     chat.requests.clear()
     result = cline(account, agents_bin, project, netns)
     blocked_with(account, chat, project, result, token)
     assert not marker.exists()
-    check_records(cline_records(account, seen), token)
+    check_records(cline_records(account, seen), token, served=True)
 
     done = account.sbx("uninstall", "--agent", "cline", "--workspace", str(project))
     assert done.returncode == 0, done.stderr
     assert snapshot(watched) == before
 
 
-def check_records(audited: list[dict[str, Any]], token: str) -> None:
-    """One record per hook, each for the CLI's event and its tool call, run cold and not
-    served; the guard's a block with its reason, the marker's no opinion."""
-    assert len(audited) == 2 and not any(r["served"] for r in audited), audited
+def check_records(audited: list[dict[str, Any]], token: str, served: bool) -> None:
+    """One record per hook, each for the CLI's event and its tool call, `served` by the
+    account's server (then warm, as Claude Code's through it) or run cold; the guard's
+    a block with its reason, the marker's no opinion."""
+    assert len(audited) == 2 and all(r["served"] is served for r in audited), audited
     assert {r["toolUseId"] for r in audited} == {"call_fake0001"}, audited
     assert {r["event"] for r in audited} == {"PreToolUse"}, audited
-    assert all(r["warm"] is False and r["status"] == "completed" for r in audited), audited
+    assert all(r["warm"] is served and r["status"] == "completed" for r in audited), audited
     guard = [r for r in audited if r["decision"] == "block"]
     assert len(guard) == 1 and guard[0]["reason"] == f"GUARD-{token}: rm -r is not allowed here"
     others = [r for r in audited if r is not guard[0]]

@@ -399,8 +399,8 @@ def test_managed_forwarders_run_the_projects_hooks_sandboxed(
 ) -> None:  # fmt: skip
     """`install --managed` (root): Codex runs only the managed forwarders (managed hooks
     need no trust), which `run --answer agent` the project's hooks in the sandbox, the
-    project's hooks trusted or not. They run cold until the one-pipeline issue (31)
-    makes them warm: `warm: false` is recorded."""
+    project's hooks trusted or not (cold here: `serve = "off"`; through a server they
+    are answered warm as any `run`, issue 31)."""
     project, token, marker = guarded
     account.config('serve = "off"\n')
     configure(account, model, project)  # no hook trusted in /hooks
