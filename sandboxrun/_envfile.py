@@ -37,10 +37,14 @@ import tempfile
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._mounts import under
 from ._text import printable
 from ._types import ExecRequest
+
+if TYPE_CHECKING:
+    from ._dialects.base import Dialect
 
 # Where the hook finds its file inside the sandbox (bound to a host file of ours).
 TARGET = "/run/sandboxrun/claude-env.sh"
@@ -54,6 +58,12 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LINE = re.compile(r"(?:export[ \t]+)?([^=\s]+)=(.*)")
 _PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]*")  # an unquoted value the shell keeps as is
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"$`\\]*)\"")
+
+
+def given(dialect: Dialect, hook_name: str) -> bool:
+    """Whether the agent hands a hook of `hook_name` a CLAUDE_ENV_FILE (one it reads
+    after the hook): the same rule for `run` and `exec`."""
+    return dialect.env_file_dir is not None and hook_name in EVENTS
 
 
 @dataclass(frozen=True, slots=True)

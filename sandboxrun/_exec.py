@@ -160,9 +160,10 @@ def exec_request(
         workdir=cwd if inside or place.agent_hooks else root,
         mounts=mounts, env=env, plugin=plugin.id if plugin else None,
     )  # fmt: skip
-    # The agent gave this hook its CLAUDE_ENV_FILE: the hook gets an empty one of ours;
-    # `run_exec` copies what may go to the agent's (`_envfile`).
-    env_file = dialect.env_file_dir is not None and bool(environ.get(_envfile.VAR))
+    # The agent gave this hook its CLAUDE_ENV_FILE, for an event it reads the file after
+    # (`_envfile.EVENTS`, as `run`): the hook gets an empty one of ours; `run_exec` copies
+    # what may go to the agent's (`_envfile`).
+    env_file = _envfile.given(dialect, spec.hook_name) and bool(environ.get(_envfile.VAR))
     session = _sessiontmp.session_for(settings.agent, root, event, dialect)
     prepared = request_for(
         spec, stdin, settings, timeout=exec_timeout(settings, event), label=label[:200],
@@ -342,8 +343,14 @@ def run_exec(
                 " (--untrusted: from a repository's settings)\n"
             )
         elif parsed.accepted and not out.sandbox_ended and not (cancel and cancel.is_set()):
-            # (a caller that has gone gets nothing)
-            notes += hand_on(parsed, environ, dialect.env_file_dir)
+            # (a caller that has gone gets nothing; nor, as in `run`, a hook that did not
+            # complete: only a completed hook's lines are handed on)
+            status = out.outcome.status if out.outcome is not None else "failed"
+            if status == "completed":
+                notes += hand_on(parsed, environ, dialect.env_file_dir)
+            else:
+                names = ", ".join(n for n, _ in parsed.accepted)
+                notes.append(f"sandboxrun: CLAUDE_ENV_FILE {names} not copied: the hook {status}\n")
     return _with_notes(dialect, out, "".join(notes).encode())
 
 

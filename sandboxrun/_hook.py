@@ -82,7 +82,7 @@ class HookRunner:
     def run(self, stdin: bytes) -> HookOutcome:
         """`run`'s reading of one hook: its outcome, with what it was not given."""
         spec = self.spec
-        env_file = self.dialect.env_file_dir is not None and spec.hook_name in _envfile.EVENTS
+        env_file = _envfile.given(self.dialect, spec.hook_name)
         prepared = request_for(
             spec, stdin, self.settings, timeout=self.timeout,
             label=f"{spec.hook_name} {spec.name}", workspace=spec.workdir,
