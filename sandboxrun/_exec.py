@@ -427,7 +427,7 @@ def _run_exec(
         return replace(out, outcome=ran.outcome), ran.parsed
 
     if ran.failure:  # it never ran: the preflight, the engine, an approved version
-        if ran.missing_runtime:  # always a block
+        if ran.outcome.runtime_missing:  # always a block
             return failed(ran.failure, settings.model_copy(update={"fail_closed": True}))
         return failed(ran.failure)
     assert result is not None

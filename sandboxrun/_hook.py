@@ -48,7 +48,6 @@ class Ran:
     failure: str | None = None
     ended: str | None = None
     gone: str | None = None
-    missing_runtime: bool = False  # the engine lacks the runtime asked for: always a block
     found: Hint = field(default_factory=Hint)  # what the sandbox stopped, and why
     parsed: _envfile.Parsed | None = None  # what it wrote to CLAUDE_ENV_FILE, checked
 
@@ -150,8 +149,8 @@ class HookRunner:
             self.say("hook {} could not run: {}", spec.name, exc)
             outcome = HookOutcome(spec=spec, status="error", error=str(exc),
                                   duration_ms=int((time.monotonic() - started) * 1000))  # fmt: skip
-            return Ran(outcome, failure=f"the sandbox could not run the hook: {exc}",
-                       missing_runtime=isinstance(exc, RuntimeMissing))  # fmt: skip
+            outcome = replace(outcome, runtime_missing=isinstance(exc, RuntimeMissing))
+            return Ran(outcome, failure=f"the sandbox could not run the hook: {exc}")
         ended = sandbox_ending(result, timeout)
         gone = missing_on_start(result.stderr, result.exit_code, stdin)
         if gone:  # the host has what the sandbox lacks: the sandbox's failure, no answer

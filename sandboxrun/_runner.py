@@ -27,7 +27,7 @@ from ._hook import HookRunner as HookRunner  # (the runner of one hook: `_hook`)
 from ._hook import hook_timeout as hook_timeout
 from ._log import logger
 from ._mounts import agent_transcript, check_root, for_tenant, git_folders, workspace_root
-from ._session import answer_event
+from ._session import answer_event, closed
 from ._settings import Settings, account_home
 from ._types import Cancel, CombinedResult, Discovery, HookOutcome, HookSpec, Skipped
 
@@ -93,7 +93,7 @@ class CombinedHookRunner:
             for i, runner in enumerate(self.runners):
                 ran.append(runner.run(stdin))
                 # As the agent reads them so far (with fail-closed: a failure blocks too)
-                if self.dialect.combine(ran, self.fail_closed).get("blocked"):
+                if self.dialect.combine(ran, closed(self.fail_closed, ran)).get("blocked"):
                     stopped = tuple(self._stopped(r, ran[-1]) for r in self.runners[i + 1 :])
                     break
             outcomes = tuple(ran)
@@ -124,7 +124,7 @@ class CombinedHookRunner:
         # ... and so is a config file (or entry) that could not be read: the hooks it
         # would hold are unknown, so it blocks in the agent's terms, naming the file.
         lost = tuple(unread_outcome(k, self.hook_name) for k in self.unread if self.fail_closed)
-        answer = self.dialect.combine(outcomes + unrun + lost, self.fail_closed)
+        answer = self.dialect.combine(outcomes + unrun + lost, closed(self.fail_closed, outcomes))
         return CombinedResult(answer, outcomes, not_run=self.never_run + stopped,
                               skipped=self.unread)  # fmt: skip
 

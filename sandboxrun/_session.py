@@ -141,6 +141,13 @@ def _answer_event(
     return progress.result
 
 
+def closed(fail_closed: bool, outcomes: Sequence[HookOutcome] = ()) -> bool:
+    """Whether our failures block this event's answer (`Dialect.combine`'s
+    `fail_closed`): under fail-closed, or when a hook found the runtime asked for missing
+    (it is the engine's, so every hook of the event lacks it: a block, never a pass)."""
+    return fail_closed or any(o.runtime_missing for o in outcomes)
+
+
 def failure_answer(dialect: Dialect, fail_closed: bool, exc: BaseException) -> CombinedResult:
     """The answer when the hooks could not run at all; raises when that is not ours
     to answer (no fail-closed: the caller reports our failure)."""
