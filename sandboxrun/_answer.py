@@ -202,6 +202,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         sandbox_failure,
         unread_configs,
     )
+    from ._session import blocks
 
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
     stdin = caller.read_stdin()
@@ -255,7 +256,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         # Under fail-closed, a config file that would hold hooks for this event and could
         # not be read blocks, as in `run`: the policy it holds is unknown (in the
         # dialect's own terms, on stderr: never an answer Gemini would misread).
-        lost = unread_configs(settings, request, event) if settings.fail_closed else ()
+        lost = unread_configs(settings, request, event) if blocks(settings.fail_closed) else ()
         if lost:
             why = "; ".join(unread_note(s) for s in lost)
             out = sandbox_failure(settings, printable(f"the hook was not run: {why}"), stdin=stdin)

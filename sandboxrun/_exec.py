@@ -53,6 +53,7 @@ from ._mounts import (
     workspace_root,
 )
 from ._request import request_for
+from ._session import blocks
 from ._settings import Settings, account_home
 from ._types import ApprovedFile, Cancel, ExecRequest, ExecResult, HookOutcome, HookSpec, Skipped
 
@@ -420,20 +421,17 @@ def _run_exec(
     ran = _runner_of(settings, backend, request, untrusted, hook_name).execute(request, approved)
     result = ran.result
 
-    def failed(
-        why: str, settings: Settings = settings
-    ) -> tuple[ExecOutput, _envfile.Parsed | None]:
-        out = sandbox_failure(settings, why, result, stdin)
+    def failed(why: str) -> tuple[ExecOutput, _envfile.Parsed | None]:
+        out = sandbox_failure(settings, why, result, stdin,
+                              runtime_missing=ran.outcome.runtime_missing)  # fmt: skip
         return replace(out, outcome=ran.outcome), ran.parsed
 
     if ran.failure:  # it never ran: the preflight, the engine, an approved version
-        if ran.outcome.runtime_missing:  # always a block
-            return failed(ran.failure, settings.model_copy(update={"fail_closed": True}))
         return failed(ran.failure)
     assert result is not None
     if ran.ended:  # the deadline, memory, the output cap
         return failed(ran.ended)
-    if settings.fail_closed and result.exit_code in (126, 127):
+    if blocks(settings.fail_closed) and result.exit_code in (126, 127):
         # The shell we wrap a command string in, or the hook's interpreter, says the
         # command could not be run or found: under fail-closed that is no answer, so block.
         return failed(f"hook command could not be started (exit {result.exit_code})")
@@ -468,19 +466,21 @@ def _runner_of(
 
 def _engine_failure(settings: Settings, exc: EngineError, stdin: bytes) -> ExecOutput:
     """The engine's failure before the run: a block when the runtime asked for is
-    missing, else as fail-closed says."""
-    if isinstance(exc, RuntimeMissing):
-        settings = settings.model_copy(update={"fail_closed": True})
-    return sandbox_failure(settings, f"the sandbox could not run the hook: {exc}", stdin=stdin)
+    missing, else as fail-closed says (`_session.blocks`)."""
+    return sandbox_failure(settings, f"the sandbox could not run the hook: {exc}", stdin=stdin,
+                           runtime_missing=isinstance(exc, RuntimeMissing))  # fmt: skip
 
 
 def sandbox_failure(
-    settings: Settings, why: str, result: ExecResult | None = None, stdin: bytes = b""
-) -> ExecOutput:
+    settings: Settings, why: str, result: ExecResult | None = None, stdin: bytes = b"",
+    *, runtime_missing: bool = False,
+) -> ExecOutput:  # fmt: skip
     """The agent's answer when the sandbox, not the hook, ended the run: the dialect's
-    `wrapper_failure` (`failure_dialect`), after what the hook itself wrote on stderr."""
+    `wrapper_failure` (`failure_dialect`), after what the hook itself wrote on stderr;
+    a block or not as `_session.blocks` says."""
     dialect = failure_dialect(settings.agent, stdin)
-    stdout, stderr, code = dialect.wrapper_failure(why, settings.fail_closed)
+    closed = blocks(settings.fail_closed, runtime_missing=runtime_missing)
+    stdout, stderr, code = dialect.wrapper_failure(why, closed)
     return ExecOutput(stdout, (result.stderr if result else b"") + stderr, code, True,
                       result=result, why=why)  # fmt: skip
 

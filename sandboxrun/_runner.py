@@ -27,7 +27,7 @@ from ._hook import HookRunner as HookRunner  # (the runner of one hook: `_hook`)
 from ._hook import hook_timeout as hook_timeout
 from ._log import logger
 from ._mounts import agent_transcript, check_root, for_tenant, git_folders, workspace_root
-from ._session import answer_event, closed
+from ._session import answer_event, blocks, closed
 from ._settings import Settings, account_home
 from ._types import Cancel, CombinedResult, Discovery, HookOutcome, HookSpec, Skipped
 
@@ -119,11 +119,12 @@ class CombinedHookRunner:
         unrun = tuple(
             HookOutcome(spec=k.spec, status="error", error=f"not run: {k.reason}")
             for k in self.never_run
-            if self.fail_closed and k.spec is not None
+            if blocks(self.fail_closed) and k.spec is not None
         )
         # ... and so is a config file (or entry) that could not be read: the hooks it
         # would hold are unknown, so it blocks in the agent's terms, naming the file.
-        lost = tuple(unread_outcome(k, self.hook_name) for k in self.unread if self.fail_closed)
+        lost = tuple(unread_outcome(k, self.hook_name) for k in self.unread
+                     if blocks(self.fail_closed))  # fmt: skip
         answer = self.dialect.combine(outcomes + unrun + lost, closed(self.fail_closed, outcomes))
         return CombinedResult(answer, outcomes, not_run=self.never_run + stopped,
                               skipped=self.unread)  # fmt: skip
