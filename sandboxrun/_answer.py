@@ -203,6 +203,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         unread_configs,
     )
     from ._session import blocks
+    from ._settings import env_fail_closed
 
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
     stdin = caller.read_stdin()
@@ -218,9 +219,9 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         if not isinstance(exc, SandboxrunError):
             logger.opt(exception=exc).debug("internal error")
         why = f"the hook could not be run: {one_line(exc)}"
-        stdout, stderr, code = failure_dialect(args.agent, stdin).wrapper_failure(
-            why, args.fail_closed
-        )
+        # fail-closed as asked by the flag or the environment, as `run` reads it there
+        closed = blocks(args.fail_closed or env_fail_closed(caller.environ))
+        stdout, stderr, code = failure_dialect(args.agent, stdin).wrapper_failure(why, closed)
         return Reply(stdout, stderr, code)
     started = time.monotonic()
     named = args.event if args.event in DIALECTS[settings.agent].hook_names else None
