@@ -37,27 +37,32 @@ import tempfile
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from ._dialects.base import Dialect, from_repository
 from ._mounts import under
 from ._text import printable
 from ._types import ExecRequest
-
-if TYPE_CHECKING:
-    from ._dialects.base import Dialect
 
 # Where the hook finds its file inside the sandbox (bound to a host file of ours).
 TARGET = "/run/sandboxrun/claude-env.sh"
 VAR = "CLAUDE_ENV_FILE"
 EVENTS = frozenset({"SessionStart", "Setup", "CwdChanged", "FileChanged"})
 MAX_BYTES = 64 << 10  # a real env file is a few lines; more is refused whole
-# Sources whose lines reach the agent's file (`run`); the others are reported, dropped.
+# Sources whose lines reach the agent's file (`hands_on`); the others are reported, dropped.
 TRUSTED_SOURCES = frozenset({"user", "explicit", "plugin"})
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LINE = re.compile(r"(?:export[ \t]+)?([^=\s]+)=(.*)")
 _PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]*")  # an unquoted value the shell keeps as is
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"$`\\]*)\"")
+
+
+def hands_on(source: str) -> bool:
+    """Whether a hook of `source` may hand lines on to the agent's file, for `run` and
+    `exec` alike: never a repository's (`from_repository`: whatever
+    `trust_workspace_decisions` says, which restores decisions only), and of the others
+    only the user's own (`TRUSTED_SOURCES`)."""
+    return source in TRUSTED_SOURCES and not from_repository(source)
 
 
 def given(dialect: Dialect, hook_name: str) -> bool:

@@ -32,7 +32,7 @@ from typing import Any
 from . import _audit, _envfile, _sessiontmp
 from ._backends.base import Backend
 from ._cache import cached
-from ._dialects.base import Dialect, below_deadline, unique_mounts
+from ._dialects.base import Dialect, below_deadline, command_source, decides, unique_mounts
 from ._dialects.registry import (  # each agent's dialect is imported only when it runs
     DIALECTS,
     dialect_of,
@@ -325,7 +325,8 @@ def run_exec(
     out, parsed = _run_exec(settings, backend, request, untrusted, approved, hook_name)
     dialect = DIALECTS[settings.agent]
     notes = [out.notes.decode("utf-8", "replace")] if out.notes else []
-    if untrusted and not out.sandbox_ended and not settings.trust_workspace_decisions:
+    source = command_source(untrusted)  # a repository's command, or the user's
+    if not out.sandbox_ended and not decides(source, settings.trust_workspace_decisions):
         stdout, note = dialect.untrusted_stdout(out.stdout, request.stdin)
         if note:
             out = replace(out, stdout=stdout)
@@ -337,7 +338,8 @@ def run_exec(
             notes.append(f"sandboxrun: {note} (on stderr)\n")
     if parsed is not None:
         notes += [f"sandboxrun: CLAUDE_ENV_FILE {why}: refused\n" for why in parsed.refused]
-        if untrusted and parsed.accepted:  # whatever trust_workspace_decisions says
+        if not _envfile.hands_on(source) and parsed.accepted:  # (whatever
+            # trust_workspace_decisions says: it restores decisions, never env lines)
             names = ", ".join(n for n, _ in parsed.accepted)
             notes.append(
                 f"sandboxrun: CLAUDE_ENV_FILE {names} not copied: the command is untrusted"
@@ -458,7 +460,7 @@ def _runner_of(
     hook when `untrusted`."""
     dialect, event = dialect_of(settings), _event(request.stdin)
     name = hook_name or dialect.event_name(event) or UNKNOWN_EVENT
-    spec = HookSpec(hook_name=name, name=request.label, source="project" if untrusted else "user",
+    spec = HookSpec(hook_name=name, name=request.label, source=command_source(untrusted),
                     argv=request.argv, workdir=request.workdir, mounts=request.mounts,
                     env=request.env)  # fmt: skip
     return HookRunner(spec, backend, dialect.for_event(name, event), settings, quiet=True)
@@ -542,7 +544,7 @@ def audit_exec(
     # Read as the agent that sent the event reads it (Cline: its SDK or its extension),
     # as `run` reads it (`_runner`).
     dialect = dialect.for_event(hook_name, _event(stdin))
-    spec = HookSpec(hook_name=hook_name, name=label, source="project" if untrusted else "user",
+    spec = HookSpec(hook_name=hook_name, name=label, source=command_source(untrusted),
                     argv=tuple(command), workdir="", mounts=())  # fmt: skip
     r = out.result
     if out.outcome is not None and not out.sandbox_ended:  # the hook's own answer

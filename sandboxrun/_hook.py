@@ -15,7 +15,12 @@ from typing import Any
 
 from . import _envfile, _sessiontmp
 from ._backends.base import Backend
-from ._dialects.base import WORKSPACE_SOURCES, Dialect, outcome_fields, sandbox_ending
+from ._dialects.base import (
+    Dialect,
+    from_repository,
+    outcome_fields,
+    sandbox_ending,
+)
 from ._errors import RuntimeMissing, SandboxrunError
 from ._hints import Hint, hint
 from ._log import logger
@@ -32,7 +37,7 @@ def hook_timeout(spec: HookSpec, limit: float) -> float:
     shorten the user's limit, never lengthen it."""
     if spec.timeout is None:
         return limit
-    return min(spec.timeout, limit) if spec.source in WORKSPACE_SOURCES else spec.timeout
+    return min(spec.timeout, limit) if from_repository(spec.source) else spec.timeout
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +192,7 @@ class HookRunner:
         report: dict[str, Any] = parsed.report()
         lines = tuple(parsed.lines())
         why = None
-        if self.spec.source not in _envfile.TRUSTED_SOURCES:
+        if not _envfile.hands_on(self.spec.source):
             why = "a workspace hook's lines never reach the agent"
         elif self.env_target is None:
             why = "no --env-file given"

@@ -18,7 +18,7 @@ from typing import Any
 from . import _envfile, _review, _sessiontmp
 from ._backends.base import Backend
 from ._cache import cached
-from ._dialects.base import WORKSPACE_SOURCES, Dialect, unique_mounts
+from ._dialects.base import Dialect, from_repository, unique_mounts
 from ._dialects.files import unread_note
 from ._dialects.registry import dialect_of
 from ._dialects.registry import load as load_dialect
@@ -334,7 +334,7 @@ class HookFactory:
         if transcript:  # what the agent hands its hooks is there, read-only (Windsurf: to
             # the user's own hooks only, `transcript_for_repository`)
             shared = self.dialect.transcript_for_repository
-            own = [shared or h.source not in WORKSPACE_SOURCES for h in hooks]
+            own = [shared or not from_repository(h.source) for h in hooks]
             hooks = [replace(h, mounts=(*h.mounts, transcript)) if o else h
                      for h, o in zip(hooks, own, strict=True)]  # fmt: skip
         # A linked worktree's git folder, so that git inside answers about it as outside;
@@ -344,7 +344,7 @@ class HookFactory:
             hooks = [replace(h, mounts=unique_mounts([*h.mounts, *git])) for h in hooks]
         if self.tenant:  # nothing of the server's account for the tenant's own hooks
             hooks = [replace(h, mounts=for_tenant(h.mounts, s))
-                     if h.source in WORKSPACE_SOURCES else h for h in hooks]  # fmt: skip
+                     if from_repository(h.source) else h for h in hooks]  # fmt: skip
         more = (  # what the agent sets from the event (Cursor: CURSOR_VERSION...)
             self.dialect.event_env(event or {}, workspaces[0], transcript) if workspaces else {}
         )

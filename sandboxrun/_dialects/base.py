@@ -21,8 +21,31 @@ from .._log import logger
 from .._text import printable
 from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
 
-# Sources whose files come with the (untrusted) workspace.
+# Sources whose files come with the (untrusted) workspace: a repository's hooks. Asked
+# through `from_repository`, the one test of "a repository's hook vs the user's".
 WORKSPACE_SOURCES = frozenset({"workspace", "project", "local"})
+
+
+def from_repository(source: str) -> bool:
+    """Whether a hook of `source` is a repository's (its files come with the workspace,
+    or `exec --untrusted` says so: `command_source`) rather than the user's: the one
+    place trust is decided, for what it may decide, the mounts and timeout it gets, its
+    review and its env lines."""
+    return source in WORKSPACE_SOURCES
+
+
+def command_source(untrusted: bool) -> str:
+    """The source of an `exec` command: a repository's under `--untrusted` (what
+    `install` writes for a command from a repository's settings), else the user's."""
+    return "project" if untrusted else "user"
+
+
+def decides(source: str, trust_workspace: bool) -> bool:
+    """Whether a hook of `source` decides what the user's hooks may decide: the user's
+    always, a repository's only under the user's `trust_workspace_decisions`."""
+    return trust_workspace or not from_repository(source)
+
+
 # Where the agents' events name their session (first found wins, after a dialect's own
 # `session_field`): Claude's family, Codex, Gemini, Goose, Crush `session_id`; Copilot
 # `sessionId`; Cursor `conversation_id`; Cline `taskId`; Windsurf `trajectory_id`.

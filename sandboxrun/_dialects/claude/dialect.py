@@ -50,11 +50,11 @@ from ..._mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     EVENT_FIELD,
-    WORKSPACE_SOURCES,
     Dialect,
     ExecPlace,
     ExecPlugin,
     clean_answer,
+    decides,
     dropped_note,
     event_bytes,
     failure_on_stderr,
@@ -394,7 +394,7 @@ class ClaudeDialect:
         ignored = self.strict.ignored(event, stdout) if self.strict is not None else None
         if ignored is not None:  # the agent ignores the whole answer: the hook failed
             return HookOutcome(status="failed", error=f"{event} hook answer {ignored}", **common)
-        trusted = trust_workspace or spec.source not in WORKSPACE_SOURCES
+        trusted = decides(spec.source, trust_workspace)
         parsed, message = parse_answer(event, stdout, spec.name, trusted, dict(self.decisions),
                                        self.named_output)  # fmt: skip
         if parsed is None:

@@ -51,10 +51,10 @@ from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     EVENT_FIELD,
     JS_SPACE,
-    WORKSPACE_SOURCES,
     AgentReply,
     ExecPlace,
     clean_answer,
+    decides,
     dropped_note,
     event_bytes,
     json_line,
@@ -227,7 +227,7 @@ class CopilotDialect:
             parsed, warning = parse_stdout(result.stdout)
             notes += [warning] if warning else []
             data = parsed or {}
-            if data and not (trust_workspace or spec.source not in WORKSPACE_SOURCES):
+            if data and not decides(spec.source, trust_workspace):
                 data, dropped = workspace_json(data)
                 notes += [dropped_note(dropped)] if dropped else []
             if spec.hook_name in PASCAL:

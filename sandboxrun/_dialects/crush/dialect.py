@@ -59,11 +59,11 @@ from typing import Any
 from ..._mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
-    WORKSPACE_SOURCES,
     AgentReply,
     block_on_stderr,
     caller_folder,
     clean_answer,
+    decides,
     dropped_note,
     event_bytes,
     failure_on_stderr,
@@ -334,7 +334,7 @@ class CrushDialect:
             return HookOutcome(status="failed", error=error, **common)
         read = read_answer(result.stdout)
         dropped: list[str] = []
-        if not (trust_workspace or spec.source not in WORKSPACE_SOURCES):
+        if not decides(spec.source, trust_workspace):
             if read["decision"] == "allow":
                 read["decision"] = None
                 dropped.append("decision allow")

@@ -74,9 +74,9 @@ from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     EVENT_FIELD,
     SH,
-    WORKSPACE_SOURCES,
     AgentReply,
     ExecPlace,
+    decides,
     event_bytes,
     failure_on_stderr,
     json_line,
@@ -294,7 +294,7 @@ class CursorDialect:
             first = next((line.strip() for line in stderr.splitlines() if line.strip()), "")
             error = first or f"{event} hook exited with code {result.exit_code}"
             return HookOutcome(status="failed", error=error, **common)
-        trusted = trust_workspace or spec.source not in WORKSPACE_SOURCES
+        trusted = decides(spec.source, trust_workspace)
         parsed, message = parse_answer(event, result.stdout, trusted)
         if parsed is None:
             return HookOutcome(status="failed", error=message, **common)

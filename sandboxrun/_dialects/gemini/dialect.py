@@ -45,11 +45,11 @@ from ..._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
 from ..base import (
     EVENT_FIELD,
     JS_SPACE,
-    WORKSPACE_SOURCES,
     AgentReply,
     ExecCommand,
     caller_folder,
     clean_answer,
+    decides,
     dropped_note,
     event_bytes,
     json_line,
@@ -193,7 +193,7 @@ class GeminiDialect:
             error = None if code == 0 else f"{event} hook exited with code {code} and wrote nothing"
             return HookOutcome(status="completed" if code == 0 else "failed", error=error, **common)
         dropped: list[str] = []
-        if structured and not (trust_workspace or spec.source not in WORKSPACE_SOURCES):
+        if structured and not decides(spec.source, trust_workspace):
             output, dropped = workspace_json(output)
         notes = [n for n in (note, dropped_note(dropped) if dropped else None) if n]
         if code == 1:

@@ -55,7 +55,6 @@ from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     EVENT_FIELD,
     SH,
-    WORKSPACE_SOURCES,
     AgentReply,
     ExecCommand,
     block_on_stderr,
@@ -63,6 +62,7 @@ from ..base import (
     clean_text,
     event_bytes,
     failure_on_stderr,
+    from_repository,
     json_line,
     lines,
     named_event,
@@ -183,7 +183,7 @@ class GooseDialect:
                                answer=answer_of(), **common)  # fmt: skip
         if verdict == "block":
             return HookOutcome(status="completed", answer=answer_of("block", reason), **common)
-        if not trust_workspace and spec.source in WORKSPACE_SOURCES:
+        if not trust_workspace and from_repository(spec.source):
             note = "workspace hook: its allow counts as no decision (untrusted)"
             return HookOutcome(status="completed", error=note, answer=answer_of(), **common)
         return HookOutcome(status="completed", answer=answer_of("allow"), **common)
