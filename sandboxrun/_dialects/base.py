@@ -202,6 +202,11 @@ class Dialect(Protocol):
         user installed (Claude Code's CLAUDE_PLUGIN_ROOT): mounted at its path, with its
         own data folder. None (`no_plugin`) for the others."""
 
+    def tool_fields(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        """The event's tool and tool call in the audit's terms (`tool_name`,
+        `tool_use_id`) where the agent names them in fields of its own (Cline's
+        `tool_call.id`...); {} (`no_tool_fields`): the audit reads the common fields."""
+
     def hook_places(self, home: str) -> list[str]:
         """The agent's own hook folders in the user's `home` (and the system's): where the
         files an `exec` command names may be mounted from (`_exec.trusted_places`)."""
@@ -345,6 +350,11 @@ def no_plugin(environ: Mapping[str, str], home: str) -> None:
 def no_hook_places(home: str) -> list[str]:
     """`Dialect.hook_places`' default: no hook folder of the agent's own."""
     return []
+
+
+def no_tool_fields(event: Mapping[str, Any]) -> dict[str, Any]:
+    """`Dialect.tool_fields`'s default: no fields of the agent's own."""
+    return {}
 
 
 def no_deadline(event: Mapping[str, Any]) -> None:

@@ -63,6 +63,7 @@ from ..base import (
     never_sequential,
     no_hook_dir,
     no_loop_limit,
+    no_tool_fields,
     outcome_fields,
     same_input,
     same_reader,
@@ -259,6 +260,7 @@ class ClaudeDialect:
     exec_command = shell_command
     max_input = None
     untrusted_stderr = staticmethod(stderr_unchanged)
+    tool_fields = staticmethod(no_tool_fields)
     for_event = same_reader
     transcript_for_repository = True
     name_field = EVENT_FIELD

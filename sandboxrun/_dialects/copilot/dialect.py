@@ -63,6 +63,7 @@ from ..base import (
     no_event_env,
     no_loop_limit,
     no_plugin,
+    no_tool_fields,
     outcome_fields,
     own_failure,
     same_input,
@@ -113,6 +114,7 @@ class CopilotDialect:
     event_env = staticmethod(no_event_env)
     exec_plugin = staticmethod(no_plugin)
     agent_deadline = staticmethod(no_deadline)
+    tool_fields = staticmethod(no_tool_fields)
     max_input = None
     failure_dialect = own_failure
     untrusted_stderr = staticmethod(stderr_unchanged)

@@ -86,6 +86,7 @@ from ..base import (
     no_deadline,
     no_hook_dir,
     no_plugin,
+    no_tool_fields,
     outcome_fields,
     own_failure,
     own_project_var,
@@ -133,6 +134,7 @@ class CursorDialect:
     exec_command = shell_command
     exec_plugin = staticmethod(no_plugin)
     agent_deadline = staticmethod(no_deadline)
+    tool_fields = staticmethod(no_tool_fields)
     failure_dialect = own_failure
     untrusted_stderr = staticmethod(stderr_unchanged)
     for_event = same_reader

@@ -61,6 +61,7 @@ from ..base import (
     no_loop_limit,
     no_pinned_project,
     no_plugin,
+    no_tool_fields,
     outcome_fields,
     own_failure,
     same_reader,
@@ -289,6 +290,7 @@ class GeminiDialect:
     exec_place = staticmethod(caller_folder)
     exec_plugin = staticmethod(no_plugin)
     agent_deadline = staticmethod(no_deadline)
+    tool_fields = staticmethod(no_tool_fields)
     max_input = None
     failure_dialect = own_failure
     for_event = same_reader

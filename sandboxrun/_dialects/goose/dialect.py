@@ -73,6 +73,7 @@ from ..base import (
     no_loop_limit,
     no_pinned_project,
     no_plugin,
+    no_tool_fields,
     no_transcript,
     outcome_fields,
     own_failure,
@@ -113,6 +114,7 @@ class GooseDialect:
     event_env = staticmethod(no_event_env)
     exec_plugin = staticmethod(no_plugin)
     agent_deadline = staticmethod(no_deadline)
+    tool_fields = staticmethod(no_tool_fields)
     max_input = None
     failure_dialect = own_failure
     untrusted_stderr = staticmethod(stderr_unchanged)
