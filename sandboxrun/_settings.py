@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic.dataclasses import dataclass as _dataclass
@@ -33,16 +33,18 @@ from pydantic_settings import (
 )
 
 from . import _userconfig
+from ._dialects.table import WHERE
 from ._errors import ConfigError
 from ._log import logger
 from ._userconfig import account_home as account_home  # re-exported: callers import it here
 from ._userconfig import read_config as _read_config
 
-Agent = Literal[
-    "cline", "careti", "claude", "codex", "copilot", "cursor", "qoder", "qoder-cn",
-    "factory", "qwen", "codebuddy", "iflow", "devin", "augment", "gemini", "goose",
-    "crush", "windsurf", "kiro",
-]  # fmt: skip
+# The `--agent` names, in the registry's order: derived from its one table, never
+# listed again (mypy cannot read a Literal built at run time: a `str` to it).
+if TYPE_CHECKING:
+    Agent = str
+else:
+    Agent = Literal[tuple(WHERE)]
 TIGHTENING_ENV = "SANDBOXRUN_FAIL_CLOSED"
 _DOMAIN = re.compile(r"(\*\.)?([A-Za-z0-9_]([A-Za-z0-9_-]{0,62})\.)*[A-Za-z0-9_-]{1,63}")
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")

@@ -41,7 +41,7 @@ def imported(*argv: str, stdin: str = "", cwd: Path | None = None) -> tuple[str,
 
 def dialect_modules(loaded: list[str]) -> set[str]:
     """The modules among `loaded` that define an agent's dialect (the registry's)."""
-    return {f"sandboxrun._dialects.{module}" for module, _ in WHERE.values()} & set(loaded)
+    return {f"sandboxrun._dialects.{module}" for module, *_ in WHERE.values()} & set(loaded)
 
 
 def test_the_agent_choices_are_the_dialect_registry() -> None:
@@ -140,7 +140,7 @@ def test_a_hook_under_review_imports_no_other_agents_dialect(tmp_path: Path) -> 
 REGISTRY_PROBE = """
 import sys
 from sandboxrun._dialects.registry import DIALECTS, WHERE
-dialects = {"sandboxrun._dialects." + module for module, _ in WHERE.values()}
+dialects = {"sandboxrun._dialects." + module for module, *_ in WHERE.values()}
 known = "crush" in DIALECTS and "nobody" not in DIALECTS and len(DIALECTS) == 19
 before = dialects & set(sys.modules)
 crush = DIALECTS["crush"]
@@ -266,7 +266,7 @@ def test_the_command_modules_import_no_dialect() -> None:
     code = (
         "import sys, sandboxrun._exec, sandboxrun._install.answer, sandboxrun._runner;"
         " from sandboxrun._dialects.registry import WHERE;"
-        " print(sorted({'sandboxrun._dialects.' + m for m, _ in WHERE.values()} & set(sys.modules)))"
+        " print(sorted({'sandboxrun._dialects.' + m for m, *_ in WHERE.values()} & set(sys.modules)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60).stdout  # fmt: skip

@@ -25,12 +25,14 @@ from sandboxrun._dialects.cline import CLINE, HOOK_NAMES
 from sandboxrun._dialects.installed import read_shim as _read_shim
 from sandboxrun._install import answer as _answer
 from sandboxrun._install import claude as _claude_install
+from sandboxrun._install import cline as _cline_install
 from sandboxrun._install import command as _command
 from sandboxrun._install import files as _files
 from sandboxrun._install import jsonspan
 from sandboxrun._install import launcher as _launcher
 from sandboxrun._install.cline import shim_text
-from sandboxrun._install.record import Record, value_key
+from sandboxrun._install.record import Record
+from sandboxrun._wrapped import value_key
 
 SETTINGS = """{
 \t"env": {"KEEP": "é and \\u00e9"},
@@ -910,7 +912,7 @@ def test_cline_older_global_install_is_upgraded(home, make_hook, own) -> None:
         make_hook(home / ".cline/hooks", name)
     before_home = snapshot(home)
     older_global_install(home)
-    assert _command.forwarder_folder(CLINE) == "Documents/Cline/Hooks"
+    assert _cline_install.forwarder_folder(CLINE) == "Documents/Cline/Hooks"
     assert sandboxrun("install", "--agent", "cline", "--global", "--home", str(home)) == 0
     assert_forwarded_once(home, own={".cline/hooks": ["PreToolUse", "TaskStart"]} if own else {})
     assert (home / ".cline").exists() == bool(own)  # the older install made it: gone

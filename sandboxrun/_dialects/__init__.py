@@ -7,11 +7,9 @@ Copilot CLI; `gemini/` for Gemini CLI. A dialect never imports a backend and nev
 the process environment or the current directory: it is handed what it needs.
 """
 
-# The agents, by the name `--agent` takes. Kept here, with nothing imported, so every
-# command line can offer them without loading a dialect (`registry.DIALECTS` maps each
-# name to its dialect; a test checks the two agree).
-AGENTS = (
-    "augment", "careti", "claude", "cline", "codebuddy", "codex", "copilot", "crush",
-    "cursor", "devin", "factory", "gemini", "goose", "iflow", "kiro", "qoder", "qoder-cn",
-    "qwen", "windsurf",
-)  # fmt: skip
+from .table import WHERE as _WHERE
+
+# The agents, by the name `--agent` takes, sorted: the names of the registry's one table
+# (`table.WHERE`), read without loading a dialect, so every command line can offer
+# them (`registry.DIALECTS` maps each name to its dialect).
+AGENTS = tuple(sorted(_WHERE))

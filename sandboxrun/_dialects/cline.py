@@ -33,9 +33,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from .._errors import ConfigError
-from .._install.record import Record
 from .._log import logger
 from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Skipped
+from .._wrapped import Record
 from . import cline_sdk as sdk
 from .base import (
     SH,

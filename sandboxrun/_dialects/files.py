@@ -16,10 +16,13 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 from .._types import Skipped
+from .base import escape_name
+
+Listed = TypeVar("Listed", bound=tuple[Any, ...])  # a reader's row: (path, source, ...)
 
 MAX_SETTINGS_BYTES = 1 << 20  # a real settings file is a few kilobytes
 DANGLING = "a dangling link (its target does not exist)"
@@ -98,6 +101,31 @@ def read_json(
     if not isinstance(data, dict):
         return None, f"not a JSON object (a {type(data).__name__})"
     return data, None
+
+
+def read_each(
+    listed: Iterable[Listed], skipped: list[Skipped], effect: str = ""
+) -> Iterator[tuple[Listed, str, dict[str, Any]]]:
+    """The config readers' loop: each file of `listed` (rows whose first two items are its
+    path and source) read once by its real path (the project may be the home: its
+    settings are the user's), as (its row, its name for reports, its object). A file that
+    cannot be read is added to `skipped` (`unreadable`; `effect`: what the agent then
+    does, after the reason), and left out unless it still gave an object (`read_json`);
+    a missing file is left out in silence, unless it was named explicitly."""
+    read: set[str] = set()
+    for row in listed:
+        path, source = row[0], row[1]
+        real = os.path.realpath(path)
+        if real in read:
+            continue
+        read.add(real)
+        shown = escape_name(path)
+        data, problem = read_json(path, must_exist=source == "explicit")
+        if problem is not None:
+            skipped.append(unreadable(shown, source, f"{problem}{effect}"))
+        if data is None:
+            continue
+        yield row, shown, data
 
 
 def _is_link(path: str) -> bool:

@@ -2,10 +2,10 @@
 readers that must tell it apart from a hook: discovery (a shim is not a hook to run in
 the sandbox: there is no sandboxrun inside), `list` and `doctor`, and `uninstall`.
 
-A shim is a file install's record (`_install.record`) holds byte for byte for that
+A shim is a file install's record (`_wrapped.Record`) holds byte for byte for that
 path: a file a repository shaped like a shim is a hook. A shim is exactly five lines
 (`#!/bin/sh`, two comments, one `exec` of `PYTHON -I SANDBOXRUN run`, or of the
-launcher `install` writes (`LAUNCHER run`: `_install.launcher`), with only the
+launcher `install` writes (`LAUNCHER run`: `_wrapped.LAUNCHER`), with only the
 options `install` writes), six with `--fail-closed` (the `missing_guard` before the
 `exec`); that shape is read for its fields, after the record said it is ours. The
 originals of a folder `<base>/<d>` are in `<base>/.sandboxrun/moved/<d>`, which no
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .._errors import ConfigError
-from .._install.record import Record
+from .._wrapped import Record
 from .claude.wrapped import gone, ready_test
 
 MOVED = os.path.join(".sandboxrun", "moved")
@@ -37,7 +37,7 @@ _SHIM_OPTIONS = {"--agent": True, "--answer": True, "--hooks-dir": True, "--home
 class Shim:
     """A shim's command, read back: what it runs and over which folders."""
 
-    executable: str  # the sandboxrun script, or the launcher file (`_install.launcher`)
+    executable: str  # the sandboxrun script, or the launcher file (`_wrapped.LAUNCHER`)
     hook_name: str
     hooks_dirs: tuple[str, ...]
     config: str | None = None

@@ -13,33 +13,11 @@ from collections.abc import Iterator, MutableMapping
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+from .table import WHERE as WHERE  # re-exported: the table's readers import it here too
+
 if TYPE_CHECKING:
     from .._settings import Settings
     from .base import Dialect
-
-# name -> (module under this package, the dialect's name in it). In the order the
-# registry always listed them (`list(DIALECTS)`; `_dialects.AGENTS` is the sorted copy).
-WHERE: dict[str, tuple[str, str]] = {
-    "cline": ("cline", "CLINE"),
-    "careti": ("cline", "CARETI"),
-    "claude": ("claude.dialect", "CLAUDE"),
-    "qoder": ("claude.dialect", "QODER"),
-    "qoder-cn": ("claude.dialect", "QODER_CN"),
-    "factory": ("claude.agents", "FACTORY"),
-    "qwen": ("claude.agents", "QWEN"),
-    "codebuddy": ("claude.agents", "CODEBUDDY"),
-    "iflow": ("claude.agents", "IFLOW"),
-    "devin": ("claude.agents", "DEVIN"),
-    "augment": ("claude.agents", "AUGMENT"),
-    "codex": ("codex", "CODEX"),
-    "cursor": ("cursor", "CURSOR"),
-    "copilot": ("copilot", "COPILOT"),
-    "gemini": ("gemini.dialect", "GEMINI"),
-    "goose": ("goose", "GOOSE"),
-    "crush": ("crush", "CRUSH"),
-    "windsurf": ("windsurf", "WINDSURF"),
-    "kiro": ("kiro", "KIRO"),
-}
 
 
 def load(module: str, name: str) -> Dialect:
@@ -52,7 +30,7 @@ class Registry(MutableMapping[str, "Dialect"]):
     """The agents' dialects by name, each imported when first looked up. A value set
     (a test's replacement) wins over the module's until it is deleted or set back."""
 
-    def __init__(self, where: dict[str, tuple[str, str]]) -> None:
+    def __init__(self, where: dict[str, tuple[str, str, str | None]]) -> None:
         self._where = dict(where)
         self._names = list(where)
         self._set: dict[str, Dialect] = {}
@@ -62,7 +40,8 @@ class Registry(MutableMapping[str, "Dialect"]):
         if dialect is None:
             if name not in self._names:
                 raise KeyError(name)
-            dialect = self._set[name] = load(*self._where[name])
+            module, attribute = self._where[name][:2]
+            dialect = self._set[name] = load(module, attribute)
         return dialect
 
     def __setitem__(self, name: str, dialect: Dialect) -> None:

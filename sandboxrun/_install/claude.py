@@ -12,7 +12,8 @@ wrappers, in place (the file changed since: a pull, an edit), saying so.
 A wrapper an earlier sandboxrun wrote (before the record: `legacy`) is migrated: its
 one original gets a new recorded wrapper, exactly as a fresh hook would; `uninstall`
 of an earlier install takes off the wrappers that install wrote, and no other.
-(`--managed` writes Claude Code's managed settings instead: `managed.py`.)
+(`claudecode.py` is the agents' module: Claude Code's, Qoder's, Qoder CN's `install` and
+`notes`; `--managed` writes Claude Code's managed settings instead: `managed.py`.)
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ from .._dialects.base import below_deadline
 from .._dialects.claude.dialect import ClaudeDialect
 from .._dialects.claude.wrapped import wrap
 from .._errors import ConfigError
+from .._wrapped import check_in, is_check, value_key
 from . import jsonspan, legacy
 from .files import Backup, BackupStore, atomic_write, file_mode, read_bytes, sha256
-from .record import Record, names_sandboxrun, value_key
-from .sessionrecord import check_in, is_check
+from .record import Record, names_sandboxrun
 from .shape import CLAUDE, Shape
 from .targets import targets
 

@@ -21,16 +21,42 @@ whose wrapper Devin runs as Claude Code does: its exit 1 does not block, exit 2 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from .._dialects.claude.agents import CLAUDE_LIKE
+from .._dialects.base import Dialect
 from .._dialects.claude.dialect import ClaudeDialect
+from .._errors import ConfigError
+from .._wrapped import UNTRUSTED
 from .claude import Change, plan_install, plan_uninstall
+from .claudecode import notes as _claude_notes
 from .files import BackupStore
-from .record import UNTRUSTED, Record
+from .record import Record
 from .targets import managed_targets, targets
 
-AGENTS = frozenset(d.agent for d in CLAUDE_LIKE)
+if TYPE_CHECKING:
+    from .registry import Request
+
+
+def install(request: Request, dialect: Dialect) -> int:
+    """`install`/`uninstall` for one of these agents: `plan` of the scope asked for."""
+    assert isinstance(dialect, ClaudeDialect)
+    args = request.args
+    if args.global_:
+        raise ConfigError("--global is for the Cline family; the Claude family has --managed")
+    managed = bool(args.managed or args.managed_file)
+    scope = "managed" if managed else "user" if args.user else "workspace"
+    workspace = os.path.abspath(args.workspace or os.getcwd()) if scope == "workspace" else None
+    launch = [] if request.undo else request.launcher()
+    changes = plan(dialect, scope, workspace, args.managed_file, request.home, launch,
+                   request.run_options(args, home=False), request.undo)  # fmt: skip
+    return request.show(changes, args.dry_run, request.store, request.record, request.undo)
+
+
+def notes(dialect: Dialect, roots: Sequence[str], home: str) -> list[str]:
+    """As Claude Code's (`claude.notes`): each file the agent reads, its own `Shape`."""
+    return _claude_notes(dialect, roots, home)
 
 
 def plan(

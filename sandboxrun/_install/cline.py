@@ -38,17 +38,26 @@ from __future__ import annotations
 import os
 import shlex
 import stat
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from .._dialects.base import Dialect
 from .._dialects.cline import HOOK_NAMES, ClineDialect, every_variant
-from .._dialects.installed import MOVED, SHIM_MARK, missing_guard, read_shim
+from .._dialects.installed import MOVED, SHIM_MARK, missing_guard, moved_folder, read_shim
 from .._errors import ConfigError
+from .._text import printable
 from . import legacy
 from .answer import answer_form
 from .files import atomic_write, diff, read_bytes, sha256, sync_folder
+from .launcher import started
 from .record import Record
+from .unwrapped import EARLIER, in_workspace, missing, read_bytes_quiet, runnable
+
+if TYPE_CHECKING:
+    from .registry import Request
 
 
 def shim_text(
@@ -342,3 +351,124 @@ def listdir(folder: str) -> list[str]:
         return sorted(os.listdir(folder))
     except OSError:
         return []
+
+
+# -- the agent's module (`registry.Installer`) ------------------------------------------
+
+
+def install(request: Request, dialect: Dialect) -> int:
+    """`install`/`uninstall --agent cline|careti`: shims in the folders the agent scans,
+    the originals moved aside; `--global` adds the forwarding hooks (see the module)."""
+    assert isinstance(dialect, ClineDialect)
+    args, home, record, undo = request.args, request.home, request.record, request.undo
+    if args.managed or args.managed_file:
+        raise ConfigError("--managed is for Claude Code; the Cline family has --global")
+    forwarding = forwarders_installed(dialect, home, record)
+    user = args.user or args.global_
+    if args.user and forwarding:  # keep the global forwarders whole
+        args.global_ = True
+    base = home if user else os.path.abspath(args.workspace or os.getcwd())
+    rels = dialect.global_dirs if user else dialect.workspace_dirs
+    plans = []
+    launch = [] if undo else request.launcher()
+    # `--global`: one folder forwards; the others get shims for their own hooks only.
+    forwarder = forwarder_folder(dialect) if args.global_ else None
+    for rel in rels:
+        folder, moved = os.path.join(base, rel), moved_folder(base, rel)
+        if undo:
+            plans.append(plan_uninstall(folder, moved, record, user=user))
+            continue
+        dirs = [moved]
+        if rel == forwarder:  # relative: Cline runs global hooks in the primary workspace root
+            dirs += [os.path.join(MOVED, d) for d in dialect.workspace_dirs]
+        options = [w for d in dirs for w in ("--hooks-dir", d)] + request.run_options(args)
+        shims = user or not forwarding
+        plans.append(plan_install(
+            dialect, folder, moved, home, launch, options, record,
+            all_names=rel == forwarder, shims=shims, user=user,
+        ))  # fmt: skip
+    for plan in plans:
+        if args.dry_run:
+            for preview in plan.previews:
+                sys.stdout.write(preview)
+        else:
+            apply(plan, record)
+        for path in plan.unlink:
+            print(printable(f"removed shim {path}"))
+        for note in plan.notes:
+            print(printable(note))
+    if not any(p.notes or p.unlink for p in plans):
+        installed = any(
+            read_shim(os.path.join(p.folder, e), record) for p in plans for e in listdir(p.folder)
+        )
+        if undo:
+            print("nothing to do: nothing installed")
+        else:
+            print("no change: already installed" if installed else "nothing to do: no hooks found")
+    if not undo and not args.global_ and not user and forwarding:
+        print("global forwarding hooks are installed: they run these hooks (no shims here)")
+    if args.dry_run:
+        print("(dry run: nothing changed)")
+    return 0
+
+
+def notes(dialect: Dialect, roots: Sequence[str], home: str) -> list[str]:
+    """Per folder the agent scans: a shim that starts a workspace's sandboxrun or none,
+    a hook that runs unsandboxed although the folder was installed, a moved hook
+    without a shim."""
+    assert isinstance(dialect, ClineDialect)
+    record = Record(home)
+    forwarding = forwarders_installed(dialect, home, record)
+    out = []
+    for folder, source, workdir in dialect.folders(roots, home):
+        if MOVED in folder:
+            continue
+        base = home if source == "global" else workdir
+        moved = moved_folder(base, os.path.relpath(folder, base))
+        entries = [os.path.join(folder, e) for e in listdir(folder)]
+        has_shims = any(read_shim(p, record) for p in entries)
+        installed = has_shims or os.path.isdir(moved) or (forwarding and source == "workspace")
+        found = dialect.discover(None, [], home, [folder]).hooks  # recorded shims skipped
+        alike = {h.name for h in found if _mentions_sandboxrun(h.name)}
+        if not (installed or alike):
+            continue
+        again = "--user" if source == "global" else f"--workspace {base}"
+        for path in entries:
+            shim = read_shim(path, record)
+            chosen = started([*filter(None, [shim.python, shim.executable, shim.config])]
+                             if shim else [])  # fmt: skip
+            inside = [f for f in chosen if source == "workspace" and in_workspace(f, base)]
+            if inside:
+                out.append(
+                    f"not trusted: {path} runs {inside[0]!r} from the workspace or PATH:"
+                    " a repository's own sandboxrun or config can loosen the sandbox"
+                )
+            elif shim and not runnable(chosen):
+                out.append(missing(path, shim.executable, dialect.agent, again))
+        for hook in found:
+            if installed or hook.name in alike:
+                why = (
+                    EARLIER if legacy.old_shim(hook.name) else
+                    "install did not write it: a file shaped like a shim runs on the host as"
+                    " written" if hook.name in alike else "new since install?"
+                )  # fmt: skip
+                out.append(
+                    f"not wrapped: {hook.name} runs unsandboxed ({why}): run"
+                    f" `sandboxrun install --agent {dialect.agent} {again}` again"
+                )
+        if forwarding and source == "workspace":
+            continue  # the forwarding hooks run every moved hook
+        shimmed = {s.hook_name for p in entries if (s := read_shim(p, record))}
+        for hook in dialect.discover(None, [], home, [moved]).hooks if os.path.isdir(moved) else ():
+            if hook.hook_name not in shimmed:
+                out.append(
+                    f"no shim: {hook.name} does not run at all (enabled since install?): run"
+                    f" `sandboxrun install --agent {dialect.agent} {again}` again"
+                )
+    return out
+
+
+def _mentions_sandboxrun(path: str) -> bool:
+    """Whether a hook file names sandboxrun (a look-alike shim: discovery skipped every
+    shim install recorded)."""
+    return b"sandboxrun" in (read_bytes_quiet(path) or b"")[:4096]

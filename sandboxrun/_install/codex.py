@@ -33,23 +33,36 @@ import argparse
 import functools
 import os
 import tomllib
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import tomlkit
 import tomlkit.exceptions
 
+from .._dialects.base import Dialect
 from .._dialects.claude.settings import project_root
-from .._dialects.codex.discovery import HOOK_NAMES, SHORT_EVENTS, deadline, project_folders
+from .._dialects.codex.discovery import (
+    _LABELS,
+    HOOK_NAMES,
+    SHORT_EVENTS,
+    _states,
+    deadline,
+    project_folders,
+)
 from .._errors import ConfigError
+from .._wrapped import UNTRUSTED, check_in, is_check
 from . import claude as _claude
-from . import jsonspan
+from . import jsonspan, legacy
 from .claude import Change
 from .files import BackupStore, read_bytes
 from .managed import as_installed, forwarder, is_forwarder
-from .record import UNTRUSTED, Record
+from .record import Record, names_sandboxrun
 from .shape import Handlers, Shape
 from .targets import inside_project
+from .unwrapped import EARLIER, read_bytes_quiet, wrapper_notes
+
+if TYPE_CHECKING:
+    from .registry import Request
 
 REQUIREMENTS = "/etc/codex/requirements.toml"  # Unix (`system_requirements_toml_file`)
 
@@ -136,24 +149,13 @@ def files(workspace: str | None, home: str) -> list[tuple[str, Shape]]:
     return out
 
 
-class Tools(Protocol):
-    """What `command.py` lends (it imports this module: no import back)."""
-
-    def launcher(self) -> list[str]: ...  # the user's launcher file (`launcher.py`)
-    def shared_launcher(self) -> list[str]: ...  # for every account: the venv's Python
-    def session(
-        self, args: argparse.Namespace, agent: str, home: str, workspace: str, undo: bool,
-        found: bool,
-    ) -> None: ...  # fmt: skip
-    def run_options(self, args: argparse.Namespace, home: bool = True) -> list[str]: ...
-    def show(
-        self, changes: Sequence[Change], dry_run: bool, store: BackupStore, record: Record,
-        undo: bool, managed: bool = False, then: Callable[[], None] | None = None,
-    ) -> int: ...  # fmt: skip
+def install(request: Request, dialect: Dialect) -> int:
+    """The agent's module (`registry.Installer`): `command`."""
+    return command(request.args, request.home, request.store, request.record, request)
 
 
 def command(
-    args: argparse.Namespace, home: str, store: BackupStore, record: Record, tools: Tools
+    args: argparse.Namespace, home: str, store: BackupStore, record: Record, tools: Request
 ) -> int:
     """`install`/`uninstall --agent codex` (see the module)."""
     undo = args.command == "uninstall"
@@ -218,7 +220,7 @@ def _default_managed(path: str) -> bool:
 
 
 def _managed(
-    args: argparse.Namespace, path: str, home: str, store: BackupStore, undo: bool, tools: Tools
+    args: argparse.Namespace, path: str, home: str, store: BackupStore, undo: bool, tools: Request
 ) -> int:
     if undo:
         change = plan_unmanage(path, store)
@@ -324,3 +326,64 @@ def forwarding_installed(path: str | None = None) -> bool:
     groups = [g for v in hooks.values() if isinstance(v, list) for g in v] if isinstance(
         hooks, dict) else []  # fmt: skip
     return data.get("allow_managed_hooks_only") is True and any(_forwarding(g) for g in groups)
+
+
+# -- what `list` and `doctor` say (`registry.Installer`) --------------------------------
+
+
+def notes(dialect: Dialect, roots: Sequence[str], home: str) -> list[str]:
+    """What runs unsandboxed although install was run (`status.notes`): with the managed
+    forwarders, nothing of the user's or a project's (Codex runs only managed hooks);
+    else each handler of an installed file that is no wrapper install recorded (a pull
+    brought it), said with Codex's own gate: whether the user trusted its hash."""
+    if forwarding_installed():
+        return []
+    store, record = BackupStore(home), Record(home)
+    workspace = os.path.abspath(roots[0] if roots else os.getcwd())
+    project = project_root(workspace, home, ".git")
+    states = _states(os.path.join(home, ".codex", "config.toml"))
+    out = []
+    for scope, where in (("user", None), ("project", workspace)):
+        try:
+            found = files(where, home)
+        except ConfigError as exc:
+            out.append(f"not installed: {exc}")
+            continue
+        again = "--user" if where is None else f"--workspace {project}"
+        loaded = []
+        for path, shape in found:
+            raw = read_bytes_quiet(path)
+            try:
+                data = _claude.parse(path, raw, shape)[1] if raw is not None else {}
+                entries = record.entries(path)
+            except ConfigError:
+                continue  # `list` names the unreadable file already
+            loaded.append((path, shape, data, entries))
+        installed = any(store.get(p) is not None or e for p, _, _, e in loaded)
+        for path, shape, data, entries in loaded:
+            check = check_in(home, path) if scope == "user" else None  # `session.py`
+            for at, hook in shape.handlers(data):
+                if is_check(check, hook):
+                    continue
+                spot = f"{path} hooks.{at[1]}[{at[2]}].hooks[{at[4]}]"
+                if record.original(path, hook, scope == "project", entries):
+                    out += wrapper_notes(spot, hook, project, "codex", again)
+                    continue
+                alike = names_sandboxrun(hook)
+                if not (installed or alike):
+                    continue
+                why = EARLIER if legacy.old_wrapper(hook) else (
+                    "install did not write it: a command shaped like a wrapper runs as written"
+                    if alike else "new since install?"
+                )  # fmt: skip
+                key = f"{path}:{_LABELS.get(str(at[1]), '')}:{at[2]}:{at[4]}"
+                state = states.get(key)
+                gate = (
+                    "trusted by hash in ~/.codex/config.toml [hooks.state]: Codex runs it now"
+                    if isinstance(state, dict) and state.get("trusted_hash")
+                    else "Codex runs it once you trust it in /hooks"
+                )
+                out.append(f"not wrapped: {spot}: {hook['command'][:120]!r} runs unsandboxed"
+                           f" ({why}; {gate}): run `sandboxrun install --agent codex {again}`"
+                           " again")  # fmt: skip
+    return out

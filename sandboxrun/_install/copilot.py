@@ -37,19 +37,26 @@ import contextlib
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._dialects.base import Dialect
 from .._dialects.claude.settings import project_root
 from .._dialects.copilot.config import POLICY_DIR, json_files
 from .._dialects.copilot.events import HOOK_NAMES
 from .._dialects.copilot.installed import exec_without_args, view
 from .._errors import ConfigError
+from .._text import printable
+from .._wrapped import UNTRUSTED
 from . import claude as _claude
 from . import jsonspan
 from .files import BackupStore, read_bytes
-from .record import UNTRUSTED, Record
+from .record import Record
 from .shape import CLAUDE, Handlers, Shape
 from .targets import inside_project
+from .unwrapped import file_notes
+
+if TYPE_CHECKING:
+    from .registry import Request
 
 # (file, trusted: the user's or an administrator's, its Shape, the `install` arguments
 # that rewrite it: files with the same arguments are installed together)
@@ -212,7 +219,7 @@ def _unwrapped_claude(path: str, record: Record) -> bool:
 
 
 def note_files(roots: Sequence[str], home: str) -> tuple[str, list[RecordedFile]]:
-    """(the project, the files `list`/`doctor` check with `status.recorded_notes`):
+    """(the project, the files `list`/`doctor` check with `unwrapped.file_notes`):
     every file Copilot runs hooks from that `install` rewrites (`.claude`'s with
     Claude's shape: `install --agent claude` rewrites those)."""
     project = project_root(roots[0] if roots else os.getcwd(), home, ".github")
@@ -243,3 +250,30 @@ def unwrappable(files: Sequence[RecordedFile], home: str) -> list[str]:
                 if exec_without_args(hook)
             ]
     return out
+
+
+# -- the agent's module (`registry.Installer`) ------------------------------------------
+
+
+def install(request: Request, dialect: Dialect) -> int:
+    """`install`/`uninstall --agent copilot`: its hook files (`plan`), then its lines."""
+    args, store, record, undo = request.args, request.store, request.record, request.undo
+    options = request.run_options(args, home=False)
+    changes, lines = plan(args, request.home, record, undo, [] if undo else request.launcher(),
+                          options)  # fmt: skip
+    code = request.show(changes, args.dry_run, store, record, undo)
+    for line in lines:
+        print(printable(line))
+    return code
+
+
+def notes(dialect: Dialect, roots: Sequence[str], home: str) -> list[str]:
+    """Copilot's hook files and settings, and the Claude Code files it also runs (those
+    installed with --agent claude), plus each `exec` entry install cannot wrap."""
+    project, files = note_files(roots, home)
+    scoped = [
+        (path, "project" if not trusted else "managed" if "--managed" in again else "user",
+         shape, "claude" if "--agent claude" in again else "copilot")
+        for path, trusted, shape, again in files
+    ]  # fmt: skip
+    return file_notes("copilot", scoped, project, home) + unwrappable(files, home)

@@ -33,15 +33,21 @@ import shlex
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._dialects.base import Dialect
 from .._dialects.crush import config as _config
 from .._errors import ConfigError
+from .._wrapped import UNTRUSTED
 from . import claude as _claude
 from .files import BackupStore, atomic_write, read_bytes, sha256, store_root
-from .record import UNTRUSTED, Record
+from .record import Record
 from .shape import Handlers, Shape
 from .targets import inside_project
+from .unwrapped import unwrapped_note
+
+if TYPE_CHECKING:
+    from .registry import Request
 
 AGENT = "crush"
 
@@ -100,6 +106,12 @@ def config_files(args: argparse.Namespace, home: str) -> tuple[list[str], bool]:
     return paths, True
 
 
+def install(request: Request, dialect: Dialect) -> int:
+    """The agent's module (`registry.Installer`): `command`."""
+    return command(request.args, request.home, request.store, request.record, request.launcher,
+                   request.run_options, request.show)  # fmt: skip
+
+
 def command(
     args: argparse.Namespace, home: str, store: BackupStore, record: Record,
     launcher: Callable[[], list[str]], run_options: Callable[..., list[str]],
@@ -152,10 +164,10 @@ def _with_scripts(change: _claude.Change, shape: ScriptShape) -> _claude.Change:
     return replace(change, note=f"{change.note}; would write script(s) {listed}")
 
 
-def notes(roots: Sequence[str], home: str, unwrapped: Callable[..., str]) -> list[str]:
+def notes(dialect: Dialect, roots: Sequence[str], home: str) -> list[str]:
     """`list`/`doctor`: per hook of an installed file that runs on the host (a pull or
-    an edit brought it: `unwrapped`, status.py's `unwrapped_note`), and per wrapper whose
-    script is gone."""
+    an edit brought it: `unwrapped.unwrapped_note`), and per wrapper whose script is
+    gone."""
     store = BackupStore(home)
     record = Record(home)
     project = os.path.abspath(roots[0] if roots else os.getcwd())
@@ -176,7 +188,7 @@ def notes(roots: Sequence[str], home: str, unwrapped: Callable[..., str]) -> lis
             json_path = "".join(f"[{w}]" if isinstance(w, int) else f".{w}" for w in where)
             at = f"{path} {json_path[1:]}"
             if record.original(path, hook, untrusted, entries) is None:
-                out.append(unwrapped(at, hook, AGENT, again))
+                out.append(unwrapped_note(at, hook, AGENT, again))
                 continue
             words = shlex.split(hook["command"])
             if not (words and os.path.isfile(words[0]) and os.access(words[0], os.X_OK)):

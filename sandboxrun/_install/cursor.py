@@ -28,13 +28,22 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from .._dialects.base import Dialect
 from .._dialects.claude.settings import project_root
 from .._dialects.cursor import CursorDialect
+from .._dialects.cursor.config import config_files
 from .._errors import ConfigError
+from .claudecode import in_place
 from .managed import managed_file
 from .shape import Shape
 from .targets import inside_project
+from .unwrapped import file_notes
+
+if TYPE_CHECKING:
+    from .registry import Request
 
 SHAPE = Shape(
     nested=False,
@@ -69,3 +78,21 @@ def hooks_files(
     if path == user:
         raise ConfigError(f"{path} is your user hooks.json, not a project's: use --user")
     return [path], True
+
+
+def install(request: Request, dialect: Dialect) -> int:
+    """`install`/`uninstall --agent cursor`: its hooks.json, Claude's machinery."""
+    assert isinstance(dialect, CursorDialect)
+    paths, untrusted = hooks_files(dialect, request.args, request.home)
+    return in_place(request, dialect.agent, [(p, SHAPE) for p in paths], untrusted)
+
+
+def notes(dialect: Dialect, roots: Sequence[str], home: str) -> list[str]:
+    """Cursor's hooks.json files, as `install --agent cursor` rewrites them."""
+    assert isinstance(dialect, CursorDialect)
+    project = project_root(roots[0] if roots else os.getcwd(), home, dialect.project_dir)
+    scoped = [
+        (path, "managed" if source == "enterprise" else source, SHAPE, dialect.agent)
+        for path, source, _, _ in config_files(dialect, [project], home)
+    ]
+    return file_notes(dialect.agent, scoped, project, home)

@@ -8,17 +8,16 @@ backup of a file is on disk before the file is replaced.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from .. import _userconfig
 from .._errors import ConfigError
+from .._wrapped import sha256 as sha256  # re-exported: install's modules import it here
+from .._wrapped import store_root as store_root
 
 
 def atomic_write(path: str, data: bytes, mode: int | None = None) -> None:
@@ -110,10 +109,6 @@ def file_mode(path: str) -> int | None:
         return None
 
 
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 @dataclass(frozen=True, slots=True)
 class Backup:
     """What a file was before `install` changed it, and what `install` made of it."""
@@ -125,11 +120,6 @@ class Backup:
     # `original` is the file's bytes as they were (False: rebuilt from a file that had
     # changed since an earlier install, by taking off the wrappers it recorded).
     exact: bool = True
-
-
-def store_root(home: str) -> Path:
-    """The user's data folder for install's backups and record (`record.Record`)."""
-    return Path(_userconfig.data_dir(home)) / "install"
 
 
 class BackupStore:

@@ -50,22 +50,29 @@ on the host: Gemini warns once at session start about a project hook it has not 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._dialects.base import Dialect
 from .._dialects.claude.handler import Timeouts
-from .._dialects.claude.wrapped import gone, ready_test
+from .._dialects.claude.wrapped import chosen_files, gone, ready_test
 from .._dialects.gemini import settings as _settings
 from .._errors import ConfigError
+from .._wrapped import UNTRUSTED, check_in, is_check
 from . import claude as _claude
 from . import jsonspan
 from .files import BackupStore
-from .record import UNTRUSTED, Record
+from .record import Record, names_sandboxrun
 from .shape import Shape
 from .targets import inside_project
+from .unwrapped import read_bytes_quiet, unwrapped_note, wrapper_notes
+
+if TYPE_CHECKING:
+    from .registry import Request
 
 AGENT = "gemini"
 DEFAULT_TIMEOUT = 60.0  # seconds: `DEFAULT_HOOK_TIMEOUT` = 60000 ms
@@ -168,3 +175,67 @@ def unguarded(command: str) -> str:
     if command.startswith("[ -x "):
         return command.partition("; }; ")[2] or command
     return command
+
+
+# -- the agent's module (`registry.Installer`) ------------------------------------------
+
+
+def install(request: Request, dialect: Dialect) -> int:
+    """`install`/`uninstall --agent gemini`: its settings files (`plan`); with a
+    workspace's, the session-start check (`session.py`)."""
+    args, home, store, record, undo = (
+        request.args, request.home, request.store, request.record, request.undo
+    )  # fmt: skip
+    changes = plan(args, home, store, record, request.launcher, request.run_options(args, False))
+    then = None
+    if not (args.user or args.managed or args.managed_file):
+        folder = os.path.abspath(args.workspace or os.getcwd())
+        then = functools.partial(request.session, args, AGENT, home, folder, undo,
+                                 bool(changes))  # fmt: skip
+    return request.show(changes, args.dry_run, store, record, undo, then=then)
+
+
+def notes(dialect: Dialect, roots: Sequence[str], home: str) -> list[str]:
+    """One line per hook Gemini runs unsandboxed in a file install rewrote (a pull or an
+    edit brought it), per wrapper that cannot work, and, once anything is installed,
+    per extension hook (never rewritten: see the module)."""
+    store, record = BackupStore(home), Record(home)
+    project = os.path.abspath(roots[0] if roots else os.getcwd())
+    levels = [(p, "system") for p in system_files()]
+    levels.append((os.path.join(home, _settings.USER_DIR, "settings.json"), "user"))
+    if os.path.realpath(project) != os.path.realpath(home):  # Gemini reads none there
+        levels.append((os.path.join(project, _settings.USER_DIR, "settings.json"),
+                       "project"))  # fmt: skip
+    out: list[str] = []
+    installed = False
+    for path, scope in levels:
+        raw = read_bytes_quiet(path)
+        try:
+            data = _claude.parse(path, raw, GEMINI)[1] if raw is not None else {}
+            here = store.get(path) is not None or bool(record.entries(path))
+        except ConfigError:
+            continue  # `list` names the unparsable file already
+        installed = installed or here
+        again = {"system": "--managed", "user": "--user"}.get(scope, f"--workspace {project}")
+        original = _settings.installed(home, path, scope)
+        check = check_in(home, path) if scope == "user" else None  # `session.py`
+        for where, hook in GEMINI.handlers(data):
+            if is_check(check, hook):
+                continue
+            if not (here or names_sandboxrun(hook)):
+                continue  # never installed: only a look-alike wrapper is worth a word
+            at = "".join(f"[{w}]" if isinstance(w, int) else f".{w}" for w in where)[1:]
+            spot = f"{path} {at}"
+            if original(hook["command"]) is not None:
+                chosen = chosen_files(unguarded(hook["command"]), None)
+                out += wrapper_notes(spot, hook, project, "gemini", again, chosen)
+            else:
+                out.append(unwrapped_note(spot, hook, "gemini", again))
+    for spec in dialect.discover(None, [project], home).hooks if installed else ():
+        if spec.source == "extension":
+            out.append(
+                f"not wrapped: {spec.hook_name} (extension) {spec.name[:120]!r} runs"
+                " unsandboxed: install does not rewrite extensions' hooks/hooks.json (an"
+                " extension update replaces it); disable the extension to stop it"
+            )
+    return out

@@ -37,17 +37,23 @@ import argparse
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._dialects.base import Dialect
 from .._dialects.goose import GOOSE
 from .._errors import ConfigError
+from .._wrapped import UNTRUSTED
 from . import claude as _claude
 from . import jsonspan
 from .files import BackupStore
 from .gemini import keep_dollars
-from .record import UNTRUSTED, Record
+from .record import Record
 from .shape import Shape
 from .targets import inside_project
+from .unwrapped import file_notes
+
+if TYPE_CHECKING:
+    from .registry import Request
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,3 +111,21 @@ def plan(
         return _claude.plan_uninstall(paths, store, record, SHAPE)
     options = [UNTRUSTED, *options] if untrusted else list(options)
     return _claude.plan_install(paths, launcher(), GOOSE.agent, options, record, SHAPE)
+
+
+def install(request: Request, dialect: Dialect) -> int:
+    """`install`/`uninstall --agent goose`: each plugin's hooks.json (`plan`)."""
+    args, store, record = request.args, request.store, request.record
+    changes = plan(args, request.home, store, record, request.launcher,
+                   request.run_options(args, False))  # fmt: skip
+    return request.show(changes, args.dry_run, store, record, request.undo)
+
+
+def notes(dialect: Dialect, roots: Sequence[str], home: str) -> list[str]:
+    """Each plugin's hooks.json, as `install --agent goose` rewrites them (a plugin a
+    pull or an update brings: its hooks are named once its scope was installed)."""
+    project = os.path.abspath(roots[0] if roots else os.getcwd())
+    scoped = [(p, "user", SHAPE, "goose") for p in plugin_files(home)]
+    if os.path.realpath(project) != os.path.realpath(home):
+        scoped += [(p, "project", SHAPE, "goose") for p in plugin_files(project)]
+    return file_notes("goose", scoped, project, home)

@@ -30,8 +30,9 @@ import argparse
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._dialects.base import Dialect
 from .._dialects.claude.handler import Timeouts, timeout_seconds
 from .._dialects.claude.settings import project_root
 from .._dialects.kiro import KIRO, KiroDialect
@@ -39,8 +40,13 @@ from .._dialects.kiro.config import agent_files as _agent_files
 from .._dialects.kiro.files import hook_files
 from .._errors import ConfigError
 from . import jsonspan
+from .claudecode import in_place
 from .shape import Handlers, Shape
 from .targets import inside_project
+from .unwrapped import file_notes
+
+if TYPE_CHECKING:
+    from .registry import Request
 
 SHAPE = Shape(
     nested=False, typed=False, timeout_key="timeout_ms", timeouts=Timeouts(unit=0.001),
@@ -144,3 +150,18 @@ def note_files(roots: Sequence[str], home: str) -> tuple[str, list[tuple[str, st
         *((p, scope, SHAPE) for folder, scope in folders for p in _agent_files(folder)[0]),
         *((p, scope, hook_file_shape(p)) for folder, scope in hooks for p in hook_files(folder)),
     ]
+
+
+def install(request: Request, dialect: Dialect) -> int:
+    """`install`/`uninstall --agent kiro`: its agent files, Claude's machinery, each file
+    read as its kind (agent file, v3 or IDE), in the listed order."""
+    assert isinstance(dialect, KiroDialect)
+    files, untrusted = agent_files(dialect, request.args, request.home)
+    return in_place(request, dialect.agent, files, untrusted)
+
+
+def notes(dialect: Dialect, roots: Sequence[str], home: str) -> list[str]:
+    """Kiro's agent files, as `install --agent kiro` rewrites them (`note_files`)."""
+    project, files = note_files(roots, home)
+    scoped = [(path, scope, shape, "kiro") for path, scope, shape in files]
+    return file_notes("kiro", scoped, project, home)

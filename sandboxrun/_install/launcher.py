@@ -24,9 +24,8 @@ import shlex
 import stat
 from collections.abc import Sequence
 
-from .. import _userconfig
-from .._dialects.claude.wrapped import LAUNCHER, READY
 from .._errors import ConfigError
+from .._wrapped import LAUNCHER, READY, launcher_path
 from .files import atomic_write
 
 _MARK = "# sandboxrun's launcher for the hooks `sandboxrun install` wrote"
@@ -35,7 +34,7 @@ _MAX_BYTES = 8192
 
 def path(home: str) -> str:
     """Where the launcher of the account whose home is `home` lives."""
-    return os.path.join(_userconfig.data_dir(home), LAUNCHER)
+    return launcher_path(home)
 
 
 def text(python: str, script: str) -> bytes:

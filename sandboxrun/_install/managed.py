@@ -15,8 +15,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._dialects.claude.wrapped import SCRIPTS, missing_guard
+from .._dialects.claude.wrapped import missing_guard
 from .._errors import ConfigError
+from .._wrapped import is_forwarder as is_forwarder  # re-exported (codex.py, tests)
 from . import jsonspan
 from .answer import answer_form
 from .claude import Change, parse
@@ -47,27 +48,6 @@ def forwarder(
     run = [*launcher, "run", event, "--agent", agent, "--answer", "agent", *options]
     guard = missing_guard(launcher) if "--fail-closed" in options else ""
     return guard + shlex.join(run)
-
-
-def is_forwarder(hook: Any) -> bool:
-    """A forwarding hook of ours, recognised by its shape: only an administrator writes
-    the managed file (no repository), and an older install's bare `sandboxrun run`
-    counts too, so that installing again replaces it rather than adding a second one."""
-    if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
-        return False
-    command = hook["command"]
-    if command.startswith("[ -x "):  # a fail-closed forwarder's guard (any version's)
-        command = command.partition("; exit 2; }; ")[2]
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    if len(words) > 3 and words[1] == "-I":  # PYTHON -I SCRIPT run ...
-        words = words[2:]
-    return (
-        len(words) > 2 and os.path.basename(words[0]) in SCRIPTS and words[1] == "run"
-        and "--answer" in words
-    )  # fmt: skip
 
 
 def plan_managed(

@@ -15,9 +15,10 @@ wrote there:
 
 Per file, not global: the same bytes in another project's file are that repository's
 own command (it can copy them from a project of yours it can read), so they count as a
-hook there. Readers: discovery in `run` (a recorded wrapper runs its original in the
-sandbox: there is no sandboxrun inside), `list` and `doctor` (what runs unsandboxed),
-`install` (what is already ours) and `uninstall` (what to take off, and nothing else).
+hook there. Readers (through `_wrapped.Record`, the contract both sides import):
+discovery in `run` (a recorded wrapper runs its original in the sandbox: there is no
+sandboxrun inside), `list` and `doctor` (what runs unsandboxed), `install` (what is
+already ours) and `uninstall` (what to take off, and nothing else).
 """
 
 from __future__ import annotations
@@ -25,30 +26,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shlex
-from pathlib import Path
 from typing import Any
 
-from .._errors import ConfigError
-from .files import atomic_write, sha256, store_root
-
-UNTRUSTED = "--untrusted"
-
-
-def value_key(command: str, args: object, shell: object) -> str:
-    """The sha256 of a handler's runnable fields, byte for byte (the JSON escapes of the
-    file do not matter: the agent runs the decoded strings)."""
-    text = json.dumps([command, args, shell], ensure_ascii=False, separators=(",", ":"))
-    return sha256(text.encode("utf-8", "surrogatepass"))
-
-
-def options_of(command: str, args: object) -> list[str]:
-    """The words before `--` of a wrapper (for the `--untrusted` gate)."""
-    try:
-        words = [command, *args] if isinstance(args, list) else shlex.split(command)
-    except ValueError:
-        return []
-    return words[: words.index("--")] if "--" in words else words
+from .. import _wrapped
+from .files import atomic_write
 
 
 def names_sandboxrun(hook: dict[str, Any]) -> bool:
@@ -58,27 +39,9 @@ def names_sandboxrun(hook: dict[str, Any]) -> bool:
     return any(isinstance(w, str) and "sandboxrun" in w for w in words)
 
 
-class Record:
-    """What `install` wrote, per settings file or hook folder (see the module)."""
-
-    def __init__(self, home: str) -> None:
-        self.root = store_root(home)
-
-    def _file(self, path: str) -> Path:
-        key = sha256(os.path.realpath(path).encode("utf-8", "surrogateescape"))[:24]
-        return self.root / f"{key}.wrote.json"
-
-    def entries(self, path: str) -> dict[str, Any]:
-        """sha256 -> what it stands for (see the module), for `path` ({} if none)."""
-        try:
-            data = json.loads(self._file(path).read_text())
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            why = f"install's record of {path} in {self.root} is unreadable: {exc}"
-            raise ConfigError(why) from None
-        wrote = data.get("wrote") if isinstance(data, dict) else None
-        return wrote if isinstance(wrote, dict) else {}
+class Record(_wrapped.Record):
+    """What `install` wrote, per settings file or hook folder (see the module): the
+    readers' `_wrapped.Record`, and the writing, which is install's alone."""
 
     def add(self, path: str, new: dict[str, Any]) -> None:
         """Record more values for `path` (before they are written: a value recorded but
@@ -91,44 +54,3 @@ class Record:
     def drop(self, path: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             self._file(path).unlink()
-
-    # -- Claude family: handlers -------------------------------------------------------
-
-    def original(
-        self, path: str, hook: dict[str, Any], untrusted: bool,
-        entries: dict[str, Any] | None = None,
-    ) -> tuple[str, tuple[str, ...] | None] | None:  # fmt: skip
-        """(command, args) of the handler a recorded wrapper in `path` runs, or None if
-        `hook` is not byte for byte one `install` wrote there. `untrusted` (a project or
-        local file): the wrapper must also carry `--untrusted`, as `install` writes it."""
-        found = self.entry(path, hook, entries)
-        if found is None:
-            return None
-        if untrusted and UNTRUSTED not in options_of(hook["command"], hook.get("args")):
-            return None
-        wrapped = found.get("args")
-        return found["command"], None if wrapped is None else tuple(wrapped)
-
-    def entry(
-        self, path: str, hook: dict[str, Any], entries: dict[str, Any] | None = None
-    ) -> dict[str, Any] | None:
-        """What install recorded for the wrapper `hook` in `path` (byte for byte), or
-        None: `command` and `args` of the handler it wraps, and `was`, a `sandboxrun
-        exec` command of the user's own that install migrated (`legacy`), which
-        `uninstall` gives back as it was."""
-        command, args = hook.get("command"), hook.get("args")
-        if not isinstance(command, str):
-            return None
-        found = (self.entries(path) if entries is None else entries).get(
-            value_key(command, args, hook.get("shell"))
-        )
-        if not isinstance(found, dict) or not isinstance(found.get("command"), str):
-            return None
-        return found
-
-    # -- Cline family: shims -----------------------------------------------------------
-
-    def shim(self, path: str, raw: bytes) -> bool:
-        """Whether `raw` is byte for byte the shim `install` wrote at `path`."""
-        folder, name = os.path.split(path)
-        return self.entries(folder).get(name) == sha256(raw)

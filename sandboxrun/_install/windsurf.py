@@ -27,13 +27,20 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from .._dialects.base import Dialect
 from .._dialects.windsurf import WindsurfDialect
 from .._dialects.windsurf.config import config_files
 from .._errors import ConfigError
+from .claudecode import in_place
 from .managed import managed_file
 from .shape import Shape
 from .targets import inside_project
+from .unwrapped import file_notes
+
+if TYPE_CHECKING:
+    from .registry import Request
 
 SHAPE = Shape(nested=False, typed=False)
 
@@ -69,10 +76,23 @@ def hooks_files(
 def note_files(
     dialect: WindsurfDialect, roots: Sequence[str], home: str
 ) -> tuple[list[tuple[str, str, Shape, str]], str]:
-    """(the files as `status._file_notes` reads them: path, scope, shape, the agent
+    """(the files as `unwrapped.file_notes` reads them: path, scope, shape, the agent
     whose install writes it; the workspace)."""
     project = os.path.abspath(roots[0] if roots else os.getcwd())
     scopes = {"system": "managed", "user": "user", "workspace": "project"}
     scoped = [(path, scopes.get(source, "project"), SHAPE, dialect.agent)
               for path, source, _ in config_files(dialect, [project], home)]  # fmt: skip
     return scoped, project
+
+
+def install(request: Request, dialect: Dialect) -> int:
+    """`install`/`uninstall --agent windsurf`: its hooks.json, Claude's machinery."""
+    assert isinstance(dialect, WindsurfDialect)
+    paths, untrusted = hooks_files(dialect, request.args, request.home)
+    return in_place(request, dialect.agent, [(p, SHAPE) for p in paths], untrusted)
+
+
+def notes(dialect: Dialect, roots: Sequence[str], home: str) -> list[str]:
+    """Its hooks.json files, as for Cursor (`note_files`)."""
+    assert isinstance(dialect, WindsurfDialect)
+    return file_notes(dialect.agent, *note_files(dialect, roots, home), home)

@@ -151,10 +151,12 @@ def serve(
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda signum, frame: stop.set())
-    for server in servers:
-        threading.Thread(target=server.serve_forever, name="serve", daemon=True).start()
+    # Said before any request is served (the sockets already listen): a request's own log
+    # line must never come before the line that says where the server listens.
     where = " and ".join(_where(server) for server in servers)
     _say(f"serving on {where} (pid {os.getpid()})")
+    for server in servers:
+        threading.Thread(target=server.serve_forever, name="serve", daemon=True).start()
     # Check the engine now, off the first request's path: the connection, the image, and
     # the sweep of what a killed predecessor left (its pooled containers). On a backend
     # of its own, closed after: a kept one would take a place of the requests' backends.

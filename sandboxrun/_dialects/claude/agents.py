@@ -5,7 +5,7 @@ Each is a `ClaudeDialect` (data, no code): where its hooks are, how it reads a
 `decision` takes, and the input's session and roots fields. Every level the agent reads
 is listed (the trusted ones first), so `list` shows every hook that may run; a
 repository's files (project, local) are untrusted as Claude Code's are. `install`
-rewrites the same files (`_install.claudelike`).
+rewrites the same files (`install`'s `claudelike`).
 
 What each table rests on (reference: shared/reference/agent-hooks-2026.md sections 7-9
 and 12-14; "unconfirmed" where only a doc or a public repository says so):

@@ -32,7 +32,7 @@ from .matchers import CONDITION_EVENTS, check_condition
 # The handler a wrapper `install` recorded for this file runs ((command, args)), or None.
 Installed = Callable[[dict[str, Any]], tuple[str, tuple[str, ...] | None] | None]
 # What `Installed` answers for the session-start check install wrote in the user's file
-# (`_install/session.py`): no hook to run in the sandbox, sandboxrun's own check.
+# (`install`'s session module): no hook to run in the sandbox, sandboxrun's own check.
 SESSION_CHECK: tuple[str, None] = ("", None)
 CHECK_SKIPPED = (
     "sandboxrun's session-start check (install added it): it names unsandboxed hooks when"

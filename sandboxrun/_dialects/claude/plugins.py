@@ -62,7 +62,7 @@ def plugins(
     if not wanted:
         return
     folder = os.path.join(home, user_dir, "plugins")
-    installs, problem = _installs(folder, load)
+    installs, problem = _plugin_paths(folder, load)
     for plugin in wanted:
         paths = installs.get(plugin)
         if not paths:
@@ -79,7 +79,7 @@ def installed(home: str, user_dir: str, load: Loader) -> list[tuple[str, str]]:
     scope's), whose install path is usable (`_unusable`): the only folders of the
     plugins tree a hook command may have mounted (`_exec`). Roots are normalised."""
     folder = os.path.join(home, user_dir, "plugins")
-    installs, _problem = _installs(folder, load)
+    installs, _problem = _plugin_paths(folder, load)
     return [
         (plugin, os.path.normpath(path))
         for plugin, paths in installs.items()
@@ -101,7 +101,7 @@ def _unusable(path: str, folder: str) -> str | None:
     return None
 
 
-def _installs(folder: str, load: Loader) -> tuple[dict[str, list[str]], str | None]:
+def _plugin_paths(folder: str, load: Loader) -> tuple[dict[str, list[str]], str | None]:
     """id -> its install paths (the user's scope first), from installed_plugins.json
     (or the older _v2 file). A relative path would be read against some current
     directory: never kept."""

@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..._errors import ConfigError
-from ..._install.record import Record
-from ..._install.sessionrecord import check_in, is_check
 from ..._mounts import confined
 from ..._types import Discovery, HookSpec, Skipped
+from ..._wrapped import Record, check_in, is_check
 from ..base import escape_name, source_of, unique_mounts
 from ..files import MAX_SETTINGS_BYTES as MAX_SETTINGS_BYTES  # re-exported for tests
-from ..files import Note, read_json, unreadable
+from ..files import Note, read_each, read_json, unreadable
 from .handler import MAX_TIMEOUT as MAX_TIMEOUT  # re-exported for tests
 from .handler import SESSION_CHECK, Installed, Timeouts, handler, not_run_reason, unicode_ok
 from .matchers import MATCH_FIELDS, SIMPLE_MATCHER, check, matches_all
@@ -199,19 +198,9 @@ def discover(
     skipped: list[Skipped] = []
     not_run: list[Skipped] = []  # handlers of other types than command: listed, never run
     disabled: set[str] = set()  # the sources whose files say disableAllHooks
-    read: set[str] = set()
     user_settings: dict[str, Any] = {}
-    for path, source, hooks_dir, shape in config_levels(dialect, project, home, explicit):
-        real = os.path.realpath(path)
-        if real in read:  # e.g. the project is $HOME: its settings are the user's
-            continue
-        read.add(real)
-        shown = escape_name(path)
-        data, problem = read_json(path, must_exist=source == "explicit")
-        if problem is not None:
-            skipped.append(unreadable(shown, source, problem))
-        if data is None:
-            continue
+    levels = config_levels(dialect, project, home, explicit)
+    for (path, source, hooks_dir, shape), shown, data in read_each(levels, skipped):
         if source == "user":
             user_settings = data
         elif source in ("project", "local") and data.get("enabledPlugins"):
@@ -235,7 +224,7 @@ def discover(
             mounts=unique_mounts([project, *roots, *extra]),
             env=project_env(dialect, project),
         )
-        installed = _installed(home, path, source)
+        installed = recorded(home, path, source)
         table = {"hooks": _table(data, shape)}
         for item in _entries(dialect, table, hook_name, template, installed):
             if isinstance(item, str):
@@ -256,7 +245,7 @@ def discover(
     return Discovery(tuple(hooks), (*skipped, *not_run))
 
 
-def _installed(home: str, path: str, source: str) -> Installed:
+def recorded(home: str, path: str, source: str) -> Installed:
     """The lookup of the wrappers `install` recorded for one settings file (a project
     or local file's wrappers carry `--untrusted`, as `install` writes them there)."""
     record = Record(home)

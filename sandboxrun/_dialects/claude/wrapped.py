@@ -3,7 +3,7 @@
 `install` turns `"command": "./hooks/guard.sh"` into `"command":
 "/home/me/.local/share/sandboxrun/hook exec --agent claude --untrusted -- ./hooks/guard.sh"`
 (an `args` handler: `"command": "/…/hook", "args": ["exec", …, "--", argv…]`): `hook` is
-the launcher `install` writes in the user's data folder (`_install.launcher`), one short
+the launcher `install` writes in the user's data folder (`_wrapped.LAUNCHER`), one short
 path in what Claude Code shows the model of a hook's command. It starts
 `/…/bin/python3 -I /…/bin/sandboxrun-hook`, which the system's files (`--managed`),
 read by every account, and an older install name themselves: `"'/…/bin/python3' -I
@@ -14,7 +14,7 @@ repository's settings `env` block sets (`PYTHONPATH` and a `sitecustomize.py`,
 `PYTHONHOME`...), and `-I` makes Python ignore every `PYTHON*` variable, the user's
 site folder and the current folder before any code of ours runs.
 
-Which commands are such wrappers is decided by install's record (`_install.record`),
+Which commands are such wrappers is decided by install's record (`_wrapped.Record`),
 never by their shape: a repository can write any shape.
 """
 
@@ -24,10 +24,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-HOOK_SCRIPT = "sandboxrun-hook"  # the script installed hooks start (bin/sandboxrun-hook)
-SCRIPTS = ("sandboxrun", HOOK_SCRIPT)  # what an installed hook's script may be named
-LAUNCHER = "hook"  # the launcher's name in the user's data folder (`_install.launcher`)
-READY = "--ready"  # `hook --ready`: whether what it starts is there (exit 0), nothing else
+from ..._wrapped import READY
 
 
 @dataclass(frozen=True, slots=True)

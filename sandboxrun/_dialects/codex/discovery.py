@@ -10,13 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..._install.managed import is_forwarder
 from ..._types import Discovery, HookSpec, Skipped
+from ..._wrapped import is_forwarder
 from ..base import escape_name, source_of, unique_mounts
 from ..claude.dialect import ClaudeDialect
 from ..claude.handler import Installed, not_run_reason
 from ..claude.matchers import MATCH_FIELDS, SIMPLE_MATCHER, matches_all
-from ..claude.settings import _entries, _installed, project_env, project_root
+from ..claude.settings import _entries, project_env, project_root, recorded
 from ..files import read_json, read_regular, unreadable
 from ..patterns import invalid
 from .schema import BOOL, STR, Check, _opt
@@ -86,7 +86,7 @@ def discover(
                 skipped.append(Skipped(escape_name(path), source, why))
                 continue
             template = _template(dialect, source, project, roots, mount)
-            installed = _installed(home, path, source)
+            installed = recorded(home, path, source)
             found += _specs(dialect, data, path, hook_name, template, skipped, states, installed)
     return Discovery(tuple(found), tuple(skipped))
 

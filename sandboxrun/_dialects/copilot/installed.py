@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._errors import ConfigError
-from ..._install.record import Record
+from ..._wrapped import Record
 from ..claude.handler import MAX_TIMEOUT
 
 DEFAULT_TIMEOUT = 30.0  # seconds ("timeoutSec ... Default: 30")

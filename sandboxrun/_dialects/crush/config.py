@@ -12,8 +12,8 @@ from typing import Any
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, from_repository, unique_mounts
 from ..claude.handler import Installed, brief, unicode_ok
-from ..claude.settings import _installed
-from ..files import read_json, unreadable  # the checked read of a JSON file
+from ..claude.settings import recorded
+from ..files import read_each, unreadable  # the checked read of each config file
 from ..patterns import invalid
 
 SYSTEM_FILE = "/etc/crush/crush.json"  # `systemConfigPath` (config_unix.go)
@@ -63,25 +63,15 @@ def discover(
     roots = list(workspaces) or [home]
     hooks: list[HookSpec] = []
     skipped: list[Skipped] = []
-    read: set[str] = set()
     user_hooks = os.path.join(home, USER_DIR, "hooks")
     extra = [user_hooks] if os.path.isdir(user_hooks) else []
-    for path, source in config_files(workspaces, home, explicit):
-        real = os.path.realpath(path)
-        if real in read:
-            continue
-        read.add(real)
-        shown = escape_name(path)
-        data, problem = read_json(path, must_exist=source == "explicit")
-        if problem is not None:
-            skipped.append(unreadable(shown, source, f"{problem} (Crush does not start)"))
-        if data is None:
-            continue
+    listed = config_files(workspaces, home, explicit)
+    for (path, source), shown, data in read_each(listed, skipped, " (Crush does not start)"):
         template = HookSpec(
             hook_name="", name="", source=source, argv=(), workdir=roots[0],
             mounts=unique_mounts([*roots, *([] if from_repository(source) else extra)]),
         )  # fmt: skip
-        installed = _installed(home, path, source)
+        installed = recorded(home, path, source)
         for item in _entries(hook_names, data.get("hooks"), hook_name, template, installed):
             if isinstance(item, str):
                 skipped.append(unreadable(shown, source, item))

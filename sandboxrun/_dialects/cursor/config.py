@@ -10,10 +10,10 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from ..._types import Discovery, HookSpec, Skipped
-from ..base import escape_name, unique_mounts
+from ..base import unique_mounts
 from ..claude.handler import Installed, brief, timeout_seconds, unicode_ok
-from ..claude.settings import _installed
-from ..files import Note, read_json, unreadable  # the checked read of a JSON file
+from ..claude.settings import recorded
+from ..files import Note, read_each, unreadable  # the checked read of each config file
 from .answer import DEFAULT_LOOP_LIMIT, FOLLOWUP_EVENTS
 
 EntryReader = Callable[[Any, str, HookSpec, "Installed | None"], "HookSpec | str"]
@@ -66,18 +66,8 @@ def discover(
     roots = list(workspaces) or [home]
     hooks: list[HookSpec] = []
     skipped: list[Skipped] = []
-    read: set[str] = set()
-    for path, source, workdir, folder in config_files(dialect, roots, home, explicit):
-        real = os.path.realpath(path)
-        if real in read:
-            continue
-        read.add(real)
-        shown = escape_name(path)
-        data, problem = read_json(path, must_exist=source == "explicit")
-        if problem is not None:
-            skipped.append(unreadable(shown, source, problem))
-        if data is None:
-            continue
+    listed = config_files(dialect, roots, home, explicit)
+    for (path, source, workdir, folder), shown, data in read_each(listed, skipped):
         version = data.get("version")
         if version != 1:
             # Cursor documents only version 1 (unconfirmed what it does with others):
@@ -90,7 +80,7 @@ def discover(
             mounts=unique_mounts([*roots, *extra]),
             env={dialect.project_dir_var: roots[0], "CLAUDE_PROJECT_DIR": roots[0]},
         )  # fmt: skip
-        installed = _installed(home, path, "project" if source == "project" else "user")
+        installed = recorded(home, path, "project" if source == "project" else "user")
         for item in _entries(dialect.hook_names, data, hook_name, template, installed):
             if isinstance(item, str):
                 skipped.append(unreadable(shown, source, item))

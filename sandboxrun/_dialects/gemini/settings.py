@@ -48,16 +48,9 @@ from dataclasses import replace
 from typing import Any
 
 from ..._errors import ConfigError
-from ..._install.record import Record
-from ..._install.sessionrecord import check_in, is_check
 from ..._types import Discovery, HookSpec, Skipped
-from ..base import (
-    entry_env,
-    escape_name,
-    from_repository,
-    source_of,
-    unique_mounts,
-)
+from ..._wrapped import Record, check_in, is_check
+from ..base import entry_env, escape_name, from_repository, source_of, unique_mounts
 from ..claude.handler import CHECK_SKIPPED, MAX_TIMEOUT, SESSION_CHECK, brief, unicode_ok
 from ..files import Note, read_json, unreadable
 from ..patterns import invalid
@@ -351,8 +344,8 @@ Installed = Callable[[str], str | None]
 
 
 def installed(home: str, path: str, source: str) -> Installed:
-    """The lookup of the wrappers `install` recorded for one settings file (`_install.
-    gemini`): a project's wrapper counts only with `--untrusted`, as install writes it."""
+    """The lookup of the wrappers `install` recorded for one settings file (`install
+    --agent gemini`): a project's wrapper counts only with `--untrusted`, as install writes it."""
     record = Record(home)
     try:
         entries = record.entries(path)

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, unique_mounts
 from ..claude.handler import MAX_TIMEOUT, brief, unicode_ok
-from ..claude.settings import _installed
+from ..claude.settings import recorded
 from ..files import read_json, unreadable  # the checked read of a JSON file
 from ..patterns import invalid
 
@@ -151,7 +151,7 @@ def discover(
             hook_name="", name="", source=source, argv=(), workdir=roots[0],
             mounts=unique_mounts([*roots, folder]), env={"PLUGIN_ROOT": folder}, plugin=name,
         )  # fmt: skip
-        installed = _installed(home, path, "project" if source == "project" else "user")
+        installed = recorded(home, path, "project" if source == "project" else "user")
         items = entries(dialect, data, hook_name, template, folder, installed)
         if isinstance(items, str):
             skipped.append(unreadable(escape_name(path), source, f"{items}: Goose skips the file"))

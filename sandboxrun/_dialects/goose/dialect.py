@@ -250,7 +250,7 @@ class GooseDialect:
         self, command: Sequence[str], root: str, home: str, environ: Mapping[str, str]
     ) -> ExecCommand:
         """A command string: `sh -c` with `${PLUGIN_ROOT}` replaced, as Goose replaces it
-        (install's wrappers leave it to `exec`: `_install/goose.py`), when the agent's
+        (install's wrappers leave it to `exec`: install's `goose` module), when the agent's
         PLUGIN_ROOT names a plugin folder (`plugin_root`): then set and mounted at its
         path too (`${PLUGIN_ROOT}/x` inside)."""
         if len(command) != 1:

@@ -12,8 +12,8 @@ from typing import Any
 from ..._types import Discovery, HookSpec, Skipped
 from ..base import escape_name, unique_mounts
 from ..claude.handler import Installed, brief, unicode_ok
-from ..claude.settings import _installed
-from ..files import read_json, unreadable  # the checked read of a JSON file
+from ..claude.settings import recorded
+from ..files import read_each, unreadable  # the checked read of each config file
 from .files import discover_files
 from .hook import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
 from .hook import KiroHook as KiroHook
@@ -63,24 +63,14 @@ def discover(
     roots = list(workspaces) or [home]
     hooks: list[HookSpec] = []
     skipped: list[Skipped] = []
-    read: set[str] = set()
     for folder, source in ((os.path.join(home, user_dir), "user"),
                            (os.path.join(roots[0], project_dir), "project")):  # fmt: skip
         note = agent_files(folder)[1]
         if note and not explicit:
             skipped.append(Skipped(escape_name(folder), source, note))
     user_hooks = os.path.join(home, os.path.dirname(user_dir), "hooks")
-    for path, source in config_files(user_dir, project_dir, roots, home, explicit):
-        real = os.path.realpath(path)
-        if real in read:
-            continue
-        read.add(real)
-        shown = escape_name(path)
-        data, problem = read_json(path, must_exist=source == "explicit")
-        if problem is not None:
-            skipped.append(unreadable(shown, source, problem))
-        if data is None:
-            continue
+    listed = config_files(user_dir, project_dir, roots, home, explicit)
+    for (path, source), shown, data in read_each(listed, skipped):
         extra = [user_hooks] if source == "user" and os.path.isdir(user_hooks) else []
         # Kiro runs every hook in its own working directory, the project (`hooks.rs`
         # `run_hook` sets no cwd): a user's hook too.
@@ -88,7 +78,7 @@ def discover(
             hook_name="", name="", source=source, argv=(), workdir=roots[0],
             mounts=unique_mounts([*roots, *extra]),
         )  # fmt: skip
-        installed = _installed(home, path, "project" if source == "project" else "user")
+        installed = recorded(home, path, "project" if source == "project" else "user")
         found = _entries(data, hook_name, template, installed)
         if isinstance(found, str):  # Kiro refuses the whole agent: none of its hooks run
             skipped.append(unreadable(shown, source, f"{found}: Kiro does not load this agent"))

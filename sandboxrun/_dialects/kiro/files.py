@@ -30,7 +30,7 @@ from ..._log import logger
 from ..._types import HookSpec, Skipped
 from ..base import escape_name
 from ..claude.handler import brief, unicode_ok
-from ..claude.settings import _installed
+from ..claude.settings import recorded
 from ..files import Note, read_json, unreadable
 from ..patterns import MATCH_TIMEOUT, problem
 from .hook import KiroHook
@@ -86,7 +86,7 @@ def discover_files(
                 skipped.append(unreadable(shown, source, f"not read: {problem}"))
                 continue
             base = replace(template, source=source)
-            installed = _installed(home, path, "project" if source == "project" else "user")
+            installed = recorded(home, path, "project" if source == "project" else "user")
             read = _ide if path.endswith(".kiro.hook") else _v3
             for item in read(data, base, installed):
                 if isinstance(item, str):
@@ -106,7 +106,7 @@ def _command(value: Any) -> str | None:
 
 
 def _unwrapped(command: str, handler: dict[str, Any], installed: Any) -> str:
-    """What a wrapper `install` recorded runs (`_installed`); anything else as written."""
+    """What a wrapper `install` recorded runs (`recorded`); anything else as written."""
     original = installed(handler) if installed is not None else None
     if original is not None and original[1] is None and isinstance(original[0], str):
         return str(original[0])

@@ -10,11 +10,11 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from ..._types import Discovery, HookSpec, Skipped
-from ..base import escape_name, source_of, unique_mounts
+from ..base import source_of, unique_mounts
 from ..claude.handler import Installed, brief, unicode_ok
-from ..claude.settings import _installed
+from ..claude.settings import recorded
 from ..cursor.config import _entries  # the same walk of `hooks: {event: [entry...]}`
-from ..files import read_json, unreadable  # the checked read of a JSON file
+from ..files import read_each, unreadable  # the checked read of each config file
 
 
 class WindsurfLike(Protocol):
@@ -65,24 +65,14 @@ def discover(
     roots = list(workspaces) or [home]
     hooks: list[HookSpec] = []
     skipped: list[Skipped] = []
-    read: set[str] = set()
-    for path, source, folder in config_files(dialect, roots, home, explicit):
-        real = os.path.realpath(path)
-        if real in read:  # the home is the workspace: one file, read once
-            continue
-        read.add(real)
-        shown = escape_name(path)
-        data, problem = read_json(path, must_exist=source == "explicit")
-        if problem is not None:
-            skipped.append(unreadable(shown, source, problem))
-        if data is None:
-            continue
+    listed = config_files(dialect, roots, home, explicit)  # the home may be the workspace
+    for (path, source, folder), shown, data in read_each(listed, skipped):
         extra = [folder] if folder and os.path.isdir(folder) else []
         template = HookSpec(
             hook_name="", name="", source=source, argv=(), workdir=roots[0],
             mounts=unique_mounts([*roots, *extra]),
         )  # fmt: skip
-        installed = _installed(home, path, "project" if source == "workspace" else "user")
+        installed = recorded(home, path, "project" if source == "workspace" else "user")
         found = _entries(dialect.hook_names, data, hook_name, template, installed, _entry,
                          "Windsurf")  # fmt: skip
         for item in found:
