@@ -319,9 +319,10 @@ def run_exec(
     repository's hook may not decide is dropped from its stdout unless
     `trust_workspace_decisions` (`Dialect.untrusted_stdout`). `cancel`: set when the
     caller has gone (`serve`: its client hung up): then nothing reaches the agent's env
-    file. `approved`: a changed command's approved files, run in place of the changed
-    ones (`_review.exec_gate`); held when they cannot be. `hook_name`: the event, when
-    the caller knows it (`exec --event`), else the one the event names."""
+    file, as from a hook that did not complete (`run`'s rule). `approved`: a changed
+    command's approved files, run in place of the changed ones (`_review.exec_gate`);
+    held when they cannot be. `hook_name`: the event, when the caller knows it (`exec
+    --event`), else the one the event names."""
     out, parsed = _run_exec(settings, backend, request, untrusted, approved, hook_name)
     dialect = DIALECTS[settings.agent]
     notes = [out.notes.decode("utf-8", "replace")] if out.notes else []
