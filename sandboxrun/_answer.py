@@ -278,6 +278,8 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         sandbox_failure,
         unread_configs,
     )
+    from ._session import blocks
+    from ._settings import env_fail_closed
 
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
     stdin = caller.read_stdin()
@@ -293,9 +295,9 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         if not isinstance(exc, SandboxrunError):
             logger.opt(exception=exc).debug("internal error")
         why = f"the hook could not be run: {one_line(exc)}"
-        stdout, stderr, code = failure_dialect(args.agent, stdin).wrapper_failure(
-            why, args.fail_closed
-        )
+        # fail-closed as asked by the flag or the environment, as `run` reads it there
+        closed = blocks(args.fail_closed or env_fail_closed(caller.environ))
+        stdout, stderr, code = failure_dialect(args.agent, stdin).wrapper_failure(why, closed)
         return Reply(stdout, stderr, code)
     started = time.monotonic()
     named = args.event if args.event in DIALECTS[settings.agent].hook_names else None
@@ -331,7 +333,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         # Under fail-closed, a config file that would hold hooks for this event and could
         # not be read blocks, as in `run`: the policy it holds is unknown (in the
         # dialect's own terms, on stderr: never an answer Gemini would misread).
-        lost = unread_configs(settings, request, event) if settings.fail_closed else ()
+        lost = unread_configs(settings, request, event) if blocks(settings.fail_closed) else ()
         if lost:
             why = "; ".join(unread_note(s) for s in lost)
             out = sandbox_failure(settings, printable(f"the hook was not run: {why}"), stdin=stdin)

@@ -38,6 +38,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._dialects.base import Dialect, from_repository
 from ._mounts import under
 from ._text import printable
 from ._types import ExecRequest
@@ -47,13 +48,27 @@ TARGET = "/run/sandboxrun/claude-env.sh"
 VAR = "CLAUDE_ENV_FILE"
 EVENTS = frozenset({"SessionStart", "Setup", "CwdChanged", "FileChanged"})
 MAX_BYTES = 64 << 10  # a real env file is a few lines; more is refused whole
-# Sources whose lines reach the agent's file (`run`); the others are reported, dropped.
+# Sources whose lines reach the agent's file (`hands_on`); the others are reported, dropped.
 TRUSTED_SOURCES = frozenset({"user", "explicit", "plugin"})
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LINE = re.compile(r"(?:export[ \t]+)?([^=\s]+)=(.*)")
 _PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]*")  # an unquoted value the shell keeps as is
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"$`\\]*)\"")
+
+
+def hands_on(source: str) -> bool:
+    """Whether a hook of `source` may hand lines on to the agent's file, for `run` and
+    `exec` alike: never a repository's (`from_repository`: whatever
+    `trust_workspace_decisions` says, which restores decisions only), and of the others
+    only the user's own (`TRUSTED_SOURCES`)."""
+    return source in TRUSTED_SOURCES and not from_repository(source)
+
+
+def given(dialect: Dialect, hook_name: str) -> bool:
+    """Whether the agent hands a hook of `hook_name` a CLAUDE_ENV_FILE (one it reads
+    after the hook): the same rule for `run` and `exec`."""
+    return dialect.env_file_dir is not None and hook_name in EVENTS
 
 
 @dataclass(frozen=True, slots=True)

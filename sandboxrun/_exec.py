@@ -32,7 +32,7 @@ from typing import Any
 from . import _audit, _envfile, _sessiontmp
 from ._backends.base import Backend
 from ._cache import cached
-from ._dialects.base import Dialect, below_deadline, unique_mounts
+from ._dialects.base import Dialect, below_deadline, command_source, decides, unique_mounts
 from ._dialects.registry import (  # each agent's dialect is imported only when it runs
     DIALECTS,
     dialect_of,
@@ -53,6 +53,7 @@ from ._mounts import (
     workspace_root,
 )
 from ._request import request_for
+from ._session import blocks
 from ._settings import Settings, account_home
 from ._types import ApprovedFile, Cancel, ExecRequest, ExecResult, HookOutcome, HookSpec, Skipped
 
@@ -160,9 +161,10 @@ def exec_request(
         workdir=cwd if inside or place.agent_hooks else root,
         mounts=mounts, env=env, plugin=plugin.id if plugin else None,
     )  # fmt: skip
-    # The agent gave this hook its CLAUDE_ENV_FILE: the hook gets an empty one of ours;
-    # `run_exec` copies what may go to the agent's (`_envfile`).
-    env_file = dialect.env_file_dir is not None and bool(environ.get(_envfile.VAR))
+    # The agent gave this hook its CLAUDE_ENV_FILE, for an event it reads the file after
+    # (`_envfile.EVENTS`, as `run`): the hook gets an empty one of ours; `run_exec` copies
+    # what may go to the agent's (`_envfile`).
+    env_file = _envfile.given(dialect, spec.hook_name) and bool(environ.get(_envfile.VAR))
     session = _sessiontmp.session_for(settings.agent, root, event, dialect)
     prepared = request_for(
         spec, stdin, settings, timeout=exec_timeout(settings, event), label=label[:200],
@@ -317,13 +319,15 @@ def run_exec(
     repository's hook may not decide is dropped from its stdout unless
     `trust_workspace_decisions` (`Dialect.untrusted_stdout`). `cancel`: set when the
     caller has gone (`serve`: its client hung up): then nothing reaches the agent's env
-    file. `approved`: a changed command's approved files, run in place of the changed
-    ones (`_review.exec_gate`); held when they cannot be. `hook_name`: the event, when
-    the caller knows it (`exec --event`), else the one the event names."""
+    file, as from a hook that did not complete (`run`'s rule). `approved`: a changed
+    command's approved files, run in place of the changed ones (`_review.exec_gate`);
+    held when they cannot be. `hook_name`: the event, when the caller knows it (`exec
+    --event`), else the one the event names."""
     out, parsed = _run_exec(settings, backend, request, untrusted, approved, hook_name)
     dialect = DIALECTS[settings.agent]
     notes = [out.notes.decode("utf-8", "replace")] if out.notes else []
-    if untrusted and not out.sandbox_ended and not settings.trust_workspace_decisions:
+    source = command_source(untrusted)  # a repository's command, or the user's
+    if not out.sandbox_ended and not decides(source, settings.trust_workspace_decisions):
         stdout, note = dialect.untrusted_stdout(out.stdout, request.stdin)
         if note:
             out = replace(out, stdout=stdout)
@@ -335,15 +339,22 @@ def run_exec(
             notes.append(f"sandboxrun: {note} (on stderr)\n")
     if parsed is not None:
         notes += [f"sandboxrun: CLAUDE_ENV_FILE {why}: refused\n" for why in parsed.refused]
-        if untrusted and parsed.accepted:  # whatever trust_workspace_decisions says
+        if not _envfile.hands_on(source) and parsed.accepted:  # (whatever
+            # trust_workspace_decisions says: it restores decisions, never env lines)
             names = ", ".join(n for n, _ in parsed.accepted)
             notes.append(
                 f"sandboxrun: CLAUDE_ENV_FILE {names} not copied: the command is untrusted"
                 " (--untrusted: from a repository's settings)\n"
             )
         elif parsed.accepted and not out.sandbox_ended and not (cancel and cancel.is_set()):
-            # (a caller that has gone gets nothing)
-            notes += hand_on(parsed, environ, dialect.env_file_dir)
+            # (a caller that has gone gets nothing; nor, as in `run`, a hook that did not
+            # complete: only a completed hook's lines are handed on)
+            status = out.outcome.status if out.outcome is not None else "failed"
+            if status == "completed":
+                notes += hand_on(parsed, environ, dialect.env_file_dir)
+            else:
+                names = ", ".join(n for n, _ in parsed.accepted)
+                notes.append(f"sandboxrun: CLAUDE_ENV_FILE {names} not copied: the hook {status}\n")
     return _with_notes(dialect, out, "".join(notes).encode())
 
 
@@ -413,20 +424,17 @@ def _run_exec(
     ran = _runner_of(settings, backend, request, untrusted, hook_name).execute(request, approved)
     result = ran.result
 
-    def failed(
-        why: str, settings: Settings = settings
-    ) -> tuple[ExecOutput, _envfile.Parsed | None]:
-        out = sandbox_failure(settings, why, result, stdin)
+    def failed(why: str) -> tuple[ExecOutput, _envfile.Parsed | None]:
+        out = sandbox_failure(settings, why, result, stdin,
+                              runtime_missing=ran.outcome.runtime_missing)  # fmt: skip
         return replace(out, outcome=ran.outcome), ran.parsed
 
     if ran.failure:  # it never ran: the preflight, the engine, an approved version
-        if ran.missing_runtime:  # always a block
-            return failed(ran.failure, settings.model_copy(update={"fail_closed": True}))
         return failed(ran.failure)
     assert result is not None
     if ran.ended:  # the deadline, memory, the output cap
         return failed(ran.ended)
-    if settings.fail_closed and result.exit_code in (126, 127):
+    if blocks(settings.fail_closed) and result.exit_code in (126, 127):
         # The shell we wrap a command string in, or the hook's interpreter, says the
         # command could not be run or found: under fail-closed that is no answer, so block.
         return failed(f"hook command could not be started (exit {result.exit_code})")
@@ -453,7 +461,7 @@ def _runner_of(
     hook when `untrusted`."""
     dialect, event = dialect_of(settings), _event(request.stdin)
     name = hook_name or dialect.event_name(event) or UNKNOWN_EVENT
-    spec = HookSpec(hook_name=name, name=request.label, source="project" if untrusted else "user",
+    spec = HookSpec(hook_name=name, name=request.label, source=command_source(untrusted),
                     argv=request.argv, workdir=request.workdir, mounts=request.mounts,
                     env=request.env)  # fmt: skip
     return HookRunner(spec, backend, dialect.for_event(name, event), settings, quiet=True)
@@ -461,19 +469,21 @@ def _runner_of(
 
 def _engine_failure(settings: Settings, exc: EngineError, stdin: bytes) -> ExecOutput:
     """The engine's failure before the run: a block when the runtime asked for is
-    missing, else as fail-closed says."""
-    if isinstance(exc, RuntimeMissing):
-        settings = settings.model_copy(update={"fail_closed": True})
-    return sandbox_failure(settings, f"the sandbox could not run the hook: {exc}", stdin=stdin)
+    missing, else as fail-closed says (`_session.blocks`)."""
+    return sandbox_failure(settings, f"the sandbox could not run the hook: {exc}", stdin=stdin,
+                           runtime_missing=isinstance(exc, RuntimeMissing))  # fmt: skip
 
 
 def sandbox_failure(
-    settings: Settings, why: str, result: ExecResult | None = None, stdin: bytes = b""
-) -> ExecOutput:
+    settings: Settings, why: str, result: ExecResult | None = None, stdin: bytes = b"",
+    *, runtime_missing: bool = False,
+) -> ExecOutput:  # fmt: skip
     """The agent's answer when the sandbox, not the hook, ended the run: the dialect's
-    `wrapper_failure` (`failure_dialect`), after what the hook itself wrote on stderr."""
+    `wrapper_failure` (`failure_dialect`), after what the hook itself wrote on stderr;
+    a block or not as `_session.blocks` says."""
     dialect = failure_dialect(settings.agent, stdin)
-    stdout, stderr, code = dialect.wrapper_failure(why, settings.fail_closed)
+    closed = blocks(settings.fail_closed, runtime_missing=runtime_missing)
+    stdout, stderr, code = dialect.wrapper_failure(why, closed)
     return ExecOutput(stdout, (result.stderr if result else b"") + stderr, code, True,
                       result=result, why=why)  # fmt: skip
 
@@ -535,7 +545,7 @@ def audit_exec(
     # Read as the agent that sent the event reads it (Cline: its SDK or its extension),
     # as `run` reads it (`_runner`).
     dialect = dialect.for_event(hook_name, _event(stdin))
-    spec = HookSpec(hook_name=hook_name, name=label, source="project" if untrusted else "user",
+    spec = HookSpec(hook_name=hook_name, name=label, source=command_source(untrusted),
                     argv=tuple(command), workdir="", mounts=())  # fmt: skip
     r = out.result
     if out.outcome is not None and not out.sandbox_ended:  # the hook's own answer

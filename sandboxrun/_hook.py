@@ -15,7 +15,12 @@ from typing import Any
 
 from . import _envfile, _sessiontmp
 from ._backends.base import Backend
-from ._dialects.base import WORKSPACE_SOURCES, Dialect, outcome_fields, sandbox_ending
+from ._dialects.base import (
+    Dialect,
+    from_repository,
+    outcome_fields,
+    sandbox_ending,
+)
 from ._errors import RuntimeMissing, SandboxrunError
 from ._hints import Hint, hint
 from ._log import logger
@@ -32,7 +37,7 @@ def hook_timeout(spec: HookSpec, limit: float) -> float:
     shorten the user's limit, never lengthen it."""
     if spec.timeout is None:
         return limit
-    return min(spec.timeout, limit) if spec.source in WORKSPACE_SOURCES else spec.timeout
+    return min(spec.timeout, limit) if from_repository(spec.source) else spec.timeout
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +53,6 @@ class Ran:
     failure: str | None = None
     ended: str | None = None
     gone: str | None = None
-    missing_runtime: bool = False  # the engine lacks the runtime asked for: always a block
     found: Hint = field(default_factory=Hint)  # what the sandbox stopped, and why
     parsed: _envfile.Parsed | None = None  # what it wrote to CLAUDE_ENV_FILE, checked
 
@@ -82,7 +86,7 @@ class HookRunner:
     def run(self, stdin: bytes) -> HookOutcome:
         """`run`'s reading of one hook: its outcome, with what it was not given."""
         spec = self.spec
-        env_file = self.dialect.env_file_dir is not None and spec.hook_name in _envfile.EVENTS
+        env_file = _envfile.given(self.dialect, spec.hook_name)
         prepared = request_for(
             spec, stdin, self.settings, timeout=self.timeout,
             label=f"{spec.hook_name} {spec.name}", workspace=spec.workdir,
@@ -150,8 +154,8 @@ class HookRunner:
             self.say("hook {} could not run: {}", spec.name, exc)
             outcome = HookOutcome(spec=spec, status="error", error=str(exc),
                                   duration_ms=int((time.monotonic() - started) * 1000))  # fmt: skip
-            return Ran(outcome, failure=f"the sandbox could not run the hook: {exc}",
-                       missing_runtime=isinstance(exc, RuntimeMissing))  # fmt: skip
+            outcome = replace(outcome, runtime_missing=isinstance(exc, RuntimeMissing))
+            return Ran(outcome, failure=f"the sandbox could not run the hook: {exc}")
         ended = sandbox_ending(result, timeout)
         gone = missing_on_start(result.stderr, result.exit_code, stdin)
         if gone:  # the host has what the sandbox lacks: the sandbox's failure, no answer
@@ -188,7 +192,7 @@ class HookRunner:
         report: dict[str, Any] = parsed.report()
         lines = tuple(parsed.lines())
         why = None
-        if self.spec.source not in _envfile.TRUSTED_SOURCES:
+        if not _envfile.hands_on(self.spec.source):
             why = "a workspace hook's lines never reach the agent"
         elif self.env_target is None:
             why = "no --env-file given"

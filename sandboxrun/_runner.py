@@ -18,7 +18,7 @@ from typing import Any
 from . import _envfile, _review, _sessiontmp
 from ._backends.base import Backend
 from ._cache import cached
-from ._dialects.base import WORKSPACE_SOURCES, Dialect, unique_mounts
+from ._dialects.base import Dialect, from_repository, unique_mounts
 from ._dialects.files import unread_note
 from ._dialects.registry import dialect_of
 from ._dialects.registry import load as load_dialect
@@ -27,7 +27,7 @@ from ._hook import HookRunner as HookRunner  # (the runner of one hook: `_hook`)
 from ._hook import hook_timeout as hook_timeout
 from ._log import logger
 from ._mounts import agent_transcript, check_root, for_tenant, git_folders, workspace_root
-from ._session import answer_event
+from ._session import answer_event, blocks, closed
 from ._settings import Settings, account_home
 from ._types import Cancel, CombinedResult, Discovery, HookOutcome, HookSpec, Skipped
 
@@ -93,7 +93,7 @@ class CombinedHookRunner:
             for i, runner in enumerate(self.runners):
                 ran.append(runner.run(stdin))
                 # As the agent reads them so far (with fail-closed: a failure blocks too)
-                if self.dialect.combine(ran, self.fail_closed).get("blocked"):
+                if self.dialect.combine(ran, closed(self.fail_closed, ran)).get("blocked"):
                     stopped = tuple(self._stopped(r, ran[-1]) for r in self.runners[i + 1 :])
                     break
             outcomes = tuple(ran)
@@ -119,12 +119,13 @@ class CombinedHookRunner:
         unrun = tuple(
             HookOutcome(spec=k.spec, status="error", error=f"not run: {k.reason}")
             for k in self.never_run
-            if self.fail_closed and k.spec is not None
+            if blocks(self.fail_closed) and k.spec is not None
         )
         # ... and so is a config file (or entry) that could not be read: the hooks it
         # would hold are unknown, so it blocks in the agent's terms, naming the file.
-        lost = tuple(unread_outcome(k, self.hook_name) for k in self.unread if self.fail_closed)
-        answer = self.dialect.combine(outcomes + unrun + lost, self.fail_closed)
+        lost = tuple(unread_outcome(k, self.hook_name) for k in self.unread
+                     if blocks(self.fail_closed))  # fmt: skip
+        answer = self.dialect.combine(outcomes + unrun + lost, closed(self.fail_closed, outcomes))
         return CombinedResult(answer, outcomes, not_run=self.never_run + stopped,
                               skipped=self.unread)  # fmt: skip
 
@@ -333,7 +334,7 @@ class HookFactory:
         if transcript:  # what the agent hands its hooks is there, read-only (Windsurf: to
             # the user's own hooks only, `transcript_for_repository`)
             shared = self.dialect.transcript_for_repository
-            own = [shared or h.source not in WORKSPACE_SOURCES for h in hooks]
+            own = [shared or not from_repository(h.source) for h in hooks]
             hooks = [replace(h, mounts=(*h.mounts, transcript)) if o else h
                      for h, o in zip(hooks, own, strict=True)]  # fmt: skip
         # A linked worktree's git folder, so that git inside answers about it as outside;
@@ -343,7 +344,7 @@ class HookFactory:
             hooks = [replace(h, mounts=unique_mounts([*h.mounts, *git])) for h in hooks]
         if self.tenant:  # nothing of the server's account for the tenant's own hooks
             hooks = [replace(h, mounts=for_tenant(h.mounts, s))
-                     if h.source in WORKSPACE_SOURCES else h for h in hooks]  # fmt: skip
+                     if from_repository(h.source) else h for h in hooks]  # fmt: skip
         more = (  # what the agent sets from the event (Cursor: CURSOR_VERSION...)
             self.dialect.event_env(event or {}, workspaces[0], transcript) if workspaces else {}
         )

@@ -1,8 +1,9 @@
 """One event, from the agent's JSON to the answer: the rules every entry point shares.
 
 `sandboxrun run`, the Python API (`HookFactory.run`) and any later server all answer
-an event through `answer_event`, and `sandboxrun exec` through `answer_exec`, so what a
-failure means is decided here once:
+an event through `answer_event`, and `sandboxrun exec` through `answer_exec`; what a
+failure of ours means is decided here once (`blocks`, `closed`), and every entry asks it
+(`run`, `exec`, `check`):
 
 - A requested runtime that is missing blocks, always: never a weaker run, never a pass.
 - Under fail-closed, whatever keeps the hooks from running blocks: an engine that does
@@ -141,6 +142,23 @@ def _answer_event(
     return progress.result
 
 
+def blocks(fail_closed: bool, *, runtime_missing: bool = False) -> bool:
+    """Whether a failure of ours (the hook never ran, or the sandbox, not the hook, ended
+    it) blocks, in whatever terms the entry answers (`run`'s combined answer, `exec`'s
+    `Dialect.wrapper_failure`, `check`'s verdict): the rules above, written once. A
+    requested runtime that is missing blocks, always; under fail-closed any failure of
+    ours blocks; else it is the agent's non-blocking error (or, for `run`, raised)."""
+    return runtime_missing or fail_closed
+
+
+def closed(fail_closed: bool, outcomes: Sequence[HookOutcome] = ()) -> bool:
+    """Whether our failures among `outcomes` block the event's answer
+    (`Dialect.combine`'s `fail_closed`): `blocks`, where a hook that found the runtime
+    missing makes the whole event's failures block (the runtime is the engine's: every
+    hook of the event lacks it)."""
+    return blocks(fail_closed, runtime_missing=any(o.runtime_missing for o in outcomes))
+
+
 def failure_answer(dialect: Dialect, fail_closed: bool, exc: BaseException) -> CombinedResult:
     """The answer when the hooks could not run at all; raises when that is not ours
     to answer (no fail-closed: the caller reports our failure)."""
@@ -148,7 +166,7 @@ def failure_answer(dialect: Dialect, fail_closed: bool, exc: BaseException) -> C
         raise exc
     if not isinstance(exc, SandboxrunError):
         logger.opt(exception=exc).error("internal error: {}", exc)
-    if isinstance(exc, RuntimeMissing) or fail_closed:
+    if blocks(fail_closed, runtime_missing=isinstance(exc, RuntimeMissing)):
         kind = "" if isinstance(exc, SandboxrunError) else f"internal error {type(exc).__name__}: "
         reason = f"sandboxrun: hooks could not run (fail-closed): {kind}{exc}"
         logger.error("{}", reason)
@@ -166,7 +184,7 @@ def _stalled(factory: HookFactory, why: str, runner: CombinedHookRunner | None) 
         for spec in (runner.specs if runner else [])
     )
     fail_closed = factory.settings.fail_closed
-    if not outcomes and fail_closed:
+    if not outcomes and blocks(fail_closed):
         reason = f"sandboxrun: hooks could not run (fail-closed): {why}"
         return CombinedResult(factory.dialect.blocked_answer(reason), (), abandoned=True)
     answer = factory.dialect.combine(outcomes, fail_closed)

@@ -235,9 +235,10 @@ def test_the_light_client_imports_only_what_its_request_needs(tmp_path: Path) ->
     assert out.strip() == "[]"
 
 
-def test_the_shape_checks_are_isinstance() -> None:
-    """`claude_shaped` and the others answer as `isinstance` for every agent's dialect
-    (they only skip the import when no instance can exist)."""
+def test_each_dialect_class_serves_its_agents() -> None:
+    """The registry's agents by dialect class (what the `*_shaped` guards once told
+    generic code, which no longer asks): ten Claude-shaped agents, and each class serves
+    some agent (a wrong module name in `WHERE` would not)."""
     from sandboxrun._dialects import registry
     from sandboxrun._dialects.claude.dialect import ClaudeDialect
     from sandboxrun._dialects.cline import ClineDialect
@@ -249,20 +250,17 @@ def test_the_shape_checks_are_isinstance() -> None:
     from sandboxrun._dialects.kiro.dialect import KiroDialect
     from sandboxrun._dialects.windsurf.dialect import WindsurfDialect
 
-    checks = [(registry.claude_shaped, ClaudeDialect), (registry.gemini_shaped, GeminiDialect),
-              (registry.copilot_shaped, CopilotDialect), (registry.windsurf_shaped, WindsurfDialect),
-              (registry.cline_shaped, ClineDialect), (registry.cursor_shaped, CursorDialect),
-              (registry.goose_shaped, GooseDialect), (registry.kiro_shaped, KiroDialect),
-              (registry.crush_shaped, CrushDialect)]  # fmt: skip
-    for dialect in registry.DIALECTS.values():
-        for check, cls in checks:
-            assert check(dialect) == isinstance(dialect, cls), (dialect.agent, cls)
+    classes = (ClaudeDialect, GeminiDialect, CopilotDialect, WindsurfDialect, ClineDialect,
+               CursorDialect, GooseDialect, KiroDialect, CrushDialect)  # fmt: skip
+    dialects = list(registry.DIALECTS.values())
+    assert all(sum(isinstance(d, cls) for cls in classes) == 1 for d in dialects)
     # Claude's package and Codex's (a ClaudeDialect with a reader of its own), by the table
     claude_rows = [a for a, (module, *_) in registry.WHERE.items()
                    if module.split(".")[0] in ("claude", "codex")]  # fmt: skip
-    assert sum(registry.claude_shaped(d) for d in registry.DIALECTS.values()) == len(claude_rows)
-    for check, _ in checks:  # each matches some agent: a wrong module name would not
-        assert any(check(d) for d in registry.DIALECTS.values()), check.__name__
+    assert sum(isinstance(d, ClaudeDialect) for d in dialects) == len(claude_rows)
+    for cls in classes:
+        assert any(isinstance(d, cls) for d in dialects), cls.__name__
+    assert not any(name.endswith("_shaped") for name in vars(registry))
 
 
 def test_the_command_modules_import_no_dialect() -> None:

@@ -318,10 +318,14 @@ def test_an_env_file_outside_the_agents_folder_is_refused(tmp_path: Path) -> Non
 # -- exec: the same rules as run's (issue 31, item 2) --------------------------------
 
 
-def _exec_env(home: Path, tmp_path: Path, agent: str, folder: str, code: int) -> tuple[Path, bytes]:
-    """`exec` of a SessionStart command that writes `export NODE_ENV=production` to its
-    env file and exits `code`, the agent's CLAUDE_ENV_FILE in `~/<folder>/session-env`:
-    (that file, exec's stderr)."""
+def _exec_env(
+    home: Path, tmp_path: Path, agent: str, folder: str, code: int,
+    stdin: bytes = b'{"hook_event_name": "SessionStart"}', hook_name: str | None = None,
+    seen: list[ExecRequest] | None = None,
+) -> tuple[Path, bytes]:  # fmt: skip
+    """`exec` of a SessionStart command (`stdin`, `exec --event` `hook_name`) that writes
+    `export NODE_ENV=production` to its env file and exits `code`, the agent's
+    CLAUDE_ENV_FILE in `~/<folder>/session-env`: (that file, exec's stderr)."""
     from sandboxrun._exec import exec_request, run_exec
 
     target = home / folder / "session-env" / "s1" / "sessionstart-hook-0.sh"
@@ -331,15 +335,17 @@ def _exec_env(home: Path, tmp_path: Path, agent: str, folder: str, code: int) ->
     environ = {_envfile.VAR: str(target)}
 
     def hook(request: ExecRequest) -> ExecResult:
-        assert request.env_file
-        with open(request.env_file, "a") as f:
-            f.write("export NODE_ENV=production\n")
+        if seen is not None:
+            seen.append(request)
+        if request.env_file:
+            with open(request.env_file, "a") as f:
+                f.write("export NODE_ENV=production\n")
         return ExecResult(code, b"", b"", 5)
 
     settings = Settings.load(agent=agent)
-    stdin = b'{"hook_event_name": "SessionStart"}'
-    request = exec_request(settings, ["hook"], stdin, None, environ, cwd=str(ws))
-    out = run_exec(settings, FakeBackend(hook), request, environ)
+    request = exec_request(settings, ["hook"], stdin, None, environ, cwd=str(ws),
+                           hook_name=hook_name)  # fmt: skip
+    out = run_exec(settings, FakeBackend(hook), request, environ, hook_name=hook_name)
     return target, out.stderr
 
 
@@ -348,3 +354,31 @@ def test_exec_hands_lines_to_the_agents_own_session_env_folder(home: Path, tmp_p
     (`Dialect.env_file_dir`); `exec` took only `~/.claude/session-env`'s, for every agent."""
     target, err = _exec_env(home, tmp_path, "qoder", ".qoder", 0)
     assert target.read_text() == "export NODE_ENV=production\n", err
+
+
+def test_exec_gives_an_env_file_only_for_the_events_run_gives_one(
+    home: Path, tmp_path: Path
+) -> None:
+    """As `run` (`_envfile.EVENTS`): a PreToolUse command gets no CLAUDE_ENV_FILE even
+    where the agent's environment names one; `exec` gave one for any event."""
+    seen: list[ExecRequest] = []
+    stdin = b'{"hook_event_name": "PreToolUse", "tool_name": "Bash"}'
+    target, _ = _exec_env(home, tmp_path, "claude", ".claude", 0, stdin, seen=seen)
+    assert seen and seen[0].env_file is None and _envfile.VAR not in seen[0].env
+    assert not target.exists()
+
+
+def test_exec_event_names_the_event_for_the_env_file(home: Path, tmp_path: Path) -> None:
+    """`exec --event SessionStart` with an event that names none (Copilot-style): the
+    event is the one given, and it gets the file."""
+    target, err = _exec_env(home, tmp_path, "claude", ".claude", 0, b"{}", "SessionStart")
+    assert target.read_text() == "export NODE_ENV=production\n", err
+
+
+@pytest.mark.parametrize("code", [1, 3])
+def test_exec_hands_on_only_a_completed_hooks_lines(home: Path, tmp_path: Path, code: int) -> None:
+    """As `run` (`HookRunner._env_lines`): a hook that failed (exit 1, a non-blocking
+    error to the agent) hands nothing on, and exec says so; `exec` copied them."""
+    target, err = _exec_env(home, tmp_path, "claude", ".claude", code)
+    assert not target.exists()
+    assert b"NODE_ENV not copied: the hook failed" in err

@@ -377,3 +377,8 @@ def test_a_bad_config_file_is_a_failure_of_ours_in_the_agents_terms(
     closed = _exec(monkeypatch, capsysbinary, repo, "copilot", CAMEL, "--config", str(bad),
                    "--fail-closed")  # fmt: skip
     assert closed[:2] == (2, b"")
+    # SANDBOXRUN_FAIL_CLOSED too, as `run` reads it when the config file is broken
+    # (exec read only the flag: the agent's non-blocking error)
+    monkeypatch.setenv("SANDBOXRUN_FAIL_CLOSED", "1")
+    from_env = _exec(monkeypatch, capsysbinary, repo, "copilot", CAMEL, "--config", str(bad))
+    assert from_env[:2] == (2, b"")

@@ -1039,9 +1039,17 @@ class Hanging(FakeBackend):
         assert self.started.setdefault(name, threading.Event()).wait(30), name
 
 
-def _exec_body(command: str, cwd: Path, env: dict[str, str] | None = None) -> bytes:
+def _exec_body(
+    command: str, cwd: Path, env: dict[str, str] | None = None, stdin: bytes = b""
+) -> bytes:
     args = ["--agent", "claude", "--", command]
-    return json.dumps({"args": args, "cwd": str(cwd), "stdin": "", "env": env or {}}).encode()
+    body = {"args": args, "cwd": str(cwd), "stdin": base64.b64encode(stdin).decode(),
+            "env": env or {}}  # fmt: skip
+    return json.dumps(body).encode()
+
+
+# An event the agent hands a hook its CLAUDE_ENV_FILE for (`_envfile.EVENTS`)
+SESSION_START = json.dumps({"hook_event_name": "SessionStart", "session_id": "s"}).encode()
 
 
 def _hang_up_after_start(path: str, body: bytes, backend: Hanging, name: str) -> None:
@@ -1105,11 +1113,13 @@ def test_an_exec_whose_client_hung_up_hands_nothing_to_the_env_file(
     env = {"CLAUDE_ENV_FILE": str(target)}
     (tmp_path / "p").mkdir()
     try:
-        _hang_up_after_start(path, _exec_body("gone", tmp_path / "p", env), backend, "gone")
+        body = _exec_body("gone", tmp_path / "p", env, SESSION_START)
+        _hang_up_after_start(path, body, backend, "gone")
         _wait_idle(app)
         assert not target.exists() or "from-the-hook" not in target.read_text()
         status, _ = fetch(path, "/v1/exec", method="POST",
-                          body=_exec_body("answered-quick", tmp_path / "p", env))  # fmt: skip
+                          body=_exec_body("answered-quick", tmp_path / "p", env,
+                                          SESSION_START))  # fmt: skip
         assert status == 200 and "from-the-hook" in target.read_text()  # the control
     finally:
         close_servers(app, servers, path)
@@ -1273,7 +1283,7 @@ def test_a_tcp_exec_never_appends_to_a_file_its_environment_names(tenant: Tenant
     target = tenant.home / ".claude" / "session-env" / "s" / "sessionstart-hook-0.sh"
     target.parent.mkdir(parents=True)
     env = {"CLAUDE_ENV_FILE": str(target), "CLAUDE_PLUGIN_ROOT": str(tenant.home / ".claude")}
-    status, reply = tenant.ask("exec", ["--", "true"], env)
+    status, reply = tenant.ask("exec", ["--", "true"], env, stdin=SESSION_START)
     assert status == 200 and reply["exitCode"] == 0, reply
     assert base64.b64decode(reply["stdout"]) == b"none"
     assert "CLAUDE_ENV_FILE, CLAUDE_PLUGIN_ROOT" in base64.b64decode(reply["stderr"]).decode()
@@ -1282,7 +1292,8 @@ def test_a_tcp_exec_never_appends_to_a_file_its_environment_names(tenant: Tenant
     assert not target.exists()
     status, reply = tenant.ask("exec", ["--", "exit-127"], {"SANDBOXRUN_FAIL_CLOSED": "1"})
     assert status == 200 and reply["exitCode"] == 2, reply  # fail-closed: a block
-    status, reply = tenant.ask("exec", ["--", "true"], env, tcp=False)  # the control
+    status, reply = tenant.ask("exec", ["--", "true"], env, tcp=False, stdin=SESSION_START)
+    # (the control)
     assert status == 200 and base64.b64decode(reply["stdout"]) == b"file"
     assert "from-the-tenant" in target.read_text()
 

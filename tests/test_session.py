@@ -158,3 +158,17 @@ def test_hooks_run_at_most_max_parallel_at_once(home: Path, tmp_path: Path, make
     result = HookFactory(settings, FakeBackend(slow)).run("PreToolUse", {}, roots)
     assert [o.status for o in result.outcomes] == ["completed"] * 6
     assert peak[0] == 2
+
+
+def test_a_runtime_missing_mid_run_blocks_without_fail_closed(ws: Path) -> None:
+    """The engine answered the preflight, then lacked the runtime for the hook's run: a
+    block as `exec` answers it, never a pass (`run` recorded an error that blocked only
+    under fail-closed)."""
+
+    def missing(request: ExecRequest) -> ExecResult:
+        raise RuntimeMissing("no kata")
+
+    factory = HookFactory(Settings.load(runtime="kata"), FakeBackend(missing))
+    result = factory.run("PreToolUse", {}, [str(ws)])
+    assert result.answer["cancel"] is True and "no kata" in result.answer["errorMessage"]
+    assert [o.status for o in result.outcomes] == ["error"]

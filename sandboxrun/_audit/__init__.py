@@ -207,11 +207,10 @@ def _first(event: Mapping[str, Any], keys: Sequence[str]) -> str | None:
 
 def _tool_fields(agent: str, event: Mapping[str, Any]) -> Mapping[str, Any]:
     """The tool and tool call where the agent's events name them in fields of their own
-    (the dialect's `tool_fields`, when it has one: Cline's `tool_call.id`...)."""
+    (`Dialect.tool_fields`: Cline's `tool_call.id`...)."""
     from .._dialects.registry import DIALECTS
 
-    own = getattr(DIALECTS[agent], "tool_fields", None) if agent in DIALECTS else None
-    return own(event) if own is not None else {}
+    return DIALECTS[agent].tool_fields(event) if agent in DIALECTS else {}
 
 
 def _event(stdin: bytes) -> dict[str, Any]:

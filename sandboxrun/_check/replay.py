@@ -27,7 +27,7 @@ from typing import Any
 
 from .._dialects.base import Dialect
 from .._runner import HookFactory
-from .._session import answer_event
+from .._session import answer_event, closed
 from .._text import printable
 from .._types import CombinedResult, HookOutcome
 from .events import EventLine
@@ -112,7 +112,7 @@ def judge(
             decision = "blocked"
         reason = "; ".join(r for r in (reason_of(answer), _stopped(deciders)) if r)
         return LineResult(line, decision, hooks=_names(deciders), reason=reason, **common)
-    if failed and fail_closed:
+    if failed and closed(fail_closed, failed):
         return LineResult(line, "failed", hooks=_names(failed), reason=_failures(failed), **common)
     unrun = tuple(s.spec.name if s.spec else s.path for s in result.not_run)
     if blocks(answer):  # a block that no hook's answer explains: ours, or an unrun handler

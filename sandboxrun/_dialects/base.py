@@ -21,8 +21,31 @@ from .._log import logger
 from .._text import printable
 from .._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
 
-# Sources whose files come with the (untrusted) workspace.
+# Sources whose files come with the (untrusted) workspace: a repository's hooks. Asked
+# through `from_repository`, the one test of "a repository's hook vs the user's".
 WORKSPACE_SOURCES = frozenset({"workspace", "project", "local"})
+
+
+def from_repository(source: str) -> bool:
+    """Whether a hook of `source` is a repository's (its files come with the workspace,
+    or `exec --untrusted` says so: `command_source`) rather than the user's: the one
+    place trust is decided, for what it may decide, the mounts and timeout it gets, its
+    review and its env lines."""
+    return source in WORKSPACE_SOURCES
+
+
+def command_source(untrusted: bool) -> str:
+    """The source of an `exec` command: a repository's under `--untrusted` (what
+    `install` writes for a command from a repository's settings), else the user's."""
+    return "project" if untrusted else "user"
+
+
+def decides(source: str, trust_workspace: bool) -> bool:
+    """Whether a hook of `source` decides what the user's hooks may decide: the user's
+    always, a repository's only under the user's `trust_workspace_decisions`."""
+    return trust_workspace or not from_repository(source)
+
+
 # Where the agents' events name their session (first found wins, after a dialect's own
 # `session_field`): Claude's family, Codex, Gemini, Goose, Crush `session_id`; Copilot
 # `sessionId`; Cursor `conversation_id`; Cline `taskId`; Windsurf `trajectory_id`.
@@ -179,6 +202,11 @@ class Dialect(Protocol):
         user installed (Claude Code's CLAUDE_PLUGIN_ROOT): mounted at its path, with its
         own data folder. None (`no_plugin`) for the others."""
 
+    def tool_fields(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        """The event's tool and tool call in the audit's terms (`tool_name`,
+        `tool_use_id`) where the agent names them in fields of its own (Cline's
+        `tool_call.id`...); {} (`no_tool_fields`): the audit reads the common fields."""
+
     def hook_places(self, home: str) -> list[str]:
         """The agent's own hook folders in the user's `home` (and the system's): where the
         files an `exec` command names may be mounted from (`_exec.trusted_places`)."""
@@ -322,6 +350,11 @@ def no_plugin(environ: Mapping[str, str], home: str) -> None:
 def no_hook_places(home: str) -> list[str]:
     """`Dialect.hook_places`' default: no hook folder of the agent's own."""
     return []
+
+
+def no_tool_fields(event: Mapping[str, Any]) -> dict[str, Any]:
+    """`Dialect.tool_fields`'s default: no fields of the agent's own."""
+    return {}
 
 
 def no_deadline(event: Mapping[str, Any]) -> None:

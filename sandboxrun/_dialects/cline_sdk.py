@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .._types import ExecResult, HookOutcome, HookSpec
-from .base import JS_SPACE, WORKSPACE_SOURCES, clean_answer, dropped_note
+from .base import JS_SPACE, clean_answer, dropped_note, from_repository
 
 # HOOK_CONFIG_FILE_EVENT_MAP, reversed: the event the SDK sends -> the hook files it runs.
 # `pre_compact` is an event name (HookEventNameSchema) no file maps to: it runs none
@@ -186,7 +186,7 @@ def read(spec: HookSpec, result: ExecResult, trusted: bool, common: dict[str, An
         if event != REWRITE_HOOK:
             del answer[REWRITE]
             notes.append(f"{event}: Cline's SDK/CLI takes no overrideInput; ignored")
-        elif not trusted and spec.source in WORKSPACE_SOURCES:
+        elif not trusted and from_repository(spec.source):
             del answer[REWRITE]
             notes.append(dropped_note([REWRITE]))
     if code != 0:

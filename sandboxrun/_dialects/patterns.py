@@ -32,7 +32,7 @@ import regex
 from .._errors import PatternError as PatternError
 from .._log import logger
 from .._types import HookSpec
-from .base import WORKSPACE_SOURCES
+from .base import from_repository
 
 MAX_WORKSPACE_PATTERN = 256  # characters; real tool patterns are a few dozen
 # Compiled size, in parsed items: a sane tool pattern is under a hundred. At the bound
@@ -86,7 +86,7 @@ def search(pattern: str, text: str, spec: HookSpec) -> bool | None:
     """Whether `pattern` is found in `text` (unanchored), for `spec`'s hook. A workspace
     pattern that cannot be evaluated raises `PatternError`; a trusted one that does not
     compile is None (the dialect decides), and one whose search runs too long matches."""
-    workspace = spec.source in WORKSPACE_SOURCES
+    workspace = from_repository(spec.source)
     compiled, why = compile_pattern(pattern, workspace)
     if compiled is None:
         if workspace:

@@ -9,28 +9,15 @@ patch it (tests `monkeypatch.setitem` it); iterating its values imports them all
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Iterator, MutableMapping
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
+from typing import TYPE_CHECKING
 
 from .table import WHERE as WHERE  # re-exported: the table's readers import it here too
 
 if TYPE_CHECKING:
     from .._settings import Settings
     from .base import Dialect
-    from .claude.dialect import ClaudeDialect
-    from .cline import ClineDialect
-    from .copilot.dialect import CopilotDialect
-    from .crush.dialect import CrushDialect
-    from .cursor.dialect import CursorDialect
-    from .gemini.dialect import GeminiDialect
-    from .goose.dialect import GooseDialect
-    from .kiro.dialect import KiroDialect
-    from .windsurf.dialect import WindsurfDialect
-
-    T = TypeVar("T")
-    Guard = Callable[[Dialect], TypeGuard[T]]  # `isinstance(dialect, T)`, narrowing as it
 
 
 def load(module: str, name: str) -> Dialect:
@@ -91,31 +78,3 @@ def dialect_of(settings: Settings) -> Dialect:
     if settings.agent == "cline" and settings.cline_variant == "vscode":
         return load("cline", "CLINE_VSCODE")
     return DIALECTS[settings.agent]
-
-
-# `isinstance` against a dialect class, without importing its module for the check: no
-# instance of a class exists before its module was imported, so a module not loaded
-# answers False (the runner asks these of every run; most agents are none of them).
-
-
-def shaped(dialect: Dialect, module: str, name: str) -> bool:
-    """Whether `dialect` is an instance of the class `name` of `module` (under this package)."""
-    loaded = sys.modules.get(f"{__package__}.{module}")
-    return loaded is not None and isinstance(dialect, getattr(loaded, name))
-
-
-def shape(module: str, name: str) -> Any:
-    """The check `shaped(dialect, module, name)` as a function of the dialect alone (typed
-    at each use below as the `TypeGuard` of the class it checks)."""
-    return lambda dialect: shaped(dialect, module, name)
-
-
-claude_shaped: Guard[ClaudeDialect] = shape("claude.dialect", "ClaudeDialect")
-cline_shaped: Guard[ClineDialect] = shape("cline", "ClineDialect")
-copilot_shaped: Guard[CopilotDialect] = shape("copilot.dialect", "CopilotDialect")
-crush_shaped: Guard[CrushDialect] = shape("crush.dialect", "CrushDialect")
-cursor_shaped: Guard[CursorDialect] = shape("cursor.dialect", "CursorDialect")
-gemini_shaped: Guard[GeminiDialect] = shape("gemini.dialect", "GeminiDialect")
-goose_shaped: Guard[GooseDialect] = shape("goose.dialect", "GooseDialect")
-kiro_shaped: Guard[KiroDialect] = shape("kiro.dialect", "KiroDialect")
-windsurf_shaped: Guard[WindsurfDialect] = shape("windsurf.dialect", "WindsurfDialect")

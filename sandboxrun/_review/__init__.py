@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import _audit
-from .._dialects.base import WORKSPACE_SOURCES
+from .._dialects.base import from_repository
 from .._log import logger
 from .._types import ApprovedFile, HookOutcome, HookSpec, Skipped, review_note
 from .approved import HELD, NotFaithful, approved_files, bound, cannot_run
@@ -85,7 +85,7 @@ def survey(
     out: list[Seen] = []
     stores: dict[str, dict[str, Pin]] = {}
     for spec in specs:
-        if spec.source not in WORKSPACE_SOURCES:
+        if not from_repository(spec.source):
             continue
         root = hook_root(spec, workspaces, project_var)
         if root not in stores:
@@ -144,7 +144,7 @@ def first_sight(
     if settings.review != "warn" or settings.review_pins is not None:
         return
     roots = {hook_root(s, workspaces, project_var) for s in specs
-             if s.source in WORKSPACE_SOURCES}  # fmt: skip
+             if from_repository(s.source)}  # fmt: skip
     if not any(not PinStore(_home(), root, None).load() for root in roots):
         return
     try:
@@ -186,7 +186,7 @@ def gate(
     holds every repository hook. `everything`: all the checkout's hooks, for its first
     sight; `scope`: the event, to find approved hooks it lacks (None: not looked for)."""
     policy = settings.review
-    repo = any(s.source in WORKSPACE_SOURCES for s in specs)
+    repo = any(from_repository(s.source) for s in specs)
     if policy == "off" or not (repo or scope):
         return Gated(list(specs), [], [])
     try:  # first sight too: its pins unreadable must not make the run fail under warn
@@ -202,8 +202,8 @@ def gate(
         logger.warning("review: pins not read: {}", exc)
         if policy != "required":
             return Gated(list(specs), [], [])
-        held = [s for s in specs if s.source in WORKSPACE_SOURCES]
-        kept = [s for s in specs if s.source not in WORKSPACE_SOURCES]
+        held = [s for s in specs if from_repository(s.source)]
+        kept = [s for s in specs if not from_repository(s.source)]
         why = f"{HELD} (pins not read: {exc})"
         if scope is not None and not held:  # an approved guard may be missing: unknown
             held = [HookSpec(hook_name=scope.hook_name, name="(approved repository hooks)",
@@ -218,7 +218,7 @@ def gate(
     records: list[dict[str, Any]] = []
     first_seen: list[Seen] = []
     for spec in specs:
-        s = next(found) if spec.source in WORKSPACE_SOURCES else None
+        s = next(found) if from_repository(spec.source) else None
         if s is None or s.status == "approved":
             run.append(spec)
             continue

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from .._dialects.base import WORKSPACE_SOURCES
+from .._dialects.base import from_repository
 from .._types import HookSpec
 from .fields import restore
 from .pins import Pin, PinStore, key_of
@@ -114,7 +114,7 @@ def dropped(
     matcher, `if` and `fields` (Cursor's loop limit) it would."""
     from . import Seen
 
-    repo = [c for c in candidates if c.source in WORKSPACE_SOURCES]
+    repo = [c for c in candidates if from_repository(c.source)]
     stores = _stores(home, roots, seen, pins_file)
     for c in repo:  # found, matched or not: not deleted (a narrowed one is below)
         path = str(PinStore(home, root_of(c), pins_file).path)

@@ -127,10 +127,11 @@ def test_exec_hands_on_only_literal_exports(
     env = {**os.environ, "CLAUDE_ENV_FILE": str(session_env)}
     marker = tmp_path / "pwned"
     command = session_start(marker)
-    bare = subprocess.run(["sh", "-c", command], capture_output=True, text=True,
+    event = json.dumps({"hook_event_name": "SessionStart", "session_id": "s1"})
+    bare = subprocess.run(["sh", "-c", command], capture_output=True, text=True, input=event,
                           cwd=tmp_path, env={**env, "CLAUDE_ENV_FILE": str(tmp_path / "b")})  # fmt: skip
     boxed = subprocess.run(cli("exec", "--", command), capture_output=True, text=True,
-                           cwd=tmp_path, env=env, timeout=120)  # fmt: skip
+                           cwd=tmp_path, env=env, timeout=120, input=event)  # fmt: skip
     assert (
         (boxed.returncode, boxed.stdout) == (bare.returncode, bare.stdout) == (0, "session ready\n")
     )

@@ -50,11 +50,11 @@ from ..._mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     EVENT_FIELD,
-    WORKSPACE_SOURCES,
     Dialect,
     ExecPlace,
     ExecPlugin,
     clean_answer,
+    decides,
     dropped_note,
     event_bytes,
     failure_on_stderr,
@@ -63,6 +63,7 @@ from ..base import (
     never_sequential,
     no_hook_dir,
     no_loop_limit,
+    no_tool_fields,
     outcome_fields,
     same_input,
     same_reader,
@@ -259,6 +260,7 @@ class ClaudeDialect:
     exec_command = shell_command
     max_input = None
     untrusted_stderr = staticmethod(stderr_unchanged)
+    tool_fields = staticmethod(no_tool_fields)
     for_event = same_reader
     transcript_for_repository = True
     name_field = EVENT_FIELD
@@ -394,7 +396,7 @@ class ClaudeDialect:
         ignored = self.strict.ignored(event, stdout) if self.strict is not None else None
         if ignored is not None:  # the agent ignores the whole answer: the hook failed
             return HookOutcome(status="failed", error=f"{event} hook answer {ignored}", **common)
-        trusted = trust_workspace or spec.source not in WORKSPACE_SOURCES
+        trusted = decides(spec.source, trust_workspace)
         parsed, message = parse_answer(event, stdout, spec.name, trusted, dict(self.decisions),
                                        self.named_output)  # fmt: skip
         if parsed is None:

@@ -31,7 +31,7 @@ import regex
 
 from ..._log import logger
 from ..._types import HookSpec
-from ..base import WORKSPACE_SOURCES
+from ..base import from_repository
 from ..patterns import MATCH_TIMEOUT as MATCH_TIMEOUT
 from ..patterns import MAX_WORKSPACE_PATTERN as MAX_WORKSPACE_PATTERN
 from ..patterns import PatternError, invalid, search
@@ -64,7 +64,7 @@ def check(matcher: str, source: str) -> tuple[bool, str | None]:
     """(keep the entry, why it needs saying) for a matcher found at discovery: always
     kept; a workspace one is judged where it is used (an `error` if it cannot be), a
     trusted one that is invalid runs for every event. Never compiles."""
-    if matches_all(matcher) or SIMPLE_MATCHER.fullmatch(matcher) or source in WORKSPACE_SOURCES:
+    if matches_all(matcher) or SIMPLE_MATCHER.fullmatch(matcher) or from_repository(source):
         return True, None
     error = invalid(matcher)
     if error is None:
@@ -121,7 +121,7 @@ CONDITION_BUDGET = 0.5  # seconds for all the searches of one rule
 def check_condition(rule: str, source: str) -> tuple[bool, str | None]:
     """(keep the hook, why it needs saying) for an `if` rule found at discovery: always
     kept; a workspace one is judged where it is used (`condition_matches`)."""
-    if source in WORKSPACE_SOURCES or _RULE.fullmatch(rule.strip()) is not None:
+    if from_repository(source) or _RULE.fullmatch(rule.strip()) is not None:
         return True, None
     why = f"{rule[:40]!r} is not a permission rule like Bash(git *)"
     return True, f"{why}; runs for every tool call"
@@ -132,7 +132,7 @@ def condition_matches(spec: HookSpec, event: Mapping[str, Any]) -> bool:
     rule = spec.condition
     if rule is None:
         return True
-    trusted = spec.source not in WORKSPACE_SOURCES
+    trusted = not from_repository(spec.source)
     if spec.hook_name not in CONDITION_EVENTS:
         return False
     if not trusted and len(rule) > MAX_WORKSPACE_PATTERN:

@@ -51,10 +51,10 @@ from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     EVENT_FIELD,
     JS_SPACE,
-    WORKSPACE_SOURCES,
     AgentReply,
     ExecPlace,
     clean_answer,
+    decides,
     dropped_note,
     event_bytes,
     json_line,
@@ -63,6 +63,7 @@ from ..base import (
     no_event_env,
     no_loop_limit,
     no_plugin,
+    no_tool_fields,
     outcome_fields,
     own_failure,
     same_input,
@@ -113,6 +114,7 @@ class CopilotDialect:
     event_env = staticmethod(no_event_env)
     exec_plugin = staticmethod(no_plugin)
     agent_deadline = staticmethod(no_deadline)
+    tool_fields = staticmethod(no_tool_fields)
     max_input = None
     failure_dialect = own_failure
     untrusted_stderr = staticmethod(stderr_unchanged)
@@ -227,7 +229,7 @@ class CopilotDialect:
             parsed, warning = parse_stdout(result.stdout)
             notes += [warning] if warning else []
             data = parsed or {}
-            if data and not (trust_workspace or spec.source not in WORKSPACE_SOURCES):
+            if data and not decides(spec.source, trust_workspace):
                 data, dropped = workspace_json(data)
                 notes += [dropped_note(dropped)] if dropped else []
             if spec.hook_name in PASCAL:

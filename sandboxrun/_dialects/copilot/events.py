@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._types import HookSpec
-from ..base import WORKSPACE_SOURCES, named_event
+from ..base import from_repository, named_event
 from ..claude import matchers as _claude
 from ..patterns import invalid, search
 
@@ -104,7 +104,7 @@ def _anchored(matcher: str) -> str:
 def check_matcher(event: str, matcher: str, source: str) -> str | None:
     """Why a user's entry's matcher makes the agent skip it (an invalid regex), or None.
     A workspace pattern is judged where it is used (`patterns.search`): never dropped."""
-    if (event in CLAUDE_FORMAT and _claude_all(matcher)) or source in WORKSPACE_SOURCES:
+    if (event in CLAUDE_FORMAT and _claude_all(matcher)) or from_repository(source):
         return None
     error = invalid(_anchored(matcher))
     if error:

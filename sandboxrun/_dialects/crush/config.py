@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..._types import Discovery, HookSpec, Skipped
-from ..base import WORKSPACE_SOURCES, escape_name, unique_mounts
+from ..base import escape_name, from_repository, unique_mounts
 from ..claude.handler import Installed, brief, unicode_ok
 from ..claude.settings import recorded
 from ..files import read_each, unreadable  # the checked read of each config file
@@ -69,7 +69,7 @@ def discover(
     for (path, source), shown, data in read_each(listed, skipped, " (Crush does not start)"):
         template = HookSpec(
             hook_name="", name="", source=source, argv=(), workdir=roots[0],
-            mounts=unique_mounts([*roots, *([] if source in WORKSPACE_SOURCES else extra)]),
+            mounts=unique_mounts([*roots, *([] if from_repository(source) else extra)]),
         )  # fmt: skip
         installed = recorded(home, path, source)
         for item in _entries(hook_names, data.get("hooks"), hook_name, template, installed):
@@ -139,7 +139,7 @@ def _entry(entry: Any, event: str, template: HookSpec, installed: Installed) -> 
         if not isinstance(matcher, str) or not unicode_ok(matcher):
             return "matcher must be a string (Crush does not start)"
         # A workspace pattern is judged where it is used (`patterns.search`): never dropped.
-        trusted = template.source not in WORKSPACE_SOURCES
+        trusted = not from_repository(template.source)
         if trusted and matcher and invalid(matcher) is not None:
             return f"matcher {brief(matcher)} is not a regular expression (Crush does not start)"
         spec = replace(spec, matcher=matcher or None)

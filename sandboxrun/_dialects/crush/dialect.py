@@ -59,11 +59,11 @@ from typing import Any
 from ..._mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
-    WORKSPACE_SOURCES,
     AgentReply,
     block_on_stderr,
     caller_folder,
     clean_answer,
+    decides,
     dropped_note,
     event_bytes,
     failure_on_stderr,
@@ -77,6 +77,7 @@ from ..base import (
     no_loop_limit,
     no_pinned_project,
     no_plugin,
+    no_tool_fields,
     outcome_fields,
     own_failure,
     own_project_var,
@@ -225,6 +226,7 @@ class CrushDialect:
     exec_command = shell_command
     exec_plugin = staticmethod(no_plugin)
     agent_deadline = staticmethod(no_deadline)
+    tool_fields = staticmethod(no_tool_fields)
     max_input = None
     failure_dialect = own_failure
     untrusted_stderr = staticmethod(stderr_unchanged)
@@ -334,7 +336,7 @@ class CrushDialect:
             return HookOutcome(status="failed", error=error, **common)
         read = read_answer(result.stdout)
         dropped: list[str] = []
-        if not (trust_workspace or spec.source not in WORKSPACE_SOURCES):
+        if not decides(spec.source, trust_workspace):
             if read["decision"] == "allow":
                 read["decision"] = None
                 dropped.append("decision allow")

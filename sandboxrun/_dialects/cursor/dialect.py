@@ -74,9 +74,9 @@ from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     EVENT_FIELD,
     SH,
-    WORKSPACE_SOURCES,
     AgentReply,
     ExecPlace,
+    decides,
     event_bytes,
     failure_on_stderr,
     json_line,
@@ -86,6 +86,7 @@ from ..base import (
     no_deadline,
     no_hook_dir,
     no_plugin,
+    no_tool_fields,
     outcome_fields,
     own_failure,
     own_project_var,
@@ -133,6 +134,7 @@ class CursorDialect:
     exec_command = shell_command
     exec_plugin = staticmethod(no_plugin)
     agent_deadline = staticmethod(no_deadline)
+    tool_fields = staticmethod(no_tool_fields)
     failure_dialect = own_failure
     untrusted_stderr = staticmethod(stderr_unchanged)
     for_event = same_reader
@@ -294,7 +296,7 @@ class CursorDialect:
             first = next((line.strip() for line in stderr.splitlines() if line.strip()), "")
             error = first or f"{event} hook exited with code {result.exit_code}"
             return HookOutcome(status="failed", error=error, **common)
-        trusted = trust_workspace or spec.source not in WORKSPACE_SOURCES
+        trusted = decides(spec.source, trust_workspace)
         parsed, message = parse_answer(event, result.stdout, trusted)
         if parsed is None:
             return HookOutcome(status="failed", error=message, **common)

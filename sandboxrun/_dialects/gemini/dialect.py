@@ -45,11 +45,11 @@ from ..._types import Discovery, ExecResult, HookOutcome, HookSpec, Status
 from ..base import (
     EVENT_FIELD,
     JS_SPACE,
-    WORKSPACE_SOURCES,
     AgentReply,
     ExecCommand,
     caller_folder,
     clean_answer,
+    decides,
     dropped_note,
     event_bytes,
     json_line,
@@ -61,6 +61,7 @@ from ..base import (
     no_loop_limit,
     no_pinned_project,
     no_plugin,
+    no_tool_fields,
     outcome_fields,
     own_failure,
     same_reader,
@@ -193,7 +194,7 @@ class GeminiDialect:
             error = None if code == 0 else f"{event} hook exited with code {code} and wrote nothing"
             return HookOutcome(status="completed" if code == 0 else "failed", error=error, **common)
         dropped: list[str] = []
-        if structured and not (trust_workspace or spec.source not in WORKSPACE_SOURCES):
+        if structured and not decides(spec.source, trust_workspace):
             output, dropped = workspace_json(output)
         notes = [n for n in (note, dropped_note(dropped) if dropped else None) if n]
         if code == 1:
@@ -289,6 +290,7 @@ class GeminiDialect:
     exec_place = staticmethod(caller_folder)
     exec_plugin = staticmethod(no_plugin)
     agent_deadline = staticmethod(no_deadline)
+    tool_fields = staticmethod(no_tool_fields)
     max_input = None
     failure_dialect = own_failure
     for_event = same_reader

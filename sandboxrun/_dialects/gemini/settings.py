@@ -50,7 +50,7 @@ from typing import Any
 from ..._errors import ConfigError
 from ..._types import Discovery, HookSpec, Skipped
 from ..._wrapped import Record, check_in, is_check
-from ..base import WORKSPACE_SOURCES, entry_env, escape_name, source_of, unique_mounts
+from ..base import entry_env, escape_name, from_repository, source_of, unique_mounts
 from ..claude.handler import CHECK_SKIPPED, MAX_TIMEOUT, SESSION_CHECK, brief, unicode_ok
 from ..files import Note, read_json, unreadable
 from ..patterns import invalid
@@ -137,13 +137,13 @@ def discover(
                 skipped.append(unreadable(shown, source, item))
             else:
                 found.append((item[0], shown, item[1]))
-    if any(on is False for s, on in off.items() if s not in WORKSPACE_SOURCES):
+    if any(on is False for s, on in off.items() if not from_repository(s)):
         return Discovery((), tuple(skipped))  # the user (or the admin) turned hooks off
     kept = []
     for spec, shown, where in found:
-        own_off = off.get(spec.source) is False and spec.source in WORKSPACE_SOURCES
+        own_off = off.get(spec.source) is False and from_repository(spec.source)
         listed = [s for s, names in names_off.items() if spec.name in names
-                  and (s not in WORKSPACE_SOURCES or spec.source in WORKSPACE_SOURCES)]  # fmt: skip
+                  and (not from_repository(s) or from_repository(spec.source))]  # fmt: skip
         if own_off or listed:
             why = "hooksConfig.enabled is false" if own_off else "in hooksConfig.disabled"
             skipped.append(Skipped(shown, spec.source, f"{where}: not run: {why}"))
@@ -152,7 +152,7 @@ def discover(
     # The project's hooks last: a repository that configures dozens of hooks can then push
     # only its own past `max_hooks`, never the admin's or an extension's (which the agent
     # lists after it). Their rewrites are dropped anyway, so little else changes.
-    kept.sort(key=lambda found: found[0].source in WORKSPACE_SOURCES)
+    kept.sort(key=lambda found: from_repository(found[0].source))
     return Discovery(tuple(_once(kept, skipped)), tuple(skipped))
 
 
@@ -170,9 +170,9 @@ def _switches(
     if isinstance(enabled, bool):
         # Trusted levels come in the agent's precedence order (system-defaults, user,
         # system): the last one that says wins, as `mergeSettings` has it.
-        off["trusted" if source not in WORKSPACE_SOURCES else source] = enabled
+        off["trusted" if not from_repository(source) else source] = enabled
         if enabled is False:
-            what = "this workspace's hooks" if source in WORKSPACE_SOURCES else "every hook"
+            what = "this workspace's hooks" if from_repository(source) else "every hook"
             skipped.append(Skipped(shown, source, f"hooksConfig.enabled is false: {what} off"))
     elif enabled is not None:
         skipped.append(Skipped(shown, source, "hooksConfig.enabled must be true or false; ignored"))
@@ -268,7 +268,7 @@ def _entry(
         return [f"{where}.matcher: must be a string"]
     out: list[tuple[HookSpec, str] | str] = []
     # A workspace pattern is judged where it is used (`patterns.search`): never dropped.
-    if matcher is not None and event in TOOL_EVENTS and template.source not in WORKSPACE_SOURCES:
+    if matcher is not None and event in TOOL_EVENTS and not from_repository(template.source):
         text = matcher.strip()
         error = invalid(text) if text not in ("", "*") else None
         if error is not None:  # the agent then compares the name exactly
@@ -351,7 +351,7 @@ def installed(home: str, path: str, source: str) -> Installed:
         entries = record.entries(path)
     except ConfigError:
         entries = {}  # unreadable: nothing counts as installed, so nothing is unwrapped
-    untrusted = source in WORKSPACE_SOURCES
+    untrusted = from_repository(source)
 
     check = check_in(home, path) if source == "user" else None  # never a repository's
 
@@ -411,10 +411,10 @@ def _once(found: list[tuple[HookSpec, str, str]], skipped: list[Skipped]) -> lis
     the same matcher, the same trust (module docstring)."""
     hooks: list[HookSpec] = []
     for spec, shown, where in found:
-        trusted = spec.source not in WORKSPACE_SOURCES
+        trusted = not from_repository(spec.source)
         same = next((h for h in hooks if (h.hook_name, h.name, h.argv[2], h.matcher)
                      == (spec.hook_name, spec.name, spec.argv[2], spec.matcher)
-                     and (h.source not in WORKSPACE_SOURCES) == trusted), None)  # fmt: skip
+                     and (not from_repository(h.source)) == trusted), None)  # fmt: skip
         if same is not None:
             skipped.append(
                 Skipped(

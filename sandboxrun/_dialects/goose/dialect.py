@@ -55,7 +55,6 @@ from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     EVENT_FIELD,
     SH,
-    WORKSPACE_SOURCES,
     AgentReply,
     ExecCommand,
     block_on_stderr,
@@ -63,6 +62,7 @@ from ..base import (
     clean_text,
     event_bytes,
     failure_on_stderr,
+    from_repository,
     json_line,
     lines,
     named_event,
@@ -73,6 +73,7 @@ from ..base import (
     no_loop_limit,
     no_pinned_project,
     no_plugin,
+    no_tool_fields,
     no_transcript,
     outcome_fields,
     own_failure,
@@ -113,6 +114,7 @@ class GooseDialect:
     event_env = staticmethod(no_event_env)
     exec_plugin = staticmethod(no_plugin)
     agent_deadline = staticmethod(no_deadline)
+    tool_fields = staticmethod(no_tool_fields)
     max_input = None
     failure_dialect = own_failure
     untrusted_stderr = staticmethod(stderr_unchanged)
@@ -183,7 +185,7 @@ class GooseDialect:
                                answer=answer_of(), **common)  # fmt: skip
         if verdict == "block":
             return HookOutcome(status="completed", answer=answer_of("block", reason), **common)
-        if not trust_workspace and spec.source in WORKSPACE_SOURCES:
+        if not trust_workspace and from_repository(spec.source):
             note = "workspace hook: its allow counts as no decision (untrusted)"
             return HookOutcome(status="completed", error=note, answer=answer_of(), **common)
         return HookOutcome(status="completed", answer=answer_of("allow"), **common)

@@ -103,6 +103,7 @@ from ..base import (
     no_loop_limit,
     no_pinned_project,
     no_plugin,
+    no_tool_fields,
     outcome_fields,
     own_failure,
     own_project_var,
@@ -218,6 +219,7 @@ class KiroDialect:
     exec_command = shell_command
     exec_plugin = staticmethod(no_plugin)
     agent_deadline = staticmethod(no_deadline)
+    tool_fields = staticmethod(no_tool_fields)
     max_input = None
     failure_dialect = own_failure
     untrusted_stderr = staticmethod(stderr_unchanged)

@@ -81,6 +81,7 @@ from ..base import (
     no_loop_limit,
     no_pinned_project,
     no_plugin,
+    no_tool_fields,
     outcome_fields,
     own_failure,
     own_project_var,
@@ -224,6 +225,7 @@ class WindsurfDialect:
     max_input = None
     failure_dialect = own_failure
     untrusted_stderr = staticmethod(stderr_unchanged)
+    tool_fields = staticmethod(no_tool_fields)
     for_event = same_reader
     session_field = None
     env_file_dir = None
