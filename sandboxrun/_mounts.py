@@ -334,7 +334,7 @@ def hook_mount(path: str, home: str | None = None) -> str:
 HOME_FOLDERS = (
     ".claude", ".qoder", ".qoder-cn", ".cline", "Documents/Cline", "Documents/.agents",
     ".codex", ".copilot", ".cursor", ".gemini", ".factory", ".qwen", ".codebuddy", ".iflow",
-    ".augment", ".kiro", ".cache", ".config", ".local", ".npm", ".agents",
+    ".augment", ".trae", ".trae-cn", ".kiro", ".cache", ".config", ".local", ".npm", ".agents",
     ".codeium", ".windsurf",  # windsurf
 )  # fmt: skip
 # The user's own hook places below those: a hook folder, a plugin or a transcript mounted
@@ -343,7 +343,7 @@ HOOK_PLACES = (
     *(f"{d}/{p}" for d in (".claude", ".qoder", ".qoder-cn") for p in ("hooks", "plugins",
                                                                        "projects")),
     *(f"{d}/{p}" for d in (".factory", ".qwen", ".codebuddy", ".iflow", ".augment",
-                           ".config/devin") for p in ("hooks", "projects")),
+                           ".config/devin", ".trae", ".trae-cn") for p in ("hooks", "projects")),
     ".cline/hooks", "Documents/Cline/Hooks", "Documents/.agents/hooks",
     ".codex/hooks", ".codex/sessions", ".copilot/hooks", ".copilot/session-state",
     ".cursor/hooks", ".cursor/projects",

@@ -35,6 +35,7 @@ PROJECT_FILES: dict[str, tuple[str, str]] = {
     "iflow": (".iflow/settings.json", "PreToolUse"),
     "devin": (".devin/config.json", "PreToolUse"),
     "augment": (".augment/settings.json", "PreToolUse"),
+    "trae": (".trae/hooks.json", "PreToolUse"),
     "codex": (".codex/hooks.json", "PreToolUse"),
     "cursor": (".cursor/hooks.json", "beforeShellExecution"),
     "copilot": (".github/hooks/guard.json", "preToolUse"),

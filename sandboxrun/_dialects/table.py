@@ -23,6 +23,7 @@ WHERE: dict[str, tuple[str, str, str | None]] = {
     "iflow": ("claude.agents", "IFLOW", "claudelike"),
     "devin": ("claude.agents", "DEVIN", "claudelike"),
     "augment": ("claude.agents", "AUGMENT", "claudelike"),
+    "trae": ("claude.agents", "TRAE", "claudelike"),
     "codex": ("codex", "CODEX", "codex"),
     "cursor": ("cursor", "CURSOR", "cursor"),
     "copilot": ("copilot", "COPILOT", "copilot"),

@@ -1,5 +1,5 @@
 """`install` / `uninstall` for the Claude-shaped agents beyond Claude's clones (Factory
-Droid, Qwen Code, CodeBuddy, iFlow, Devin, Augment): the Claude family's rewrite in
+Droid, Qwen Code, CodeBuddy, iFlow, Devin, Augment, Trae): the Claude family's rewrite in
 place, record, backups and byte-exact undo (`claude.py`), on the files each agent reads
 (`targets`), each with its own `Shape` (Devin's hooks.v1.json is the event table
 itself; Qwen's and Augment's timeouts count milliseconds).
@@ -13,10 +13,11 @@ user's hooks and loads the project's in a trusted folder; `disableAllHooks` turn
 every hook, the managed ones included. Augment's docs give the system file the highest
 precedence and no such switch. The agents without a managed file refuse in one line.
 
-Devin also reads Claude Code's settings (`.claude/settings*.json`,
+Devin and Trae also read Claude Code's settings (`.claude/settings*.json`,
 `~/.claude/settings.json`); those belong to `install --agent claude` (`targets.CLAUDES`),
 whose wrapper Devin runs as Claude Code does: its exit 1 does not block, exit 2 blocks
-(docs.devin.ai/cli/extensibility/hooks: "other non-zero codes are logged").
+(docs.devin.ai/cli/extensibility/hooks: "other non-zero codes are logged"; for Trae,
+Claude-shaped, the same is unconfirmed).
 """
 
 from __future__ import annotations

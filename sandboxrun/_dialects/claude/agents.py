@@ -51,6 +51,24 @@ and 12-14; "unconfirmed" where only a doc or a public repository says so):
   project, local settings.json; timeouts in ms, default 60000; input
   `conversation_id`, `workspace_roots`). Its environment variables are unconfirmed:
   none is set.
+- trae (Trae IDE, ByteDance): docs.trae.cn/ide_automate-actions-with-hooks (the six
+  events: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop, Notification).
+  Unconfirmed against the vendor's own reference (shared/reference/agent-hooks-2026.md
+  section 15 and public repositories only): the files, `.trae/hooks.json` in the
+  project and `~/.trae/hooks.json` (`~/.trae-cn/hooks.json` for Trae CN), each
+  `{"version": 1, "hooks": {...}}` (lancedb/lance@4ed1063, learnwy/skills@8a044d2,
+  kunchenguid/firstmate@23fb0ce: every public file has the `hooks` wrapper; read as
+  Claude's, so a `hooks` that is no object is a file that could not be read, which
+  fail-closed blocks, where reading it as the bare table would only warn);
+  that Trae also runs Claude Code's `.claude/settings.json` hooks (a public design note,
+  read with the user's and local Claude files as for Devin: more, never less);
+  TRAE_PROJECT_DIR and CLAUDE_PROJECT_DIR (the hook reference as a public probe quotes
+  it); timeouts in seconds (public files: 5, 10, 30); the answer, exit 2 with stderr or
+  Claude's hookSpecificOutput with its hookEventName (gotocx/superpowers-trae@205a1ed's
+  RunCommand guard). Not modelled: TRAE_ENV_FILE (SessionStart; sandboxrun's env file
+  is CLAUDE_ENV_FILE's, `_envfile`), a matcher group's `loop_limit` (Trae's own Stop
+  follow-up cap, default 5: Trae enforces it, not sandboxrun), and whether Trae asks
+  the user to enable a project's hooks (Settings > Hooks) before it runs them.
 """
 
 from __future__ import annotations
@@ -59,7 +77,7 @@ from .dialect import TOKEN, ClaudeDialect
 from .handler import Timeouts
 from .settings import ConfigFile
 
-# CodeBuddy, iFlow, Augment, Droid and Devin are closed source: whether they reject a
+# CodeBuddy, iFlow, Augment, Droid, Devin and Trae are closed source: whether they reject a
 # hookSpecificOutput without its hookEventName, as Claude Code does, is unconfirmed. Read
 # leniently (`named_output=False`): the strict reading would turn a guard's deny that such
 # an agent may honour into a failed hook, so a sandboxed guard would block less than on
@@ -168,4 +186,22 @@ AUGMENT = ClaudeDialect(
     named_output=UNCONFIRMED_NAMING,
 )  # fmt: skip
 
-CLAUDE_LIKE = (FACTORY, QWEN, CODEBUDDY, IFLOW, DEVIN, AUGMENT)
+TRAE = ClaudeDialect(
+    "trae", ".trae", ".trae", "TRAE_PROJECT_DIR",
+    hook_names=(
+        "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
+        "Notification",
+    ),
+    config_files=(
+        ConfigFile("~/.trae/hooks.json", "user"),
+        ConfigFile("~/.trae-cn/hooks.json", "user"),
+        ConfigFile("~/.claude/settings.json", "user"),
+        ConfigFile(".trae/hooks.json", "project"),
+        ConfigFile(".claude/settings.json", "project"),
+        ConfigFile(".claude/settings.local.json", "local"),
+    ),
+    extra_vars=("CLAUDE_PROJECT_DIR",),
+    named_output=UNCONFIRMED_NAMING,
+)  # fmt: skip
+
+CLAUDE_LIKE = (FACTORY, QWEN, CODEBUDDY, IFLOW, DEVIN, AUGMENT, TRAE)
