@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import _audit, _envfile, _sessiontmp
+from . import _audit
 from ._backends.base import Backend
 from ._cache import cached
 from ._dialects.base import Dialect, below_deadline, command_source, decides, unique_mounts
@@ -38,10 +38,13 @@ from ._dialects.registry import (  # each agent's dialect is imported only when 
     dialect_of,
 )
 from ._errors import ConfigError, EngineError, RuntimeMissing
-from ._hints import hint
 from ._hook import HookRunner
 from ._log import logger
-from ._mounts import (
+from ._request import request_for
+from ._sandbox import envfile as _envfile
+from ._sandbox import sessiontmp as _sessiontmp
+from ._sandbox.hints import hint
+from ._sandbox.mounts import (
     HOOK_HOME,
     agent_transcript,
     for_tenant,
@@ -52,7 +55,6 @@ from ._mounts import (
     under,
     workspace_root,
 )
-from ._request import request_for
 from ._session import blocks
 from ._settings import Settings, account_home
 from ._types import ApprovedFile, Cancel, ExecRequest, ExecResult, HookOutcome, HookSpec, Skipped

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import _envfile, _sessiontmp
 from ._backends.base import Backend
 from ._dialects.base import (
     Dialect,
@@ -22,13 +21,15 @@ from ._dialects.base import (
     sandbox_ending,
 )
 from ._errors import RuntimeMissing, SandboxrunError
-from ._hints import Hint, hint
 from ._log import logger
-from ._preflight import check_hook, missing_on_start
 from ._request import request_for
 from ._review.approved import NotFaithful, bound, cannot_run
+from ._sandbox import envfile as _envfile
+from ._sandbox import sessiontmp as _sessiontmp
+from ._sandbox.hints import Hint, hint
+from ._sandbox.preflight import check_hook, missing_on_start
+from ._sandbox.state import hook_ids
 from ._settings import Settings
-from ._state import hook_ids
 from ._types import ApprovedFile, ExecRequest, ExecResult, HookOutcome, HookSpec
 
 

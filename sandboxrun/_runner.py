@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from . import _envfile, _review, _sessiontmp
+from . import _review
 from ._backends.base import Backend
 from ._cache import cached
 from ._dialects.base import Dialect, from_repository, unique_mounts
@@ -26,7 +26,9 @@ from ._errors import ConfigError, PatternError
 from ._hook import HookRunner as HookRunner  # (the runner of one hook: `_hook`)
 from ._hook import hook_timeout as hook_timeout
 from ._log import logger
-from ._mounts import agent_transcript, check_root, for_tenant, git_folders, workspace_root
+from ._sandbox import envfile as _envfile
+from ._sandbox import sessiontmp as _sessiontmp
+from ._sandbox.mounts import agent_transcript, check_root, for_tenant, git_folders, workspace_root
 from ._session import answer_event, blocks, closed
 from ._settings import Settings, account_home
 from ._types import Cancel, CombinedResult, Discovery, HookOutcome, HookSpec, Skipped
@@ -195,7 +197,7 @@ def resolve_workspaces(
 ) -> list[str]:
     """Workspace roots: the given ones, else the event's (`workspaceRoots` for Cline,
     `cwd` for Claude), else the caller's folder `cwd`; a relative root is taken from
-    `cwd` too. Each is checked by `_mounts.workspace_root` under `settings` (without
+    `cwd` too. Each is checked by `_sandbox.mounts.workspace_root` under `settings` (without
     them, `check_root`'s defaults): an event must not get a system folder, the home,
     its dot-folders, sandboxrun's own files or someone else's files mounted."""
     dialect = dialect or load_dialect("cline", "CLINE")  # imported only when asked for
@@ -244,11 +246,11 @@ class HookFactory:
         # Who asked, for the audit trail (`_audit`): run, check or the Python API, and
         # whether `serve` answered for a client.
         self.entry, self.served = entry, served
-        # Whether the transcript an event names may be mounted (`_mounts.transcript_file`):
+        # Whether the transcript an event names may be mounted (`_sandbox.mounts.transcript_file`):
         # not for a tenant of serve's TCP listener, whose event names the server user's.
         self.transcripts = transcripts and not tenant
         # A tenant of serve's TCP listener: its repository's hooks are given only what
-        # lies below the allowed_roots (`_mounts.for_tenant`); the server's own hooks
+        # lies below the allowed_roots (`_sandbox.mounts.for_tenant`); the server's own hooks
         # keep their folders (the platform's guards), with the tenant's roots beside them.
         self.tenant = tenant
         # Set when the caller has gone (`serve`: its client hung up): the env file is
@@ -360,7 +362,7 @@ class HookFactory:
             except ValueError as exc:
                 raise ConfigError(f"--env-file refused: {exc}") from None
         session = None
-        if workspaces:  # tmp = "session": whose /tmp the hooks share (`_sessiontmp`)
+        if workspaces:  # tmp = "session": whose /tmp the hooks share (`_sandbox.sessiontmp`)
             session = _sessiontmp.session_for(s.agent, workspaces[0], event or {}, self.dialect)
         runners = [
             HookRunner(h, self.backend, reader, s, target, session, git_notes)

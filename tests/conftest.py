@@ -22,12 +22,12 @@ from sandboxrun import (
     Settings,
     _client,
     _exec,
-    _mounts,
     _runner,
     _settings,
-    _state,
     _userconfig,
 )
+from sandboxrun._sandbox import mounts as _mounts
+from sandboxrun._sandbox import state as _state
 
 HookAnswer = ExecResult | Callable[[ExecRequest], ExecResult]
 

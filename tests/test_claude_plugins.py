@@ -154,7 +154,7 @@ def test_exec_keeps_a_plugins_data_where_run_keeps_it(home: Path, tmp_path: Path
     gave its exec'd hooks an empty tmpfs, and a glob on the folder's name another folder."""
     from sandboxrun import Settings
     from sandboxrun._exec import exec_request
-    from sandboxrun._state import plugin_data
+    from sandboxrun._sandbox.state import plugin_data
 
     root, plugins = _plugins_tree(home)
     data = plugins / "data" / "guard-market"

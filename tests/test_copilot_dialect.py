@@ -144,8 +144,8 @@ def test_an_entrys_env_never_replaces_the_sandboxs_variables(ws: Path, home: Pat
     and the hook runs with the sandbox's value."""
     from sandboxrun._backends.environment import PATH, hook_environment
     from sandboxrun._dialects.base import SANDBOX_VARS
-    from sandboxrun._envfile import VAR
     from sandboxrun._runner import HookFactory
+    from sandboxrun._sandbox.envfile import VAR
     from sandboxrun._settings import Settings
 
     assert {*hook_environment({}, "/h"), VAR} == SANDBOX_VARS  # the list is what is set

@@ -342,7 +342,7 @@ def test_exec_mounts_the_root_the_hook_starts_in(tmp_path: Path, home: Path) -> 
 
 def test_exec_mounts_every_root_it_may_and_no_other(tmp_path: Path, home: Path) -> None:
     """A multi-root workspace: every root mounted read-only at its own path (as `run`
-    mounts them); one `_mounts` refuses (a dot-folder of the home) is left out."""
+    mounts them); one `_sandbox.mounts` refuses (a dot-folder of the home) is left out."""
     first, second, secret = tmp_path / "a", tmp_path / "b", home / ".ssh"
     for folder in (first, second, secret):
         folder.mkdir()

@@ -1,5 +1,5 @@
 """Issue 17 items 3 and 7: the workspace roots every entry point accepts (the rules are
-`_mounts.check_root`'s, tested in test_mounts.py): `run` (--workspace, the event's
+`_sandbox.mounts.check_root`'s, tested in test_mounts.py): `run` (--workspace, the event's
 roots, the caller's folder), `exec`, `check`, `serve`'s requests and its start-up, and
 the Python API's `HookFactory.create` as well as `run`. No engine: a fake backend that
 fails the test if a hook is ever run."""

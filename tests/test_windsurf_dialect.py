@@ -17,7 +17,7 @@ from sandboxrun._dialects.registry import DIALECTS
 from sandboxrun._dialects.windsurf import WINDSURF, WindsurfDialect
 from sandboxrun._errors import EngineError
 from sandboxrun._exec import exec_request, run_exec
-from sandboxrun._mounts import HOME_FOLDERS, HOOK_PLACES
+from sandboxrun._sandbox.mounts import HOME_FOLDERS, HOOK_PLACES
 from sandboxrun._types import ExecRequest, ExecResult, HookOutcome, HookSpec
 
 from .conftest import FakeBackend

@@ -38,7 +38,7 @@ MAX_FIELD = 500  # characters of a reason or an error kept in a line
 MAX_HASHED = 16 << 20  # a hook file larger than this is hashed as its first 16 MiB
 MAX_PAYLOAD = 1 << 20  # bytes of an event kept with `audit_payload` (then cut, said so)
 # Where the agents' events name their session, tool and tool call (first found wins).
-_SESSION = SESSION_FIELDS  # the same as a shared /tmp's (`_sessiontmp`)
+_SESSION = SESSION_FIELDS  # the same as a shared /tmp's (`_sandbox.sessiontmp`)
 _TOOL = ("tool_name", "toolName")
 _TOOL_USE = ("tool_use_id", "toolUseId", "tool_call_id", "toolCallId")
 _STATUS = {"completed": "completed", "failed": "failed", "timed_out": "timed out",

@@ -17,8 +17,8 @@ def command(args: argparse.Namespace) -> int:
     from .._answer import absolute_paths
     from .._backends.choose import make_backend
     from .._dialects.registry import dialect_of
-    from .._preflight import check_discovered
     from .._runner import resolve_workspaces
+    from .._sandbox.preflight import check_discovered
     from .._settings import account_home
 
     absolute_paths(args, os.getcwd())  # not served: this process's folder is the caller's

@@ -246,7 +246,7 @@ class Dialect(Protocol):
 
     @property
     def session_field(self) -> str | None:
-        """The event's own session field, looked at first (`_sessiontmp.session_of`)."""
+        """The event's own session field, looked at first (`_sandbox.sessiontmp.session_of`)."""
 
     @property
     def name_field(self) -> str:
@@ -255,7 +255,7 @@ class Dialect(Protocol):
     @property
     def env_file_dir(self) -> str | None:
         """Where the agent keeps the CLAUDE_ENV_FILE it gives the hooks of its session-env
-        events (`_envfile.EVENTS`), below the home: the Claude family's `user_dir`. None:
+        events (`_sandbox.envfile.EVENTS`), below the home: the Claude family's `user_dir`. None:
         the agent gives none."""
 
     def next_input(self, stdin: bytes, outcome: HookOutcome) -> bytes:
@@ -311,7 +311,7 @@ class ExecPlugin:
     id: str
     root: str  # mounted at its path
     env: Mapping[str, str]  # the variables naming it (root, data)
-    data: str | None = None  # its own data folder: private inside (`_state.plugin_data`)
+    data: str | None = None  # its own data folder: private inside (`_sandbox.state.plugin_data`)
 
 
 SH = ("/bin/sh", "-c")  # `Dialect.shell` of the agents that run a command string so

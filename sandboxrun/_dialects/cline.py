@@ -95,7 +95,7 @@ _SDK_NOT_RUN = {
     " the SDK/CLI does not run it",
 }
 # SUPPORTED_HOOK_FILE_EXTENSIONS ("" too); `.ps1` and `.ts` are run by interpreters the
-# image may lack (pwsh, bun): `_preflight` names what is missing, the hook never silently
+# image may lack (pwsh, bun): `_sandbox.preflight` names what is missing, the hook never silently
 # stops (a `not run` error, a block under fail-closed).
 SDK_EXTENSIONS = (".sh", ".bash", ".zsh", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".py",
                   ".ps1")  # fmt: skip
@@ -454,7 +454,7 @@ def sdk_argv(path: str) -> tuple[str, ...]:
     shebang's words (`env` dropped, `bash`/`sh`/`zsh`/`python3`/`python` by bare name,
     anything else as written), else the extension's interpreter (`_BY_EXTENSION`), else
     `bash`. The words are the hook's own: an interpreter the image lacks (bun, pwsh, zsh,
-    or `-S` from `env -S`, which Cline cannot start either) is `_preflight`'s `not run`."""
+    or `-S` from `env -S`, which Cline cannot start either) is `_sandbox.preflight`'s `not run`."""
     words = _shebang_words(path)
     if words:
         return (*(_normalize(words) or words), path)

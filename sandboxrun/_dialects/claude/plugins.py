@@ -17,7 +17,7 @@ other files, `--plugin-dir` sessions, managed (enterprise) plugin settings, and
 Each hook runs with the plugin root mounted read-only, `CLAUDE_PLUGIN_ROOT` set to it (and
 `${CLAUDE_PLUGIN_ROOT}` replaced in the command, as the agent does), and
 `CLAUDE_PLUGIN_DATA` naming `~/.claude/plugins/data/<id>` (letters, digits, `_` and `-`
-kept, the rest `-`), a private folder inside (`_state.plugin_data`).
+kept, the rest `-`), a private folder inside (`_sandbox.state.plugin_data`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..._log import logger
-from ..._mounts import under
+from ..._sandbox.mounts import under
 from ..._types import HookSpec
 from ..base import ExecPlugin
 from ..files import Note, read_json
