@@ -197,7 +197,7 @@ class HookOutcome:
     refused_hosts: tuple[str, ...] = ()  # network allowlist: hosts the proxy refused
     sandbox_stopped: str | None = None  # what the sandbox stopped, a hint (`_sandbox.hints`)
     warm: bool = False  # ran in a container started ahead of time (the warm path)
-    # The engine lacks the runtime asked for: it blocks, whatever fail_closed (`_session`)
+    # The engine lacks the runtime asked for: it blocks, whatever fail_closed (`_runner.session`)
     runtime_missing: bool = False
     env_file: Mapping[str, Any] | None = None  # CLAUDE_ENV_FILE: names copied, lines refused
     env_lines: tuple[str, ...] = ()  # ... and the lines to append to the agent's file

@@ -21,11 +21,11 @@ from sandboxrun import (
     FakeBackend,
     Settings,
     _client,
-    _exec,
-    _runner,
     _settings,
     _userconfig,
 )
+from sandboxrun._runner import exec as _exec
+from sandboxrun._runner import factory as _runner
 from sandboxrun._sandbox import mounts as _mounts
 from sandboxrun._sandbox import state as _state
 

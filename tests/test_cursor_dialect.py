@@ -14,7 +14,7 @@ import pytest
 from sandboxrun import HookFactory, Settings
 from sandboxrun._dialects.cursor import CURSOR, CursorDialect, untrusted_stdout
 from sandboxrun._errors import ConfigError, EngineError
-from sandboxrun._exec import exec_request, run_exec
+from sandboxrun._runner.exec import exec_request, run_exec
 from sandboxrun._types import ExecRequest, ExecResult, HookOutcome, HookSpec
 
 from .conftest import FakeBackend

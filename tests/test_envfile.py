@@ -327,7 +327,7 @@ def _exec_env(
     """`exec` of a SessionStart command (`stdin`, `exec --event` `hook_name`) that writes
     `export NODE_ENV=production` to its env file and exits `code`, the agent's
     CLAUDE_ENV_FILE in `~/<folder>/session-env`: (that file, exec's stderr)."""
-    from sandboxrun._exec import exec_request, run_exec
+    from sandboxrun._runner.exec import exec_request, run_exec
 
     target = home / folder / "session-env" / "s1" / "sessionstart-hook-0.sh"
     target.parent.mkdir(parents=True)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from sandboxrun._answer import agent_answer
 from sandboxrun._check.events import EventLine
 from sandboxrun._check.replay import judge
 from sandboxrun._dialects.claude.dialect import CLAUDE
 from sandboxrun._dialects.cline import CLINE
+from sandboxrun._runner.reply import agent_answer
 from sandboxrun._sandbox.hints import HOME_WRITE, NETWORK, READ_ONLY, TAIL, hint
 from sandboxrun._sandbox.mounts import sandbox_home
 from sandboxrun._types import CombinedResult, HookOutcome, HookSpec

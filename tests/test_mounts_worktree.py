@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sandboxrun import ConfigError, ExecRequest, ExecResult, FakeBackend, HookFactory, Settings
-from sandboxrun._exec import exec_request
+from sandboxrun._runner.exec import exec_request
 from sandboxrun._sandbox import mounts as _mounts
 from sandboxrun._sandbox.mounts import git_folders
 

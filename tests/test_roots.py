@@ -15,7 +15,7 @@ import pytest
 import sandboxrun._cli as cli
 from sandboxrun import ConfigError, FakeBackend, HookFactory, Settings
 from sandboxrun._backends.docker import backend as _docker
-from sandboxrun._exec import exec_request
+from sandboxrun._runner.exec import exec_request
 from sandboxrun._server import App
 from tests.conftest import user_config
 from tests.test_cli_unit import (

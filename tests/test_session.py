@@ -1,4 +1,4 @@
-"""The rules every entry point shares (`_session`), over a FakeBackend: a missing runtime
+"""The rules every entry point shares (`_runner.session`), over a FakeBackend: a missing runtime
 blocks, fail-closed blocks on any failure of ours, the event has an overall deadline,
 and the hooks of one event are bounded in number and in parallelism."""
 
@@ -19,9 +19,9 @@ from sandboxrun import (
     HookFactory,
     RuntimeMissing,
     Settings,
-    _runner,
-    _session,
 )
+from sandboxrun._runner import factory as _runner
+from sandboxrun._runner import session as _session
 
 LOCAL = Path(".clinerules/hooks")
 CANCEL = ExecResult(0, b'{"cancel": true, "errorMessage": "no"}', b"", 1)

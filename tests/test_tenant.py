@@ -15,7 +15,7 @@ import pytest
 
 from sandboxrun import ExecResult, FakeBackend, HookFactory, Settings
 from sandboxrun._dialects.claude.settings import project_root
-from sandboxrun._exec import exec_request
+from sandboxrun._runner.exec import exec_request
 from sandboxrun._sandbox import mounts as _mounts
 from sandboxrun._server import App
 from tests.conftest import user_config

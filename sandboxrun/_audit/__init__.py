@@ -3,8 +3,8 @@
 Written when the user's config names a file (`audit_log`; the config file only: the
 environment is no source of settings, so a repository can neither turn it off nor point
 it elsewhere). Every entry point records through here: `run`, `check`, the Python API
-and `serve`'s `run` through `_session.answer_event`, `exec` (cold and served) through
-`_answer.answer_exec`. A request `serve` answers is written by the server, with the
+and `serve`'s `run` through `_runner.session.answer_event`, `exec` (cold and served) through
+`_runner.reply.answer_exec`. A request `serve` answers is written by the server, with the
 settings it answered under. A line (`hook_line`) holds: time, entry point, agent,
 event, session, tool and tool-use id (where the agent's event names them), the hook
 (name, source level, sha256 of its file or its command), its decision and reason, exit
@@ -98,7 +98,7 @@ def exec_record(
     why: str = "",
 ) -> dict[str, Any]:  # fmt: skip
     """The record of one `exec`: the hook as the agent read what exec handed it, for
-    the event its `outcome` was read for (`_exec.audit_exec` names it). `why`: the
+    the event its `outcome` was read for (`_runner.exec.audit_exec` names it). `why`: the
     sandbox's own failure, the reason when the agent's reading has none."""
     event = _event(stdin)
     base = _base(settings, backend, "exec", served, outcome.spec.hook_name, event, stdin)

@@ -206,7 +206,7 @@ def _agent_checks(
     """One agent's lines (what is wrong) and how many of its hooks were found here."""
     from .._dialects.registry import dialect_of
     from .._install.status import notes  # installed here, but a pull brought a hook: unsandboxed
-    from .._runner import resolve_workspaces  # the runner is above the doctor
+    from .._runner.factory import resolve_workspaces  # the runner is above the doctor
 
     agent = settings.agent
     dialect = dialect_of(settings)

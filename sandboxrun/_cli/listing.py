@@ -14,10 +14,10 @@ if TYPE_CHECKING:
 
 
 def command(args: argparse.Namespace) -> int:
-    from .._answer import absolute_paths
     from .._backends.choose import make_backend
     from .._dialects.registry import dialect_of
-    from .._runner import resolve_workspaces
+    from .._runner.factory import resolve_workspaces
+    from .._runner.reply import absolute_paths
     from .._sandbox.preflight import check_discovered
     from .._settings import account_home
 

@@ -159,7 +159,7 @@ class Dialect(Protocol):
         the project's when `untrusted`); a name, never mounted. A folder that is not one
         is a ConfigError naming it. Agents without such a variable: `no_hook_dir`."""
 
-    # What `exec` needs to run one command as the agent would (`_exec.exec_request`):
+    # What `exec` needs to run one command as the agent would (`_runner.exec.exec_request`):
 
     @property
     def shell(self) -> tuple[str, ...]:
@@ -209,7 +209,7 @@ class Dialect(Protocol):
 
     def hook_places(self, home: str) -> list[str]:
         """The agent's own hook folders in the user's `home` (and the system's): where the
-        files an `exec` command names may be mounted from (`_exec.trusted_places`)."""
+        files an `exec` command names may be mounted from (`_runner.exec.trusted_places`)."""
 
     def agent_deadline(self, event: Mapping[str, Any]) -> float | None:
         """The agent's own deadline for an entry without `timeout` when it depends on the

@@ -151,7 +151,7 @@ class ClineDialect:
     # Both engines name the workspace in every event (`workspaceRoots`), and the CLI may
     # start a hook from a daemon whose folder and environment are another run's: a hook
     # of Cline's (an installed shim) takes its roots from the event alone
-    # (`_answer.Caller.agent_hook`).
+    # (`_runner.reply.Caller.agent_hook`).
     roots_in_event = True
     shell = SH
     project_vars = property(own_project_var)
@@ -269,7 +269,7 @@ class ClineDialect:
         forwards events to sandboxrun without sandboxrun finding (and re-running) itself.
         """
         # No root: `install` only lists a folder's hooks, never runs them. The paths
-        # given are absolute (`_answer.absolute_paths`): no current directory is read.
+        # given are absolute (`_runner.reply.absolute_paths`): no current directory is read.
         primary = workspaces[0] if workspaces else home
         if explicit:
             # A folder inside a workspace holds the workspace's hooks, however it was named.

@@ -77,7 +77,7 @@ def plugins(
 def installed(home: str, user_dir: str, load: Loader) -> list[tuple[str, str]]:
     """(id, root) for every install of every plugin installed_plugins.json lists (each
     scope's), whose install path is usable (`_unusable`): the only folders of the
-    plugins tree a hook command may have mounted (`_exec`). Roots are normalised."""
+    plugins tree a hook command may have mounted (`_runner.exec`). Roots are normalised."""
     folder = os.path.join(home, user_dir, "plugins")
     installs, _problem = _plugin_paths(folder, load)
     return [

@@ -134,7 +134,7 @@ def config_levels(
     if explicit:
         found: list[tuple[str, str, str | None, str]] = []
         for given in explicit:
-            path = os.path.normpath(given)  # absolute (`_answer.absolute_paths`)
+            path = os.path.normpath(given)  # absolute (`_runner.reply.absolute_paths`)
             if os.path.isdir(path):
                 path = os.path.join(path, "settings.json")
             # A settings file inside the workspace is the project's, however it was named.

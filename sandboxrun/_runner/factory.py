@@ -15,23 +15,23 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from . import _review
-from ._backends.base import Backend
-from ._cache import cached
-from ._dialects.base import Dialect, from_repository, unique_mounts
-from ._dialects.files import unread_note
-from ._dialects.registry import dialect_of
-from ._dialects.registry import load as load_dialect
-from ._errors import ConfigError, PatternError
-from ._hook import HookRunner as HookRunner  # (the runner of one hook: `_hook`)
-from ._hook import hook_timeout as hook_timeout
-from ._log import logger
-from ._sandbox import envfile as _envfile
-from ._sandbox import sessiontmp as _sessiontmp
-from ._sandbox.mounts import agent_transcript, check_root, for_tenant, git_folders, workspace_root
-from ._session import answer_event, blocks, closed
-from ._settings import Settings, account_home
-from ._types import Cancel, CombinedResult, Discovery, HookOutcome, HookSpec, Skipped
+from .. import _review
+from .._backends.base import Backend
+from .._cache import cached
+from .._dialects.base import Dialect, from_repository, unique_mounts
+from .._dialects.files import unread_note
+from .._dialects.registry import dialect_of
+from .._dialects.registry import load as load_dialect
+from .._errors import ConfigError, PatternError
+from .._log import logger
+from .._sandbox import envfile as _envfile
+from .._sandbox import sessiontmp as _sessiontmp
+from .._sandbox.mounts import agent_transcript, check_root, for_tenant, git_folders, workspace_root
+from .._settings import Settings, account_home
+from .._types import Cancel, CombinedResult, Discovery, HookOutcome, HookSpec, Skipped
+from .hook import HookRunner as HookRunner  # (the runner of one hook: `_runner.hook`)
+from .hook import hook_timeout as hook_timeout
+from .session import answer_event, blocks, closed
 
 # Seconds a run may take beyond its hook's deadline: the kill, the stream's end and the
 # container's removal (the backend's own grace is 10 s for a stream that hangs).
@@ -180,7 +180,7 @@ def unread_outcome(skipped: Skipped, hook_name: str) -> HookOutcome:
 def unread_of(discovery: Discovery) -> tuple[Skipped, ...]:
     """What `discovery` could not read (`Skipped.unreadable`), each said on stderr once per
     event: a policy is never turned off in silence (`exec` keeps stderr for the agent's
-    answer where it must: `_exec`)."""
+    answer where it must: `_runner.exec`)."""
     lost = tuple(s for s in discovery.skipped if s.unreadable)
     for s in lost:
         logger.warning("{}", unread_note(s))
@@ -202,8 +202,8 @@ def resolve_workspaces(
     its dot-folders, sandboxrun's own files or someone else's files mounted."""
     dialect = dialect or load_dialect("cline", "CLINE")  # imported only when asked for
     roots = list(given) or dialect.event_workspaces(event)
-    # No folder: removed under the caller (`_answer.current_folder`), or a hook whose
-    # workspace is the event's alone (`_answer.Caller.agent_hook`).
+    # No folder: removed under the caller (`_runner.reply.current_folder`), or a hook whose
+    # workspace is the event's alone (`_runner.reply.Caller.agent_hook`).
     if not roots and not cwd:
         raise ConfigError("no workspace: the event names none and there is no current folder"
                           " (removed?) to take (--workspace names one)")  # fmt: skip
@@ -417,6 +417,6 @@ class HookFactory:
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str] = ()
     ) -> CombinedResult:
         """Discover, run and combine the hooks of one event, under the rules every entry
-        point shares (`_session`): a missing runtime blocks; under fail-closed so does
+        point shares (`_runner.session`): a missing runtime blocks; under fail-closed so does
         any failure of ours; the event has an overall deadline."""
         return answer_event(self, hook_name, event, workspaces)

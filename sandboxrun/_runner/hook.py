@@ -13,24 +13,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ._backends.base import Backend
-from ._dialects.base import (
-    Dialect,
-    from_repository,
-    outcome_fields,
-    sandbox_ending,
-)
-from ._errors import RuntimeMissing, SandboxrunError
-from ._log import logger
-from ._request import request_for
-from ._review.approved import NotFaithful, bound, cannot_run
-from ._sandbox import envfile as _envfile
-from ._sandbox import sessiontmp as _sessiontmp
-from ._sandbox.hints import Hint, hint
-from ._sandbox.preflight import check_hook, missing_on_start
-from ._sandbox.state import hook_ids
-from ._settings import Settings
-from ._types import ApprovedFile, ExecRequest, ExecResult, HookOutcome, HookSpec
+from .._backends.base import Backend
+from .._dialects.base import Dialect, from_repository, outcome_fields, sandbox_ending
+from .._errors import RuntimeMissing, SandboxrunError
+from .._log import logger
+from .._review.approved import NotFaithful, bound, cannot_run
+from .._sandbox import envfile as _envfile
+from .._sandbox import sessiontmp as _sessiontmp
+from .._sandbox.hints import Hint, hint
+from .._sandbox.preflight import check_hook, missing_on_start
+from .._sandbox.state import hook_ids
+from .._settings import Settings
+from .._types import ApprovedFile, ExecRequest, ExecResult, HookOutcome, HookSpec
+from .request import request_for
 
 
 def hook_timeout(spec: HookSpec, limit: float) -> float:

@@ -1,5 +1,5 @@
 """One hook's run as the sandbox takes it: a `HookSpec` becomes an `ExecRequest` here,
-for `run` (`_runner.HookRunner`) and `exec` (`_exec.exec_request`) alike.
+for `run` (`_runner.HookRunner`) and `exec` (`_runner.exec.exec_request`) alike.
 
 What a run is given besides the hook's own mounts and variables is decided here once:
 its state (`_sandbox.state.prepare`: a persistent home when `state` names it), its
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._dialects.claude.plugins import DATA_VAR
-from ._sandbox import envfile as _envfile
-from ._sandbox import sessiontmp as _sessiontmp
-from ._sandbox.state import hook_ids, plugin_data
-from ._sandbox.state import prepare as prepare_state
-from ._settings import Settings
-from ._types import ExecRequest, HookSpec
+from .._dialects.claude.plugins import DATA_VAR
+from .._sandbox import envfile as _envfile
+from .._sandbox import sessiontmp as _sessiontmp
+from .._sandbox.state import hook_ids, plugin_data
+from .._sandbox.state import prepare as prepare_state
+from .._settings import Settings
+from .._types import ExecRequest, HookSpec
 
 
 @dataclass(frozen=True, slots=True)

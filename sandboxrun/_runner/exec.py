@@ -29,22 +29,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import _audit
-from ._backends.base import Backend
-from ._cache import cached
-from ._dialects.base import Dialect, below_deadline, command_source, decides, unique_mounts
-from ._dialects.registry import (  # each agent's dialect is imported only when it runs
-    DIALECTS,
-    dialect_of,
-)
-from ._errors import ConfigError, EngineError, RuntimeMissing
-from ._hook import HookRunner
-from ._log import logger
-from ._request import request_for
-from ._sandbox import envfile as _envfile
-from ._sandbox import sessiontmp as _sessiontmp
-from ._sandbox.hints import hint
-from ._sandbox.mounts import (
+from .. import _audit
+from .._backends.base import Backend
+from .._cache import cached
+from .._dialects.base import Dialect, below_deadline, command_source, decides, unique_mounts
+from .._dialects.registry import DIALECTS, dialect_of
+from .._errors import ConfigError, EngineError, RuntimeMissing
+from .._log import logger
+from .._sandbox import envfile as _envfile
+from .._sandbox import sessiontmp as _sessiontmp
+from .._sandbox.hints import hint
+from .._sandbox.mounts import (
     HOOK_HOME,
     agent_transcript,
     for_tenant,
@@ -55,9 +50,11 @@ from ._sandbox.mounts import (
     under,
     workspace_root,
 )
-from ._session import blocks
-from ._settings import Settings, account_home
-from ._types import ApprovedFile, Cancel, ExecRequest, ExecResult, HookOutcome, HookSpec, Skipped
+from .._settings import Settings, account_home
+from .._types import ApprovedFile, Cancel, ExecRequest, ExecResult, HookOutcome, HookSpec, Skipped
+from .hook import HookRunner
+from .request import request_for
+from .session import blocks
 
 
 @dataclass(frozen=True, slots=True)
