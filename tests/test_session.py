@@ -20,7 +20,7 @@ from sandboxrun import (
     RuntimeMissing,
     Settings,
 )
-from sandboxrun._runner import factory as _runner
+from sandboxrun._runner import combined
 from sandboxrun._runner import session as _session
 
 LOCAL = Path(".clinerules/hooks")
@@ -89,7 +89,7 @@ def test_a_stalled_hook_run_is_answered_at_the_overall_deadline(
 ) -> None:
     """A backend that never returns cannot hold the answer: past the budget the hook counts
     as timed out, fail-closed cancels, and the result says the work was abandoned."""
-    monkeypatch.setattr(_runner, "RUN_GRACE", 0.2)
+    monkeypatch.setattr(combined, "RUN_GRACE", 0.2)
     monkeypatch.setattr(_session, "EXTRA_GRACE", 0.2)
     never = threading.Event()
     factory = HookFactory(

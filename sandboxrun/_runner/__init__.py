@@ -1,11 +1,11 @@
 """The runner: an event or an `exec` command -> one sandboxed run per hook -> the reply.
 
-`factory` finds the hooks of an event and runs them (`HookFactory`, `CombinedHookRunner`,
-`NoOpHookRunner`, `resolve_workspaces`); `hook` is one hook's run for `run` and `exec`
-alike (`HookRunner`), `request` what that run is given (`request_for`); `session` what
-our own failure means for an answer; `exec` the `sandboxrun exec` command (its spec, the
-pass-through of the hook's bytes); `reply` what `run` and `exec` answer, in the CLI or in
-`serve`.
+`factory` finds the hooks of an event (`HookFactory`, `resolve_workspaces`) and
+`combined` runs them (`CombinedHookRunner`, `NoOpHookRunner`); `hook` is one hook's run
+for `run` and `exec` alike (`HookRunner`), `request` what that run is given
+(`request_for`); `session` what our own failure means for an answer; `exec` the
+`sandboxrun exec` command (its spec, the pass-through of the hook's bytes); `reply` what
+`run` and `exec` answer, in the CLI or in `serve`.
 
 The names `from sandboxrun._runner import HookFactory` found here before this package
 existed are loaded on first access (PEP 562): the cold client imports `reply` on every
@@ -20,16 +20,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from .factory import (
-        RUN_GRACE,
-        CombinedHookRunner,
-        HookFactory,
-        HookRunner,
-        NoOpHookRunner,
-        hook_timeout,
-        resolve_workspaces,
-    )
+    from .combined import RUN_GRACE, CombinedHookRunner, NoOpHookRunner
+    from .factory import HookFactory, resolve_workspaces
+    from .hook import HookRunner, hook_timeout
 
+# Where each name lives: the names of the module `_runner.py` was before it became this
+# package, so that `from sandboxrun._runner import HookFactory` keeps working.
+_WHERE = {
+    "RUN_GRACE": "combined", "CombinedHookRunner": "combined", "NoOpHookRunner": "combined",
+    "HookFactory": "factory", "resolve_workspaces": "factory", "HookRunner": "hook",
+    "hook_timeout": "hook",
+}  # fmt: skip
 __all__ = [
     "RUN_GRACE", "CombinedHookRunner", "HookFactory", "HookRunner", "NoOpHookRunner",
     "hook_timeout", "resolve_workspaces",
@@ -37,8 +38,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name not in __all__:
+    module = _WHERE.get(name)
+    if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import factory
+    import importlib
 
-    return getattr(factory, name)
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
