@@ -2,7 +2,7 @@
 
 The CLI answers in its own process (the cold path); `sandboxrun serve` answers the same
 command line for a client (`_server/`). Both call these functions, so every rule of the
-cold path (`_session` for events, `_exec` for commands, what a broken config file or a
+cold path (`_runner.session` for events, `_runner.exec` for commands, what a broken config file or a
 bug of ours means) comes out the same on both. What differs is only where the backend
 comes from (`backend_for`) and whose process the caller is (`Caller`).
 """
@@ -42,7 +42,7 @@ class Caller:
     `gone`: set when the caller has gone (`serve`: its client hung up mid-request).
     `tenant`: a request over serve's TCP listener, from someone other than the server's
     user: it is given nothing of that user's account, only what lies below the server's
-    allowed_roots (`_mounts.for_tenant`), beside the server's own hooks' folders.
+    allowed_roots (`_sandbox.mounts.for_tenant`), beside the server's own hooks' folders.
     `served`: answered by `sandboxrun serve` (the audit trail says so).
     `if_killed`: where a cold `exec` leaves what to record should the agent kill this
     process before the answer is out (its own timeout, on a loaded machine, can fall
@@ -128,7 +128,7 @@ def absolute_paths(args: argparse.Namespace, cwd: str) -> None:
 @dataclass(frozen=True)
 class Reply:
     """What the command writes: stdout, then stderr, then it exits with `exit_code`.
-    `abandoned`: stuck work was left behind at the event's deadline (`_session`).
+    `abandoned`: stuck work was left behind at the event's deadline (`_runner.session`).
     `outcomes`: `run`'s hooks as the dialect read them (what `serve` counts)."""
 
     stdout: bytes
@@ -264,7 +264,7 @@ def error_answer(dialect: Dialect, fail_closed: bool, why: str) -> Reply:
 
 def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
     """`sandboxrun exec -- COMMAND`: the hook's stdout, stderr and exit code, unchanged,
-    or the sandbox's failure in the agent's terms (`_exec`)."""
+    or the sandbox's failure in the agent's terms (`_runner.exec`)."""
     from .. import _review
     from .._dialects.files import unread_note
     from .._dialects.registry import DIALECTS
