@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from sandboxrun import DockerBackend, Settings
 from sandboxrun._backends.docker import spec as _docker
-from sandboxrun._mounts import HOOK_HOME, HomeLayout, home_layout
+from sandboxrun._sandbox.mounts import HOOK_HOME, HomeLayout, home_layout
 from sandboxrun._types import ExecRequest
 
 

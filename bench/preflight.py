@@ -1,4 +1,4 @@
-"""Cost of the preflight (`_preflight`, `_image_tools`): the first probe of an image,
+"""Cost of the preflight (`_sandbox.preflight`, `_image_tools`): the first probe of an image,
 the disk cache read a `sandboxrun run` process pays once per event, and the check of
 one hook against the listing in memory.
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sandboxrun import DockerBackend, Settings
 from sandboxrun._backends.image_tools import load
-from sandboxrun._preflight import missing
+from sandboxrun._sandbox.preflight import missing
 
 ROOT = Path(__file__).resolve().parents[1]
 WS = ROOT / "examples" / "demo" / "app"

@@ -34,7 +34,9 @@ if TYPE_CHECKING:
     from ._dialects.base import Dialect
     from ._dialects.claude.dialect import ClaudeDialect
     from ._dialects.cline import ClineDialect, parse_output
-    from ._runner import CombinedHookRunner, HookFactory, HookRunner, NoOpHookRunner
+    from ._runner.combined import CombinedHookRunner, NoOpHookRunner
+    from ._runner.factory import HookFactory
+    from ._runner.hook import HookRunner
     from ._settings import Settings, WorkspaceVolume
     from ._types import (
         CombinedResult,
@@ -54,8 +56,9 @@ _LAZY = {
     "make_backend": "_backends.choose", "WorkspaceVolume": "_settings",
     "Dialect": "_dialects.base", "ClaudeDialect": "_dialects.claude.dialect",
     "ClineDialect": "_dialects.cline", "parse_output": "_dialects.cline",
-    "CombinedHookRunner": "_runner", "HookFactory": "_runner", "HookRunner": "_runner",
-    "NoOpHookRunner": "_runner", "Settings": "_settings", "CombinedResult": "_types",
+    "CombinedHookRunner": "_runner.combined", "HookFactory": "_runner.factory",
+    "HookRunner": "_runner.hook", "NoOpHookRunner": "_runner.combined", "Settings": "_settings",
+    "CombinedResult": "_types",
     "Discovery": "_types", "ExecRequest": "_types", "ExecResult": "_types",
     "HookOutcome": "_types", "HookSpec": "_types", "Skipped": "_types",
 }  # fmt: skip

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 CONNECT_TIMEOUT = 1.0  # seconds: a server that does not accept by then is not used
 # What the client passes of its environment: the only variables sandboxrun reads
-# (`_settings`: the tightening one and the ignored ones it names; `_exec`: what the agent
+# (`_settings`: the tightening one and the ignored ones it names; `_runner.exec`: what the agent
 # hands a hook: its plugin's root and data folder, its CLAUDE_ENV_FILE; Goose's PLUGIN_ROOT;
 # the Claude family's `passed_vars`, which exec checks before it sets them inside).
 PASSED_ENV_PREFIX = "SANDBOXRUN_"
@@ -345,7 +345,7 @@ def connect(path: str, warn: bool = False) -> socket.socket | None:
         if warn:
             _warn(f"not using the server at {path}: it runs as uid {peer_uid}, not yours")
         return None
-    sock.settimeout(None)  # the server keeps the event's deadlines (`_session`)
+    sock.settimeout(None)  # the server keeps the event's deadlines (`_runner.session`)
     return sock
 
 

@@ -53,9 +53,9 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Folders that hold other people's files: never the folder of sandboxrun's socket.
 SHARED_FOLDERS = ("/", "/tmp", "/var/tmp", "/home", "/var", "/opt", "/srv", "/mnt", "/media",
                   "/run")  # fmt: skip
-# The names a hook's CLAUDE_ENV_FILE lines may set by default (`env_file_allow`, `_envfile`):
-# each names a mode or a display preference, never a program, a file or a folder, so no
-# value of it makes the agent's shell or its tools load code.
+# The names a hook's CLAUDE_ENV_FILE lines may set by default (`env_file_allow`,
+# `_sandbox.envfile`): each names a mode or a display preference, never a program, a file
+# or a folder, so no value of it makes the agent's shell or its tools load code.
 DEFAULT_ENV_FILE_ALLOW = (
     "NODE_ENV",  # a build mode name ("production"); Claude Code's own example
     "NO_COLOR",  # turns colour off in tools that honour it; a flag, read as set or not
@@ -198,7 +198,7 @@ class Settings(BaseSettings):
     state: tuple[str, ...] = Field(
         (),
         description="hooks (globs on the name `list` shows: a path or a command) that keep"
-        " a persistent private $HOME per workspace (off by default; see _state.py)",
+        " a persistent private $HOME per workspace (off by default; see _sandbox/state.py)",
     )
     state_size: str = Field("64m", description="a hook state over this is not mounted")
     state_dir: str | None = Field(
@@ -408,7 +408,7 @@ class Settings(BaseSettings):
     @classmethod
     def _socket_folder(cls, value: str | None) -> str | None:
         # The socket's folder is sandboxrun's own: the server makes it 0700, and no
-        # workspace may be it, hold it or lie in it (`_mounts.own_files`). A shared folder
+        # workspace may be it, hold it or lie in it (`_sandbox.mounts.own_files`). A shared folder
         # or the home there would refuse every workspace in it (each hook an error).
         if value is None:
             return value

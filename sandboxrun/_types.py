@@ -25,9 +25,9 @@ class ExecRequest:
     env: Mapping[str, str] = field(default_factory=dict)
     timeout: float = 30.0
     label: str = ""  # what the logs call it (hook name or command)
-    state: str | None = None  # host folder mounted read-write as $HOME (`_state`), if any
-    tmp: str | None = None  # host folder mounted read-write at /tmp (`_sessiontmp`), if any
-    # A host file of ours bound read-write at `_envfile.TARGET` (CLAUDE_ENV_FILE), if any.
+    state: str | None = None  # host folder mounted read-write as $HOME (`_sandbox.state`), if any
+    tmp: str | None = None  # host folder mounted read-write at /tmp (`_sandbox.sessiontmp`), if any
+    # A host file of ours bound read-write at `_sandbox.envfile.TARGET` (CLAUDE_ENV_FILE), if any.
     env_file: str | None = None
     # Private writable folders at these paths (CLAUDE_PLUGIN_DATA): (path inside, host
     # folder of ours bound there, or None for an empty tmpfs).
@@ -195,9 +195,9 @@ class HookOutcome:
     stderr: str = ""
     answer: Mapping[str, Any] = field(default_factory=dict)
     refused_hosts: tuple[str, ...] = ()  # network allowlist: hosts the proxy refused
-    sandbox_stopped: str | None = None  # what the sandbox stopped, a hint (`_hints`)
+    sandbox_stopped: str | None = None  # what the sandbox stopped, a hint (`_sandbox.hints`)
     warm: bool = False  # ran in a container started ahead of time (the warm path)
-    # The engine lacks the runtime asked for: it blocks, whatever fail_closed (`_session`)
+    # The engine lacks the runtime asked for: it blocks, whatever fail_closed (`_runner.session`)
     runtime_missing: bool = False
     env_file: Mapping[str, Any] | None = None  # CLAUDE_ENV_FILE: names copied, lines refused
     env_lines: tuple[str, ...] = ()  # ... and the lines to append to the agent's file

@@ -21,13 +21,13 @@ from sandboxrun import (
     FakeBackend,
     Settings,
     _client,
-    _exec,
-    _mounts,
-    _runner,
     _settings,
-    _state,
     _userconfig,
 )
+from sandboxrun._runner import exec as _exec
+from sandboxrun._runner import factory as _runner
+from sandboxrun._sandbox import mounts as _mounts
+from sandboxrun._sandbox import state as _state
 
 HookAnswer = ExecResult | Callable[[ExecRequest], ExecResult]
 

@@ -15,13 +15,13 @@ import pytest
 
 import sandboxrun._cli as cli
 from sandboxrun import ExecResult, HookSpec
-from sandboxrun._answer import agent_answer, error_answer
 from sandboxrun._dialects import base
 from sandboxrun._dialects.registry import DIALECTS
 from sandboxrun._errors import ConfigError
 from sandboxrun._install.answer import answer_form
 from sandboxrun._install.cline import shim_text
 from sandboxrun._install.managed import forwarder
+from sandboxrun._runner.reply import agent_answer, error_answer
 from sandboxrun._types import CombinedResult
 from tests.test_cli_unit import engine, feed, ws  # noqa: F401
 

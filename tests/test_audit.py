@@ -293,12 +293,12 @@ def test_a_relative_audit_log_is_refused(home: Path, tmp_path: Path) -> None:
 def test_an_exec_the_agent_killed_is_timed_out_only_past_its_deadline(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, age: float, status: str
 ) -> None:
-    """The record of an `exec` the agent killed (`_exec.ended_by_agent`): timed out when
+    """The record of an `exec` the agent killed (`_runner.exec.ended_by_agent`): timed out when
     the process had lived past the hook's deadline (the agent's own came first), else an
     error that says the agent ended it early."""
     import signal
 
-    from sandboxrun import _exec
+    from sandboxrun._runner import exec as _exec
 
     monkeypatch.setattr(_exec, "process_age", lambda: age)
     settings = Settings(agent="claude", timeout=4, audit_log=str(tmp_path / "audit.jsonl"))

@@ -18,7 +18,7 @@ import sandboxrun._cli as cli
 from sandboxrun import ExecResult, Settings
 from sandboxrun._audit.log import read_lines
 from sandboxrun._dialects.registry import DIALECTS
-from sandboxrun._exec import ExecOutput, audit_exec
+from sandboxrun._runner.exec import ExecOutput, audit_exec
 from tests.test_answer_agent import _exec_result, case
 from tests.test_cli_unit import engine, feed, ws  # noqa: F401
 

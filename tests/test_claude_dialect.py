@@ -171,7 +171,7 @@ def test_exit_1_does_not_block(home, claude, ws) -> None:
     assert res.answer["blocked"] is False
     [outcome] = res.outcomes
     assert outcome.status == "failed"
-    # The hook's own words first, then what the sandbox stopped (`_hints`).
+    # The hook's own words first, then what the sandbox stopped (`_sandbox.hints`).
     assert outcome.error.startswith("jq: not found; ") and "not in the sandbox" in outcome.error
 
 

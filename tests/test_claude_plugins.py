@@ -120,7 +120,7 @@ def test_two_plugins_with_the_same_command_are_two_hooks(tmp_path: Path) -> None
 
 def _exec(home: Path, env: dict[str, str], command: str = "true") -> Any:
     from sandboxrun import Settings
-    from sandboxrun._exec import exec_request
+    from sandboxrun._runner.exec import exec_request
 
     proj = home / "src" / "app"
     proj.mkdir(parents=True, exist_ok=True)
@@ -149,12 +149,12 @@ def test_exec_mounts_an_installed_plugins_root_and_its_own_data(home: Path) -> N
 
 def test_exec_keeps_a_plugins_data_where_run_keeps_it(home: Path, tmp_path: Path) -> None:
     """`state` naming a plugin by its id keeps its CLAUDE_PLUGIN_DATA under `exec` as
-    under `run`, in the same folder: one request builder (`_request`). `exec` named the
+    under `run`, in the same folder: one request builder (`_runner.request`). `exec` named the
     plugin by its data folder's name (`guard-market`), so the user's `state = ["guard@market"]`
     gave its exec'd hooks an empty tmpfs, and a glob on the folder's name another folder."""
     from sandboxrun import Settings
-    from sandboxrun._exec import exec_request
-    from sandboxrun._state import plugin_data
+    from sandboxrun._runner.exec import exec_request
+    from sandboxrun._sandbox.state import plugin_data
 
     root, plugins = _plugins_tree(home)
     data = plugins / "data" / "guard-market"

@@ -14,7 +14,7 @@ import sandboxrun._cli as cli
 from sandboxrun import ExecResult
 from sandboxrun._client import PASSED_ENV
 from sandboxrun._dialects.registry import DIALECTS
-from sandboxrun._exec import exec_request
+from sandboxrun._runner.exec import exec_request
 from sandboxrun._settings import Settings
 from tests.test_claudelike import table, write
 from tests.test_cli_unit import (  # noqa: F401 - a shared fixture

@@ -25,7 +25,7 @@ from sandboxrun._dialects.claude.agents import (
 from sandboxrun._dialects.claude.dialect import CLAUDE, QODER, ClaudeDialect
 from sandboxrun._dialects.registry import DIALECTS
 from sandboxrun._errors import ImageMissing
-from sandboxrun._exec import exec_request, run_exec
+from sandboxrun._runner.exec import exec_request, run_exec
 from sandboxrun._settings import Settings
 from sandboxrun._types import HookSpec
 from tests.test_cli_unit import (  # noqa: F401 - a shared fixture

@@ -20,10 +20,10 @@ import pytest
 
 import sandboxrun._cli as cli
 from sandboxrun import ExecResult, FakeBackend, HookFactory, HookSpec, Settings
-from sandboxrun._answer import agent_answer
 from sandboxrun._check.events import parse_line
 from sandboxrun._dialects.cline import CARETI, CLINE, CLINE_VSCODE
 from sandboxrun._dialects.cline_sdk import EVENT_FILES, TRUNCATION_NOTE
+from sandboxrun._runner.reply import agent_answer
 from sandboxrun._types import CombinedResult
 from tests.test_cli_unit import engine, feed, one_json_line, ws  # noqa: F401
 

@@ -16,7 +16,7 @@ from sandboxrun._dialects.codex import CODEX
 from sandboxrun._dialects.codex import discovery as codex_discovery
 from sandboxrun._dialects.codex.schema import OUTPUT_SCHEMA, schema_problem, semantic_problem
 from sandboxrun._dialects.registry import DIALECTS
-from sandboxrun._exec import exec_request, run_exec
+from sandboxrun._runner.exec import exec_request, run_exec
 from sandboxrun._settings import Settings
 from sandboxrun._types import ExecRequest, ExecResult, HookSpec
 
@@ -436,7 +436,7 @@ def test_a_matcher_that_does_not_compile_skips_its_group_at_every_level(
 def forwarded(event: str, **answer: Any):  # type: ignore[no-untyped-def]
     """What a forwarder (`run EVENT --agent codex --answer agent`) hands Codex for a
     combined answer (the fields `combine` gives, `answer` over them)."""
-    from sandboxrun._answer import agent_answer
+    from sandboxrun._runner.reply import agent_answer
     from sandboxrun._types import CombinedResult
 
     combined = {"blocked": False, "permissionDecision": None, "reason": "",

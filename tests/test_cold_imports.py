@@ -267,7 +267,7 @@ def test_the_command_modules_import_no_dialect() -> None:
     """`exec`'s, `run`'s and the shims' (`--answer agent`) modules import no agent's
     dialect of their own: the agent's is imported when its command runs."""
     code = (
-        "import sys, sandboxrun._exec, sandboxrun._answer, sandboxrun._install.answer, sandboxrun._runner;"
+        "import sys, sandboxrun._runner.exec, sandboxrun._runner.reply, sandboxrun._install.answer, sandboxrun._runner.factory;"
         " from sandboxrun._dialects.registry import WHERE;"
         " print(sorted({'sandboxrun._dialects.' + m for m, *_ in WHERE.values()} & set(sys.modules)))"
     )

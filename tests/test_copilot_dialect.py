@@ -144,8 +144,8 @@ def test_an_entrys_env_never_replaces_the_sandboxs_variables(ws: Path, home: Pat
     and the hook runs with the sandbox's value."""
     from sandboxrun._backends.environment import PATH, hook_environment
     from sandboxrun._dialects.base import SANDBOX_VARS
-    from sandboxrun._envfile import VAR
-    from sandboxrun._runner import HookFactory
+    from sandboxrun._runner.factory import HookFactory
+    from sandboxrun._sandbox.envfile import VAR
     from sandboxrun._settings import Settings
 
     assert {*hook_environment({}, "/h"), VAR} == SANDBOX_VARS  # the list is what is set
@@ -501,7 +501,7 @@ def test_run_answer_agent_never_denies_for_an_error_of_ours() -> None:
     """`run --answer agent` before any hook ran (no engine, a bad config file): exit 0
     and no stdout for Copilot, whose preToolUse denies on any non-zero exit; a deny
     (exit 2) under fail-closed."""
-    from sandboxrun._answer import error_answer
+    from sandboxrun._runner.reply import error_answer
 
     opened = error_answer(COPILOT, False, "no Docker Engine")
     assert (opened.stdout, opened.exit_code) == (b"", 0)
@@ -513,7 +513,7 @@ def test_run_answer_agent_never_denies_for_an_error_of_ours() -> None:
 
 
 def _factory(home: Path, ws: Path, fake: FakeBackend, **settings: Any) -> Any:
-    from sandboxrun._runner import HookFactory
+    from sandboxrun._runner.factory import HookFactory
     from sandboxrun._settings import Settings
 
     return HookFactory(Settings(agent="copilot", review="off", **settings), fake,

@@ -15,7 +15,7 @@ from sandboxrun import HookFactory, Settings
 from sandboxrun._dialects.crush import CRUSH
 from sandboxrun._dialects.crush.dialect import read_answer, untrusted_stdout
 from sandboxrun._errors import EngineError
-from sandboxrun._exec import exec_request, run_exec
+from sandboxrun._runner.exec import exec_request, run_exec
 from sandboxrun._types import ExecRequest, ExecResult, HookOutcome, HookSpec
 
 from .conftest import FakeBackend

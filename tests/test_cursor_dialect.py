@@ -14,7 +14,7 @@ import pytest
 from sandboxrun import HookFactory, Settings
 from sandboxrun._dialects.cursor import CURSOR, CursorDialect, untrusted_stdout
 from sandboxrun._errors import ConfigError, EngineError
-from sandboxrun._exec import exec_request, run_exec
+from sandboxrun._runner.exec import exec_request, run_exec
 from sandboxrun._types import ExecRequest, ExecResult, HookOutcome, HookSpec
 
 from .conftest import FakeBackend
@@ -342,7 +342,7 @@ def test_exec_mounts_the_root_the_hook_starts_in(tmp_path: Path, home: Path) -> 
 
 def test_exec_mounts_every_root_it_may_and_no_other(tmp_path: Path, home: Path) -> None:
     """A multi-root workspace: every root mounted read-only at its own path (as `run`
-    mounts them); one `_mounts` refuses (a dot-folder of the home) is left out."""
+    mounts them); one `_sandbox.mounts` refuses (a dot-folder of the home) is left out."""
     first, second, secret = tmp_path / "a", tmp_path / "b", home / ".ssh"
     for folder in (first, second, secret):
         folder.mkdir()

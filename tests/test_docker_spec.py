@@ -18,7 +18,7 @@ from sandboxrun._backends.docker.spec import MASKED_PATHS, container_config
 from sandboxrun._backends.environment import PATH
 from sandboxrun._backends.helper import Helper
 from sandboxrun._backends.labels import DEADLINE, MANAGED, container_labels
-from sandboxrun._mounts import home_layout
+from sandboxrun._sandbox.mounts import home_layout
 from sandboxrun._settings import parse_size
 
 LABELS = container_labels(2_000_000_000, run="r1", hook="PreToolUse")

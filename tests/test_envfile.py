@@ -1,6 +1,6 @@
 """CLAUDE_ENV_FILE: the strict reading of what a hook wrote, the name allowlist and the
 values that point into a workspace, and which agent file may receive the lines
-(`_envfile`)."""
+(`_sandbox.envfile`)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from sandboxrun import ExecRequest, ExecResult, FakeBackend, HookFactory, Settings, _envfile
-from sandboxrun._envfile import agent_file, append, collect, parse
+from sandboxrun import ExecRequest, ExecResult, FakeBackend, HookFactory, Settings
 from sandboxrun._errors import ConfigError
+from sandboxrun._sandbox import envfile as _envfile
+from sandboxrun._sandbox.envfile import agent_file, append, collect, parse
 from sandboxrun._types import Cancel
 
 # The names the tests' own hooks set, as a user would list them in env_file_allow.
@@ -326,7 +327,7 @@ def _exec_env(
     """`exec` of a SessionStart command (`stdin`, `exec --event` `hook_name`) that writes
     `export NODE_ENV=production` to its env file and exits `code`, the agent's
     CLAUDE_ENV_FILE in `~/<folder>/session-env`: (that file, exec's stderr)."""
-    from sandboxrun._exec import exec_request, run_exec
+    from sandboxrun._runner.exec import exec_request, run_exec
 
     target = home / folder / "session-env" / "s1" / "sessionstart-hook-0.sh"
     target.parent.mkdir(parents=True)
@@ -359,7 +360,7 @@ def test_exec_hands_lines_to_the_agents_own_session_env_folder(home: Path, tmp_p
 def test_exec_gives_an_env_file_only_for_the_events_run_gives_one(
     home: Path, tmp_path: Path
 ) -> None:
-    """As `run` (`_envfile.EVENTS`): a PreToolUse command gets no CLAUDE_ENV_FILE even
+    """As `run` (`_sandbox.envfile.EVENTS`): a PreToolUse command gets no CLAUDE_ENV_FILE even
     where the agent's environment names one; `exec` gave one for any event."""
     seen: list[ExecRequest] = []
     stdin = b'{"hook_event_name": "PreToolUse", "tool_name": "Bash"}'

@@ -89,7 +89,7 @@ def serving(backend: FakeBackend, socket: str, monkeypatch: pytest.MonkeyPatch) 
         close_servers(app, servers, socket)
 
 
-# The agent hands a hook its CLAUDE_ENV_FILE for this event (`_envfile.EVENTS`)
+# The agent hands a hook its CLAUDE_ENV_FILE for this event (`_sandbox.envfile.EVENTS`)
 SESSION_START = json.dumps({"hook_event_name": "SessionStart", "session_id": "s1"}).encode()
 
 

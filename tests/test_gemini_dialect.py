@@ -23,7 +23,7 @@ from sandboxrun._dialects.gemini.dialect import GEMINI, GeminiDialect
 from sandboxrun._dialects.gemini.settings import PROJECT_VARS, strip_comments
 from sandboxrun._dialects.registry import DIALECTS
 from sandboxrun._errors import EngineError
-from sandboxrun._exec import run_exec
+from sandboxrun._runner.exec import run_exec
 from sandboxrun._settings import Settings
 from sandboxrun._types import HookOutcome, HookSpec
 
@@ -161,7 +161,7 @@ def test_an_entrys_env_adds_variables_never_over_sandboxruns(places: Any) -> Non
     sandboxrun sets: a guard reading $GEMINI_PROJECT_DIR finds the project it guards
     (Gemini itself lets the entry's win; inside, the sandbox's paths are what is true).
     Each pair left out is named in a warning; the hook runs with ours."""
-    from sandboxrun._runner import HookFactory
+    from sandboxrun._runner.factory import HookFactory
 
     _, _, home, ws = places
     env = {"GEMINI_PROJECT_DIR": "/elsewhere", "CLAUDE_PROJECT_DIR": "/", "GEMINI_CWD": "",
@@ -196,8 +196,8 @@ def test_the_session_variable_is_the_events_session_id(
     """GEMINI_SESSION_ID inside (`run` and `exec`) is the event's `session_id`, as
     Gemini sets it, when it is short and plain; never the host's variable.
     GEMINI_PLANS_DIR (a folder of the user's home, not mounted) is never set."""
-    from sandboxrun._exec import exec_request
-    from sandboxrun._runner import HookFactory
+    from sandboxrun._runner.exec import exec_request
+    from sandboxrun._runner.factory import HookFactory
 
     _, _, home, ws = places
     write(ws / ".gemini" / "settings.json", {"hooks": {"BeforeTool": [entry("guard")]}})
@@ -436,7 +436,7 @@ def test_exec_adds_no_line_where_gemini_would_read_it_as_the_answer() -> None:
 
 
 def test_run_answer_agent_prints_geminis_own_fields() -> None:
-    from sandboxrun._answer import agent_answer
+    from sandboxrun._runner.reply import agent_answer
     from sandboxrun._types import CombinedResult
 
     found = outcomes({"decision": "deny", "reason": "no"}, {"systemMessage": "m"})
@@ -469,7 +469,7 @@ def test_sequential_hooks_read_what_the_earlier_ones_made_of_the_input(places: A
     """`sequential: true` on any entry of the event: the hooks run in turn, the second
     reading the tool input the first rewrote (merged over it); without it, side by side,
     each reading the event as given."""
-    from sandboxrun._runner import HookFactory
+    from sandboxrun._runner.factory import HookFactory
 
     _, _, home, ws = places
     rewrite = entry("rewrite", matcher="run_shell_command")

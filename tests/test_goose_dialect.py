@@ -18,7 +18,7 @@ from sandboxrun import HookFactory, Settings
 from sandboxrun._dialects.goose import GOOSE
 from sandboxrun._dialects.goose.dialect import classify
 from sandboxrun._errors import EngineError
-from sandboxrun._exec import exec_request, run_exec
+from sandboxrun._runner.exec import exec_request, run_exec
 from sandboxrun._types import ExecRequest, ExecResult, HookOutcome, HookSpec
 
 from .conftest import FakeBackend

@@ -1,4 +1,4 @@
-"""What the sandbox stopped (`_hints`, issue 17 item 8): the patterns read from a hook's
+"""What the sandbox stopped (`_sandbox.hints`, issue 17 item 8): the patterns read from a hook's
 stderr, their limits, and where the hint shows (the report, `check`, `run --answer agent`);
 never in a decision. The real hooks are in tests/engine/test_sandbox_stopped.py."""
 
@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from sandboxrun._answer import agent_answer
 from sandboxrun._check.events import EventLine
 from sandboxrun._check.replay import judge
 from sandboxrun._dialects.claude.dialect import CLAUDE
 from sandboxrun._dialects.cline import CLINE
-from sandboxrun._hints import HOME_WRITE, NETWORK, READ_ONLY, TAIL, hint
-from sandboxrun._mounts import sandbox_home
+from sandboxrun._runner.reply import agent_answer
+from sandboxrun._sandbox.hints import HOME_WRITE, NETWORK, READ_ONLY, TAIL, hint
+from sandboxrun._sandbox.mounts import sandbox_home
 from sandboxrun._types import CombinedResult, HookOutcome, HookSpec
 
 
@@ -64,7 +64,7 @@ def test_the_home_is_looked_up_only_for_a_refusal(monkeypatch: pytest.MonkeyPatc
     def looked_up() -> str:
         raise AssertionError("sandbox_home looked up")
 
-    monkeypatch.setattr("sandboxrun._hints.sandbox_home", looked_up)
+    monkeypatch.setattr("sandboxrun._sandbox.hints.sandbox_home", looked_up)
     assert hint(b"blocked: rm -rf\n", failed=True).stopped is None
     with pytest.raises(AssertionError, match="looked up"):
         hint(b"bash: /x: Permission denied\n", failed=False)

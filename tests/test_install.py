@@ -18,7 +18,7 @@ import pytest
 from loguru import logger
 
 import sandboxrun._cli as cli
-from sandboxrun import CombinedResult, HookOutcome, HookSpec, _answer
+from sandboxrun import CombinedResult, HookOutcome, HookSpec
 from sandboxrun._dialects.claude.dialect import CLAUDE
 from sandboxrun._dialects.claude.wrapped import wrap
 from sandboxrun._dialects.cline import CLINE, HOOK_NAMES
@@ -31,6 +31,7 @@ from sandboxrun._install import jsonspan
 from sandboxrun._install import launcher as _launcher
 from sandboxrun._install.cline import shim_text
 from sandboxrun._install.record import Record
+from sandboxrun._runner import reply as _answer
 from sandboxrun._wrapped import value_key
 
 SETTINGS = """{

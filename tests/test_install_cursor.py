@@ -301,7 +301,7 @@ def test_exec_starts_an_enterprise_hook_in_its_folder(
 
     from sandboxrun import Settings
     from sandboxrun._dialects import registry
-    from sandboxrun._exec import exec_request
+    from sandboxrun._runner.exec import exec_request
 
     etc = tmp_path / "etc-cursor"
     (etc / "hooks").mkdir(parents=True)

@@ -19,7 +19,7 @@ from sandboxrun._dialects.kiro.config import KiroHook
 from sandboxrun._dialects.kiro.dialect import truncate, user_prompt
 from sandboxrun._dialects.kiro.matcher import _TooMany, parse, tool_matches
 from sandboxrun._errors import EngineError, PatternError
-from sandboxrun._exec import exec_request, run_exec
+from sandboxrun._runner.exec import exec_request, run_exec
 from sandboxrun._types import ExecRequest, ExecResult, HookOutcome
 
 from .conftest import FakeBackend

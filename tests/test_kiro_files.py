@@ -25,7 +25,7 @@ from sandboxrun import HookFactory, Settings
 from sandboxrun._dialects.kiro import KIRO, files
 from sandboxrun._dialects.kiro.files import matcher_problem, regex_matches
 from sandboxrun._dialects.kiro.hook import KiroHook
-from sandboxrun._exec import exec_request, run_exec
+from sandboxrun._runner.exec import exec_request, run_exec
 from sandboxrun._types import ExecResult, HookOutcome, HookSpec
 
 from .conftest import FakeBackend

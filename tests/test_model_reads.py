@@ -20,7 +20,7 @@ import pytest
 import sandboxrun._cli as cli
 from sandboxrun import ExecResult
 from sandboxrun._dialects.gemini.dialect import BLOCKING, GEMINI, read_output
-from sandboxrun._exec import may_add_lines
+from sandboxrun._runner.exec import may_add_lines
 from tests.test_cli_unit import engine, feed, ws  # noqa: F401
 
 EVENT = {"hook_event_name": "BeforeTool", "tool_name": "run_shell_command",

@@ -1,4 +1,4 @@
-"""What may be mounted (`_mounts`): workspace roots an event names, hook files' folders."""
+"""What may be mounted (`_sandbox.mounts`): workspace roots an event names, hook files' folders."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sandboxrun import ConfigError, Settings
-from sandboxrun._mounts import HOME_FOLDERS, HOOK_HOME, check_root, home_layout, hook_mount
+from sandboxrun._sandbox.mounts import HOME_FOLDERS, HOOK_HOME, check_root, home_layout, hook_mount
 
 
 @pytest.mark.parametrize("root", ["/", "/etc", "/etc/ssl", "/var/lib/dpkg", "/usr/local/bin",
@@ -121,7 +121,7 @@ def test_a_home_that_cannot_be_one_falls_back_to_home_hook(
     monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
     """A home at /, in a system folder or a shared one: the hook's home is /home/hook."""
-    from sandboxrun import _mounts
+    from sandboxrun._sandbox import mounts as _mounts
 
     monkeypatch.setattr(_mounts, "account_home", lambda: where)
     layout = home_layout([])
@@ -190,7 +190,7 @@ def test_allowed_roots_confine(home: Path, tmp_path: Path) -> None:
 def test_sandboxrun_own_files_are_never_roots(home: Path, tmp_path: Path) -> None:
     """The state folder (other workspaces' hook states), a folder holding it, the
     server's socket folder and token: refused, even under allowed_roots."""
-    from sandboxrun._mounts import workspace_root
+    from sandboxrun._sandbox.mounts import workspace_root
 
     base = tmp_path / "srv"
     key = base / "state" / ("0" * 32)
@@ -213,7 +213,7 @@ def test_a_servers_own_files_and_allowed_roots_bind_every_request(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What `serve` registers at start-up holds whatever settings a request brings."""
-    from sandboxrun import _mounts
+    from sandboxrun._sandbox import mounts as _mounts
 
     monkeypatch.setattr(_mounts, "_server", _mounts._server)  # restored afterwards
     for name in ("tenants/t1", "etc-sr", "other"):
@@ -232,7 +232,7 @@ def test_every_claude_shaped_agents_folder_is_a_home_folder_with_its_hook_places
     cache) as on the host, and its hooks folder and transcripts mount there writable."""
     from sandboxrun._dialects.claude.dialect import ClaudeDialect
     from sandboxrun._dialects.registry import DIALECTS
-    from sandboxrun._mounts import HOOK_PLACES
+    from sandboxrun._sandbox.mounts import HOOK_PLACES
 
     for dialect in DIALECTS.values():
         if not isinstance(dialect, ClaudeDialect):

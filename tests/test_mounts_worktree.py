@@ -1,4 +1,4 @@
-"""Issue 29 item 6: `_mounts.git_folders`, what a linked worktree's hooks are given so
+"""Issue 29 item 6: `_sandbox.mounts.git_folders`, what a linked worktree's hooks are given so
 that git inside answers about it (its common git folder), and every `.git` file a
 repository could craft to reach something else, which mounts nothing and is named.
 Both pipelines use it: `run` (the factory's requests) and `exec` (`exec_request`).
@@ -12,17 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from sandboxrun import (
-    ConfigError,
-    ExecRequest,
-    ExecResult,
-    FakeBackend,
-    HookFactory,
-    Settings,
-    _mounts,
-)
-from sandboxrun._exec import exec_request
-from sandboxrun._mounts import git_folders
+from sandboxrun import ConfigError, ExecRequest, ExecResult, FakeBackend, HookFactory, Settings
+from sandboxrun._runner.exec import exec_request
+from sandboxrun._sandbox import mounts as _mounts
+from sandboxrun._sandbox.mounts import git_folders
 
 
 def git(where: Path, *args: str) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from sandboxrun import ExecResult, FakeBackend, HookFactory, Settings
 from sandboxrun._backends.image_tools import ImageTools, image_tools, parse_probe
-from sandboxrun._preflight import first_command, missing, shebang, unreadable
+from sandboxrun._sandbox.preflight import first_command, missing, shebang, unreadable
 
 IMAGE = "test/hooks:1"
 PROBE_OUT = "\n".join(

@@ -17,8 +17,8 @@ from sandboxrun import ExecRequest, ExecResult, FakeBackend, Settings, _review
 from sandboxrun._backends.docker.backend import DockerBackend
 from sandboxrun._backends.helper import Helper
 from sandboxrun._errors import ConfigError
-from sandboxrun._exec import run_exec
 from sandboxrun._review.pins import MAX_KEPT
+from sandboxrun._runner.exec import run_exec
 from sandboxrun._types import ApprovedFile
 from tests.test_kubernetes_pod import WS, pod, request
 from tests.test_review import COMMAND, GUARD, WEAK, approve_all, event, exec_request, project, run

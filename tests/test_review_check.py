@@ -74,7 +74,7 @@ def test_list_says_what_awaits_review(home, ws, make_hook, capsys, monkeypatch) 
     """The engine is not asked: whether each hook can start is left unchecked."""
     make_hook(ws / test_check.LOCAL)
     user_config(home, 'review = "required"\n')  # under warn, a first run pins quietly
-    monkeypatch.setattr("sandboxrun._preflight.check_discovered",
+    monkeypatch.setattr("sandboxrun._sandbox.preflight.check_discovered",
                         lambda hooks, backend: ([None] * len(hooks), "not checked"))  # fmt: skip
     monkeypatch.setattr("sandboxrun._backends.choose.make_backend", lambda settings: None)
     assert cli.main(["list", "--agent", "cline"]) == 0

@@ -222,7 +222,7 @@ def test_review_and_list_name_a_deleted_cline_hook(home, ws, make_hook, capsys, 
     out = capsys.readouterr().out
     assert "(1 removed)" in out and "removed: cline PreToolUse" in out
     assert "+++ /dev/null" in out and "-echo '{\"cancel\": false}'" in out
-    monkeypatch.setattr("sandboxrun._preflight.check_discovered",
+    monkeypatch.setattr("sandboxrun._sandbox.preflight.check_discovered",
                         lambda hooks, backend: ([None] * len(hooks), "not checked"))  # fmt: skip
     monkeypatch.setattr("sandboxrun._backends.choose.make_backend", lambda settings: None)
     assert cli.main(["list", "--agent", "cline", "--json"]) == 0

@@ -1,5 +1,5 @@
 """Issue 17 items 3 and 7: the workspace roots every entry point accepts (the rules are
-`_mounts.check_root`'s, tested in test_mounts.py): `run` (--workspace, the event's
+`_sandbox.mounts.check_root`'s, tested in test_mounts.py): `run` (--workspace, the event's
 roots, the caller's folder), `exec`, `check`, `serve`'s requests and its start-up, and
 the Python API's `HookFactory.create` as well as `run`. No engine: a fake backend that
 fails the test if a hook is ever run."""
@@ -15,7 +15,7 @@ import pytest
 import sandboxrun._cli as cli
 from sandboxrun import ConfigError, FakeBackend, HookFactory, Settings
 from sandboxrun._backends.docker import backend as _docker
-from sandboxrun._exec import exec_request
+from sandboxrun._runner.exec import exec_request
 from sandboxrun._server import App
 from tests.conftest import user_config
 from tests.test_cli_unit import (

@@ -21,9 +21,9 @@ from sandboxrun import (
     NoOpHookRunner,
     Settings,
 )
-from sandboxrun._answer import current_folder
 from sandboxrun._dialects.cline import CLINE
-from sandboxrun._runner import resolve_workspaces
+from sandboxrun._runner.factory import resolve_workspaces
+from sandboxrun._runner.reply import current_folder
 
 GLOBAL = Path("Documents/Cline/Hooks")
 LOCAL = Path(".clinerules/hooks")
@@ -585,7 +585,7 @@ def test_workspace_hook_timeout_never_exceeds_the_users_limit(
 ) -> None:
     """A timeout from a workspace file may shorten the limit but not lengthen it."""
     from sandboxrun import HookSpec
-    from sandboxrun._runner import hook_timeout
+    from sandboxrun._runner.factory import hook_timeout
 
     spec = HookSpec("PreToolUse", "x", source, ("x",), "/", (), timeout=own)
     assert hook_timeout(spec, 60.0) == expected

@@ -1048,7 +1048,7 @@ def _exec_body(
     return json.dumps(body).encode()
 
 
-# An event the agent hands a hook its CLAUDE_ENV_FILE for (`_envfile.EVENTS`)
+# An event the agent hands a hook its CLAUDE_ENV_FILE for (`_sandbox.envfile.EVENTS`)
 SESSION_START = json.dumps({"hook_event_name": "SessionStart", "session_id": "s"}).encode()
 
 

@@ -1,4 +1,4 @@
-"""The rules every entry point shares (`_session`), over a FakeBackend: a missing runtime
+"""The rules every entry point shares (`_runner.session`), over a FakeBackend: a missing runtime
 blocks, fail-closed blocks on any failure of ours, the event has an overall deadline,
 and the hooks of one event are bounded in number and in parallelism."""
 
@@ -19,9 +19,9 @@ from sandboxrun import (
     HookFactory,
     RuntimeMissing,
     Settings,
-    _runner,
-    _session,
 )
+from sandboxrun._runner import combined
+from sandboxrun._runner import session as _session
 
 LOCAL = Path(".clinerules/hooks")
 CANCEL = ExecResult(0, b'{"cancel": true, "errorMessage": "no"}', b"", 1)
@@ -89,7 +89,7 @@ def test_a_stalled_hook_run_is_answered_at_the_overall_deadline(
 ) -> None:
     """A backend that never returns cannot hold the answer: past the budget the hook counts
     as timed out, fail-closed cancels, and the result says the work was abandoned."""
-    monkeypatch.setattr(_runner, "RUN_GRACE", 0.2)
+    monkeypatch.setattr(combined, "RUN_GRACE", 0.2)
     monkeypatch.setattr(_session, "EXTRA_GRACE", 0.2)
     never = threading.Event()
     factory = HookFactory(

@@ -1,4 +1,4 @@
-"""A session's shared /tmp (`tmp = "session"`, `_sessiontmp`): the setting, the key, the
+"""A session's shared /tmp (`tmp = "session"`, `_sandbox.sessiontmp`): the setting, the key, the
 folder and what a hostile hook leaves in it, the runner and the Docker container."""
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from unittest import mock
 
 import pytest
 
-from sandboxrun import ExecResult, FakeBackend, HookFactory, SandboxrunError, Settings, _state
-from sandboxrun import _sessiontmp as st
+from sandboxrun import ExecResult, FakeBackend, HookFactory, SandboxrunError, Settings
 from sandboxrun._backends.docker.backend import DockerBackend
+from sandboxrun._sandbox import sessiontmp as st
+from sandboxrun._sandbox import state as _state
 from sandboxrun._types import ExecRequest
 from tests.conftest import user_config
 

@@ -1,4 +1,4 @@
-"""Hook state (`_state`): the key, the size cap and the removal that follows no link."""
+"""Hook state (`_sandbox.state`): the key, the size cap and the removal that follows no link."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sandboxrun import ExecResult, FakeBackend, HookFactory, SandboxrunError, Settings, _state
+from sandboxrun import ExecResult, FakeBackend, HookFactory, SandboxrunError, Settings
 from sandboxrun._errors import ConfigError
+from sandboxrun._sandbox import state as _state
 from tests.conftest import user_config
 
 

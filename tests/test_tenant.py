@@ -1,6 +1,6 @@
 """Issue 29 item 2 without an engine: a tenant's request (serve's TCP listener,
 `Caller.tenant`) is given nothing of the server's account, only what lies below the
-allowed_roots (`_mounts.for_tenant`), on both pipelines and through the Python API;
+allowed_roots (`_sandbox.mounts.for_tenant`), on both pipelines and through the Python API;
 read off the requests a recording backend receives. tests/engine/test_tenant.py runs
 the issue's reproduction through a real `serve --listen`."""
 
@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from sandboxrun import ExecResult, FakeBackend, HookFactory, Settings, _mounts
+from sandboxrun import ExecResult, FakeBackend, HookFactory, Settings
 from sandboxrun._dialects.claude.settings import project_root
-from sandboxrun._exec import exec_request
+from sandboxrun._runner.exec import exec_request
+from sandboxrun._sandbox import mounts as _mounts
 from sandboxrun._server import App
 from tests.conftest import user_config
 from tests.test_claude_plugins import install

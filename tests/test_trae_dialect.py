@@ -24,8 +24,8 @@ from sandboxrun._dialects import AGENTS
 from sandboxrun._dialects.claude.agents import TRAE
 from sandboxrun._dialects.registry import DIALECTS
 from sandboxrun._errors import ImageMissing
-from sandboxrun._exec import exec_request, run_exec
 from sandboxrun._install import command as _command
+from sandboxrun._runner.exec import exec_request, run_exec
 from sandboxrun._settings import Settings
 from sandboxrun._types import HookSpec
 from tests.test_claudelike import write

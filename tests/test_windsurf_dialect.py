@@ -16,8 +16,8 @@ from sandboxrun import HookFactory, Settings
 from sandboxrun._dialects.registry import DIALECTS
 from sandboxrun._dialects.windsurf import WINDSURF, WindsurfDialect
 from sandboxrun._errors import EngineError
-from sandboxrun._exec import exec_request, run_exec
-from sandboxrun._mounts import HOME_FOLDERS, HOOK_PLACES
+from sandboxrun._runner.exec import exec_request, run_exec
+from sandboxrun._sandbox.mounts import HOME_FOLDERS, HOOK_PLACES
 from sandboxrun._types import ExecRequest, ExecResult, HookOutcome, HookSpec
 
 from .conftest import FakeBackend
@@ -256,7 +256,7 @@ def test_exec_of_post_setup_worktree_gets_the_root_as_a_name(tmp_path: Path, hom
 
 
 def test_run_answer_agent_speaks_in_exit_codes() -> None:
-    from sandboxrun._answer import agent_answer, error_answer
+    from sandboxrun._runner.reply import agent_answer, error_answer
     from sandboxrun._types import CombinedResult
 
     blocked = agent_answer(WINDSURF, "pre_run_command", CombinedResult(_answer_of(True), ()))
@@ -284,8 +284,8 @@ def test_exec_mounts_the_transcript_for_the_users_wrapper_only(
     ws: Path, home: Path, untrusted: bool
 ) -> None:
     """`exec --untrusted` (a repository's wrapper) runs without the conversation."""
-    from sandboxrun._answer import Caller, answer_exec
     from sandboxrun._cli.parser import parser
+    from sandboxrun._runner.reply import Caller, answer_exec
 
     transcript = home / ".windsurf" / "transcripts" / "t1.jsonl"
     transcript.parent.mkdir(parents=True)

@@ -3,8 +3,8 @@
 Written when the user's config names a file (`audit_log`; the config file only: the
 environment is no source of settings, so a repository can neither turn it off nor point
 it elsewhere). Every entry point records through here: `run`, `check`, the Python API
-and `serve`'s `run` through `_session.answer_event`, `exec` (cold and served) through
-`_answer.answer_exec`. A request `serve` answers is written by the server, with the
+and `serve`'s `run` through `_runner.session.answer_event`, `exec` (cold and served) through
+`_runner.reply.answer_exec`. A request `serve` answers is written by the server, with the
 settings it answered under. A line (`hook_line`) holds: time, entry point, agent,
 event, session, tool and tool-use id (where the agent's event names them), the hook
 (name, source level, sha256 of its file or its command), its decision and reason, exit
@@ -38,7 +38,7 @@ MAX_FIELD = 500  # characters of a reason or an error kept in a line
 MAX_HASHED = 16 << 20  # a hook file larger than this is hashed as its first 16 MiB
 MAX_PAYLOAD = 1 << 20  # bytes of an event kept with `audit_payload` (then cut, said so)
 # Where the agents' events name their session, tool and tool call (first found wins).
-_SESSION = SESSION_FIELDS  # the same as a shared /tmp's (`_sessiontmp`)
+_SESSION = SESSION_FIELDS  # the same as a shared /tmp's (`_sandbox.sessiontmp`)
 _TOOL = ("tool_name", "toolName")
 _TOOL_USE = ("tool_use_id", "toolUseId", "tool_call_id", "toolCallId")
 _STATUS = {"completed": "completed", "failed": "failed", "timed_out": "timed out",
@@ -98,7 +98,7 @@ def exec_record(
     why: str = "",
 ) -> dict[str, Any]:  # fmt: skip
     """The record of one `exec`: the hook as the agent read what exec handed it, for
-    the event its `outcome` was read for (`_exec.audit_exec` names it). `why`: the
+    the event its `outcome` was read for (`_runner.exec.audit_exec` names it). `why`: the
     sandbox's own failure, the reason when the agent's reading has none."""
     event = _event(stdin)
     base = _base(settings, backend, "exec", served, outcome.spec.hook_name, event, stdin)

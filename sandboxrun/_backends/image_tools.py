@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .._log import logger
-from .._mounts import HOOK_HOME, sandbox_home
+from .._sandbox.mounts import HOOK_HOME, sandbox_home
 from .._types import ExecRequest, ExecResult
 
 VERSION = 1
@@ -37,7 +37,7 @@ find / -xdev -maxdepth {DEPTH} -type l -xtype d 2>/dev/null | sed 's/^/l /' || e
 echo 'ok dirs'
 """
 # Empty tmpfs at every start: nothing the hook names there exists when it starts (nor in
-# the hook's home, `_mounts.sandbox_home`, where only what is mounted shows).
+# the hook's home, `_sandbox.mounts.sandbox_home`, where only what is mounted shows).
 EMPTY_AT_START = ("/tmp", HOOK_HOME)
 
 

@@ -1,5 +1,5 @@
 """`sandboxrun check`: the CI gate. Recorded events (JSON Lines) are replayed through a
-workspace's hooks in the sandbox, each line answered by `_session.answer_event` exactly
+workspace's hooks in the sandbox, each line answered by `_runner.session.answer_event` exactly
 as `sandboxrun run` answers it, and judged: a block, a deny, a failed hook (unless
 fail-open) or an unreadable line fails the gate.
 

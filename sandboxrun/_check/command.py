@@ -89,7 +89,7 @@ def read(args: argparse.Namespace, settings: Settings) -> list[EventLine]:
     dialect = dialect_of(settings)  # Cline's variant: only the SDK knows `tool_call`...
     if not args.transcript:
         return read_events(args.events, dialect)
-    from .._runner import resolve_workspaces
+    from .._runner.factory import resolve_workspaces
     from .transcript import read_transcript
 
     roots = resolve_workspaces({}, args.workspace, dialect, settings, cwd=os.getcwd())
@@ -114,7 +114,7 @@ def run_check(
     recorded events name: they were recorded elsewhere, and the gate checks this one
     (the hooks read it in the events' `workspaceRoots` / `cwd`, as `run` fills them in).
     """
-    from .._runner import HookFactory, resolve_workspaces
+    from .._runner.factory import HookFactory, resolve_workspaces
     from .junit import write_junit
     from .replay import replay
     from .report import Progress, summary

@@ -1,6 +1,6 @@
 """Replaying event lines through the hooks and judging each answer.
 
-Each line is answered by `_session.answer_event`, the path `sandboxrun run` and the API
+Each line is answered by `_runner.session.answer_event`, the path `sandboxrun run` and the API
 take: the same discovery, matchers, sandbox, deadlines and fail-closed rules; nothing is
 decided here that the dialect does not decide. What is added is the verdict of the gate:
 
@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._dialects.base import Dialect
-from .._runner import HookFactory
-from .._session import answer_event, closed
+from .._runner.factory import HookFactory
+from .._runner.session import answer_event, closed
 from .._text import printable
 from .._types import CombinedResult, HookOutcome
 from .events import EventLine

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _log, _userconfig
-from .._answer import error_reply
+from .._runner.reply import error_reply
 from .._text import printable
 from .common import write_reply
 from .parser import parser as _parser

@@ -15,9 +15,9 @@ from .._log import logger
 if TYPE_CHECKING:
     import argparse
 
-    from .._answer import Reply
     from .._backends.base import Backend
     from .._backends.image_tools import ImageTools
+    from .._runner.reply import Reply
     from .._settings import Settings
     from .._types import ExecRequest, ExecResult
 

@@ -18,7 +18,7 @@ from .._backends.docker.backend import DockerBackend
 from .._backends.docker.engine import DEFAULT_ADDRESS
 from .._backends.helper import PROTOCOL_LABEL, Helper
 from .._errors import SandboxrunError
-from .._preflight import check_discovered
+from .._sandbox.preflight import check_discovered
 from .._settings import Settings, parse_size
 from .._types import ExecRequest
 
@@ -185,7 +185,7 @@ def hook_checks(
 ) -> list[tuple[bool | None, str, str]]:
     """Per agent (`agents`, else every agent with hooks or notes here): the hooks that run
     unsandboxed although sandboxrun was installed, and whether each hook of the current
-    directory can start in the image (`_preflight`)."""
+    directory can start in the image (`_sandbox.preflight`)."""
     from .._dialects.registry import DIALECTS
 
     out: list[tuple[bool | None, str, str]] = []
@@ -206,7 +206,7 @@ def _agent_checks(
     """One agent's lines (what is wrong) and how many of its hooks were found here."""
     from .._dialects.registry import dialect_of
     from .._install.status import notes  # installed here, but a pull brought a hook: unsandboxed
-    from .._runner import resolve_workspaces  # the runner is above the doctor
+    from .._runner.factory import resolve_workspaces  # the runner is above the doctor
 
     agent = settings.agent
     dialect = dialect_of(settings)

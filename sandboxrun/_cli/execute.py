@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .. import _log
-from .._answer import Caller, absolute_paths, answer_exec
+from .._runner.reply import Caller, absolute_paths, answer_exec
 from .common import opened_backend, write_reply
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ def command(args: argparse.Namespace) -> int:
 
         return opened_backend(make_backend(settings), opened, pending)
 
-    from .._exec import may_add_lines
+    from .._runner.exec import may_add_lines
 
     absolute_paths(args, caller.cwd)
     with _log.hold() as held:  # our log lines go after the hook's stderr, if at all

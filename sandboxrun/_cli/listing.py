@@ -14,11 +14,11 @@ if TYPE_CHECKING:
 
 
 def command(args: argparse.Namespace) -> int:
-    from .._answer import absolute_paths
     from .._backends.choose import make_backend
     from .._dialects.registry import dialect_of
-    from .._preflight import check_discovered
-    from .._runner import resolve_workspaces
+    from .._runner.factory import resolve_workspaces
+    from .._runner.reply import absolute_paths
+    from .._sandbox.preflight import check_discovered
     from .._settings import account_home
 
     absolute_paths(args, os.getcwd())  # not served: this process's folder is the caller's

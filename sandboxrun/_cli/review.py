@@ -13,12 +13,12 @@ from .common import emit, load
 
 
 def command(args: argparse.Namespace) -> int:
-    from .._answer import absolute_paths
     from .._dialects.registry import dialect_of
     from .._errors import ConfigError
     from .._review import approve, audit, migrate, record
     from .._review.show import diff, pending, scan, summary
-    from .._runner import resolve_workspaces
+    from .._runner.factory import resolve_workspaces
+    from .._runner.reply import absolute_paths
     from .._settings import account_home
 
     absolute_paths(args, os.getcwd())

@@ -1,5 +1,5 @@
 """`sandboxrun run HOOK`: the hooks of one event; the answer (JSON) on stdout, or with
-`--answer agent` the agent's own answer (`_answer.answer_agent`)."""
+`--answer agent` the agent's own answer (`_runner.reply.answer_agent`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from .._answer import Caller, answer_run, callers_paths, run_result
+from .._runner.reply import Caller, answer_run, callers_paths, run_result
 from .common import LazyBackend, emit, opened_backend, write_reply
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ import os
 
 def command(args: argparse.Namespace) -> int:
     from .._errors import ConfigError
-    from .._mounts import own_files, serving
+    from .._sandbox.mounts import own_files, serving
     from .._server import serve
     from .._settings import Settings, config_path
 
@@ -23,7 +23,7 @@ def command(args: argparse.Namespace) -> int:
             ' whose workspaces TCP requests may name, e.g. allowed_roots = ["/srv/workspaces"]'
         )
     # The server's own files are never a root, whatever config a request names, and its
-    # allowed_roots confine every request (`_mounts.serving`).
+    # allowed_roots confine every request (`_sandbox.mounts.serving`).
     socket = os.path.dirname(os.path.abspath(args.socket)) if args.socket else ""
     token = os.path.abspath(token) if token else ""
     serving((*own_files(settings), config or "", socket, token), settings.allowed_roots)

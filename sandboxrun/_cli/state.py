@@ -1,5 +1,5 @@
 """`sandboxrun state list|clean`: the persistent homes of hooks named in `state`, and
-the /tmp folders of sessions under `tmp = "session"` (`_sessiontmp`)."""
+the /tmp folders of sessions under `tmp = "session"` (`_sandbox.sessiontmp`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from .common import emit, load
 
 
 def command(args: argparse.Namespace) -> int:
-    from .. import _state
+    from .._sandbox import state as _state
 
     settings = load(args)
     if args.state_command == "clean":

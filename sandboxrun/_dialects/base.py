@@ -159,7 +159,7 @@ class Dialect(Protocol):
         the project's when `untrusted`); a name, never mounted. A folder that is not one
         is a ConfigError naming it. Agents without such a variable: `no_hook_dir`."""
 
-    # What `exec` needs to run one command as the agent would (`_exec.exec_request`):
+    # What `exec` needs to run one command as the agent would (`_runner.exec.exec_request`):
 
     @property
     def shell(self) -> tuple[str, ...]:
@@ -209,7 +209,7 @@ class Dialect(Protocol):
 
     def hook_places(self, home: str) -> list[str]:
         """The agent's own hook folders in the user's `home` (and the system's): where the
-        files an `exec` command names may be mounted from (`_exec.trusted_places`)."""
+        files an `exec` command names may be mounted from (`_runner.exec.trusted_places`)."""
 
     def agent_deadline(self, event: Mapping[str, Any]) -> float | None:
         """The agent's own deadline for an entry without `timeout` when it depends on the
@@ -246,7 +246,7 @@ class Dialect(Protocol):
 
     @property
     def session_field(self) -> str | None:
-        """The event's own session field, looked at first (`_sessiontmp.session_of`)."""
+        """The event's own session field, looked at first (`_sandbox.sessiontmp.session_of`)."""
 
     @property
     def name_field(self) -> str:
@@ -255,7 +255,7 @@ class Dialect(Protocol):
     @property
     def env_file_dir(self) -> str | None:
         """Where the agent keeps the CLAUDE_ENV_FILE it gives the hooks of its session-env
-        events (`_envfile.EVENTS`), below the home: the Claude family's `user_dir`. None:
+        events (`_sandbox.envfile.EVENTS`), below the home: the Claude family's `user_dir`. None:
         the agent gives none."""
 
     def next_input(self, stdin: bytes, outcome: HookOutcome) -> bytes:
@@ -311,7 +311,7 @@ class ExecPlugin:
     id: str
     root: str  # mounted at its path
     env: Mapping[str, str]  # the variables naming it (root, data)
-    data: str | None = None  # its own data folder: private inside (`_state.plugin_data`)
+    data: str | None = None  # its own data folder: private inside (`_sandbox.state.plugin_data`)
 
 
 SH = ("/bin/sh", "-c")  # `Dialect.shell` of the agents that run a command string so

@@ -95,7 +95,7 @@ _SDK_NOT_RUN = {
     " the SDK/CLI does not run it",
 }
 # SUPPORTED_HOOK_FILE_EXTENSIONS ("" too); `.ps1` and `.ts` are run by interpreters the
-# image may lack (pwsh, bun): `_preflight` names what is missing, the hook never silently
+# image may lack (pwsh, bun): `_sandbox.preflight` names what is missing, the hook never silently
 # stops (a `not run` error, a block under fail-closed).
 SDK_EXTENSIONS = (".sh", ".bash", ".zsh", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".py",
                   ".ps1")  # fmt: skip
@@ -151,7 +151,7 @@ class ClineDialect:
     # Both engines name the workspace in every event (`workspaceRoots`), and the CLI may
     # start a hook from a daemon whose folder and environment are another run's: a hook
     # of Cline's (an installed shim) takes its roots from the event alone
-    # (`_answer.Caller.agent_hook`).
+    # (`_runner.reply.Caller.agent_hook`).
     roots_in_event = True
     shell = SH
     project_vars = property(own_project_var)
@@ -269,7 +269,7 @@ class ClineDialect:
         forwards events to sandboxrun without sandboxrun finding (and re-running) itself.
         """
         # No root: `install` only lists a folder's hooks, never runs them. The paths
-        # given are absolute (`_answer.absolute_paths`): no current directory is read.
+        # given are absolute (`_runner.reply.absolute_paths`): no current directory is read.
         primary = workspaces[0] if workspaces else home
         if explicit:
             # A folder inside a workspace holds the workspace's hooks, however it was named.
@@ -454,7 +454,7 @@ def sdk_argv(path: str) -> tuple[str, ...]:
     shebang's words (`env` dropped, `bash`/`sh`/`zsh`/`python3`/`python` by bare name,
     anything else as written), else the extension's interpreter (`_BY_EXTENSION`), else
     `bash`. The words are the hook's own: an interpreter the image lacks (bun, pwsh, zsh,
-    or `-S` from `env -S`, which Cline cannot start either) is `_preflight`'s `not run`."""
+    or `-S` from `env -S`, which Cline cannot start either) is `_sandbox.preflight`'s `not run`."""
     words = _shebang_words(path)
     if words:
         return (*(_normalize(words) or words), path)

@@ -1,6 +1,6 @@
 """Whether `install` may write `run --answer agent` for an agent: the command that makes
 `run` itself the hook the agent calls (Cline shims, Claude Code's and Codex's managed
-forwarding hooks). Its answer is `_answer.answer_agent`'s, in the agent's own protocol,
+forwarding hooks). Its answer is `_runner.reply.answer_agent`'s, in the agent's own protocol,
 from the command itself or warm from `sandboxrun serve`.
 """
 

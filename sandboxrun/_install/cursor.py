@@ -14,7 +14,7 @@ commands come with the repository: `exec --untrusted`), `--user` `~/.cursor/hook
 `--managed` the enterprise file of this system (`--managed-file` another). Cursor starts
 a project hook in the project root, a user hook in `~/.cursor` and an enterprise one in
 the enterprise folder; the wrapper is started there too, and `exec --agent cursor`
-starts the hook in the same folder inside (`_exec.exec_request`), so `./hooks/x.sh`
+starts the hook in the same folder inside (`_runner.exec.exec_request`), so `./hooks/x.sh`
 means what it meant.
 
 No route that survives a `git pull`: Cursor documents no switch that makes it ignore a

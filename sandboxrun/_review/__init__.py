@@ -326,7 +326,7 @@ def exec_gate(
     if settings.review == "off":
         return ExecReview(None)
     from .._dialects.registry import dialect_of
-    from .._exec import _event
+    from .._runner.exec import _event
 
     name = event_name or dialect_of(settings).event_name(_event(stdin)) or ""
     root = request.mounts[0] if request.mounts else request.workdir

@@ -38,7 +38,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .._errors import ConfigError
-from .._mounts import under
+from .._sandbox.mounts import under
 from .._types import ApprovedFile
 from .pins import Pin, file_bytes
 

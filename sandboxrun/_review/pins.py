@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _userconfig
-from .._preflight import _expand
+from .._sandbox.preflight import _expand
 from .._types import HookSpec
 from .fields import LEGACY_UNKNOWN, runs_of
 

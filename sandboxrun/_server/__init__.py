@@ -22,8 +22,8 @@ CLI's own parser; `cwd`, `stdin` and `env` (the variables sandboxrun reads: SAND
 CLAUDE_PLUGIN_ROOT) are the caller's. Over TCP (a tenant's request) only the options
 that pick within the server's config file (`app.TCP_OPTIONS`; others: 400) and the
 tightening variable of `env` (`app.TCP_ENV`) are taken, and its hooks are given nothing of
-the server's account beside the server's own hooks' folders (`_mounts.for_tenant`).
-The answer is computed by the functions the CLI calls in its own process (`_answer`),
+the server's account beside the server's own hooks' folders (`_sandbox.mounts.for_tenant`).
+The answer is computed by the functions the CLI calls in its own process (`_runner.reply`),
 with the caller's folder passed explicitly
 (`Caller.cwd`: relative paths are read against it, never against a current directory),
 so it is the cold path's answer byte for byte, and requests from different folders are

@@ -20,12 +20,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .._answer import Caller, Reply, answer_exec, answer_run, callers_paths, error_reply
 from .._backends.base import Backend, refuse_cancelled
 from .._backends.image_tools import ImageTools
 from .._errors import Cancelled, ConfigError
-from .._exec import may_add_lines
 from .._log import LEVELS, logger
+from .._runner.exec import may_add_lines
+from .._runner.reply import Caller, Reply, answer_exec, answer_run, callers_paths, error_reply
 from .._settings import TIGHTENING_ENV, Settings
 from .._types import Cancel, ExecRequest, ExecResult
 from .._userconfig import config_path, read_config
@@ -148,7 +148,7 @@ class App:
             self._ready_lock.release()
 
     def _check(self) -> str | None:
-        from .._answer import one_line
+        from .._runner.reply import one_line
 
         try:
             backend, _ = self._kept(self.settings or Settings.load(), own=True)
@@ -278,7 +278,7 @@ class _Tally:
 class _Shared:
     """A kept backend as one request sees it. Everything but `abort` goes through.
 
-    `_session` aborts the backend of an event that missed its overall deadline, which
+    `_runner.session` aborts the backend of an event that missed its overall deadline, which
     on a shared backend would remove other clients' containers too. Here it does not:
     the stalled event's containers are killed by their own deadline timers (the
     backend's), and labelled for `reap` should anything outlive them.
@@ -384,7 +384,7 @@ def _only_shorter(command: str, args: argparse.Namespace) -> None:
     """A TCP request's `--timeout` may only shorten the limit its hooks get from the
     server's config file (its `timeout`, else the agent's default), never lengthen it."""
     from .._dialects.registry import DIALECTS
-    from .._exec import exec_timeout
+    from .._runner.exec import exec_timeout
 
     if args.timeout is None:
         return

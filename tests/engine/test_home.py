@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from sandboxrun import DockerBackend, HookFactory, Settings, _settings
-from sandboxrun._mounts import HOME_FOLDERS, HOOK_HOME
+from sandboxrun._sandbox.mounts import HOME_FOLDERS, HOOK_HOME
 from sandboxrun._types import ExecRequest
 
 from ..conftest import patch_account_home

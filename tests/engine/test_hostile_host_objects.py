@@ -292,7 +292,7 @@ def test_fail_closed_blocks_a_hook_the_sandbox_cannot_start(
 ) -> None:
     """Cline under fail-closed cancels when a hook's interpreter is missing from the image.
 
-    The preflight (`_preflight`) finds the shebang's interpreter missing from the image
+    The preflight (`_sandbox.preflight`) finds the shebang's interpreter missing from the image
     and does not run the hook: an error naming it (before it, the shell's 127, a failed
     hook); the block is what matters (this held before too)."""
     hooks = base / "ws" / ".clinerules" / "hooks"

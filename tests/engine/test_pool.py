@@ -23,7 +23,7 @@ import pytest
 from sandboxrun import DockerBackend, ExecRequest, ExecResult, HookFactory, SandboxrunError
 from sandboxrun._backends.docker.stream import Run
 from sandboxrun._backends.labels import MANAGED as LABEL
-from sandboxrun._state import hook_ids
+from sandboxrun._sandbox.state import hook_ids
 
 from .conftest import HookWriter, engine_settings, pooled, under_gvisor
 

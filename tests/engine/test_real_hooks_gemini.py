@@ -316,7 +316,7 @@ def test_an_interpreter_only_the_host_has_reaches_the_model_as_nothing(
     Gemini's own wrapper failure (exit 1, a warning the user sees; the tool runs), and
     nothing the model would read (before: exit 127 with `/usr/bin/env: ...` and a
     `sandboxrun:` hint, which Gemini handed the model as `Tool execution blocked: ...`).
-    Seen before the run (the shebang, `_preflight`) or after it (a construct the check
+    Seen before the run (the shebang, `_sandbox.preflight`) or after it (a construct the check
     does not read: the sandbox's exit 127 and stderr)."""
     from ..test_install_gemini import as_gemini_runs
     from ..test_model_reads import gemini_model_reads

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from docker.types import LogConfig, Mount, Ulimit
 
-from ... import _envfile
-from ..._envfile import TARGET as ENV_FILE_TARGET
 from ..._errors import ConfigError
 from ..._log import logger
-from ..._mounts import home_layout, system_reason, under
+from ..._sandbox import envfile as _envfile
+from ..._sandbox.envfile import TARGET as ENV_FILE_TARGET
+from ..._sandbox.mounts import home_layout, system_reason, under
+from ..._sandbox.state import hook_ids
 from ..._settings import Settings, parse_size
-from ..._state import hook_ids
 from ..._types import ExecRequest
 from ..environment import hook_environment as _environment
 from ..helper import Helper
@@ -78,7 +78,7 @@ def container_config(
     tmpfs = f"rw,nosuid,nodev,size={parse_size(s.tmpfs_size)}"
     mounts = read_only_mounts(request.mounts, s.allowed_roots)
     layout = home_layout(request.mounts, state=bool(request.state))
-    if request.state and layout.state_at:  # the hook's persistent home (`_state`)
+    if request.state and layout.state_at:  # the hook's persistent home (`_sandbox.state`)
         mounts.append(Mount(target=layout.state_at, source=request.state, type="bind"))
     private = [path for path, _ in request.private_dirs]
     private_tmpfs: dict[str, str] = {}
@@ -100,7 +100,7 @@ def container_config(
         mounts.append(Mount(target=ENV_FILE_TARGET, source=request.env_file, type="bind"))
         private.append(ENV_FILE_TARGET)
     scratch = {"/tmp": f"{tmpfs},mode=1777"}
-    if request.tmp:  # the session's shared /tmp (`_sessiontmp`): a host folder of ours
+    if request.tmp:  # the session's shared /tmp (`_sandbox.sessiontmp`): a host folder of ours
         check_nothing_below_tmp([m["Target"] for m in mounts]
                                  + [*layout.tmpfs, *private_tmpfs])  # fmt: skip
         mounts.append(Mount(target="/tmp", source=request.tmp, type="bind"))
@@ -115,7 +115,7 @@ def container_config(
         read_only=True,
         tmpfs={
             **scratch,
-            # The home and its folders (`_mounts.home_layout`), owned by the hook's
+            # The home and its folders (`_sandbox.mounts.home_layout`), owned by the hook's
             # user: runc would give a tmpfs the mode of the folder it covers.
             **{t: f"{tmpfs},mode=0700,uid={uid},gid={gid}" for t in layout.tmpfs},
             **private_tmpfs,
@@ -179,7 +179,7 @@ def container_config(
 
 def check_nothing_below_tmp(targets: list[str]) -> None:
     """A shared /tmp is a host folder: the engine would make the mount point of anything
-    below it inside that folder, as root. `_sessiontmp` never asks for that; an API
+    below it inside that folder, as root. `_sandbox.sessiontmp` never asks for that; an API
     caller that does is refused."""
     for target in targets:
         if target == "/tmp" or target.startswith("/tmp/"):
@@ -194,7 +194,7 @@ def file_size_limit(s: Settings) -> Ulimit:
     and a copy out of a tmpfs would need a helper every image has. No smaller than the
     tmpfs and state sizes, so any file a hook could keep there still fits;
     `Run._watch_env_file` ends a hook whose env file passes its far smaller cap long
-    before (`_envfile.MAX_BYTES`). Only for runs with an env file or a shared /tmp: the
+    before (`_sandbox.envfile.MAX_BYTES`). Only for runs with an env file or a shared /tmp: the
     hooks of other runs keep their usual limits."""
     size = max(parse_size(s.tmpfs_size), parse_size(s.state_size), _envfile.MAX_BYTES + 1)
     return Ulimit(name="fsize", soft=size, hard=size)
@@ -208,7 +208,7 @@ def read_only_mounts(paths: tuple[str, ...], allowed: tuple[str, ...]) -> list[M
     mounted inside the workspace (a tmpfs, a USB disk, a bind) would stay writable
     through it. So each nested mount point gets its own read-only bind. A folder that
     would shadow the image's own (`/usr/local/bin`) or expose the system's is refused
-    here as well, whoever asked for it (`_mounts` says why).
+    here as well, whoever asked for it (`_sandbox.mounts` says why).
     """
     targets: dict[str, str] = {}
     points = _mount_points()

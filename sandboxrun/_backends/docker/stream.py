@@ -23,8 +23,8 @@ from typing import Any, Protocol
 
 from docker.utils.socket import STDERR, STDOUT, frames_iter
 
-from ... import _envfile
 from ..._log import logger
+from ..._sandbox import envfile as _envfile
 from ..._settings import Settings
 from ..._types import ExecRequest, ExecResult
 from ..helper import (
@@ -278,7 +278,7 @@ class Run:
 
     def _watch_env_file(self, ended: threading.Event) -> None:
         """Kill the hook once its CLAUDE_ENV_FILE passes what is ever read of it: what
-        reaches the host's disk stays near `_envfile.MAX_BYTES` (`file_size_limit` is
+        reaches the host's disk stays near `_sandbox.envfile.MAX_BYTES` (`file_size_limit` is
         the hard bound, for writes faster than this looks)."""
         while not ended.wait(ENV_FILE_POLL):
             over = self._env_file_over()

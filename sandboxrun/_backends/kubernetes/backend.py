@@ -38,7 +38,7 @@ from typing import Any
 
 from ..._errors import EngineError, SandboxrunError
 from ..._log import logger
-from ..._mounts import home_layout
+from ..._sandbox.mounts import home_layout
 from ..._settings import Settings
 from ..._types import ExecRequest, ExecResult
 from ..base import cancellable

@@ -36,9 +36,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..._errors import ConfigError
-from ..._mounts import home_layout, under
+from ..._sandbox.mounts import home_layout, under
+from ..._sandbox.state import NOBODY, hook_ids
 from ..._settings import Settings, WorkspaceVolume, parse_size
-from ..._state import NOBODY, hook_ids
 from ..._types import ExecRequest
 from ..environment import hook_environment
 from ..labels import HOOK, container_labels

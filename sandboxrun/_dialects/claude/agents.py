@@ -66,7 +66,7 @@ and 12-14; "unconfirmed" where only a doc or a public repository says so):
   it); timeouts in seconds (public files: 5, 10, 30); the answer, exit 2 with stderr or
   Claude's hookSpecificOutput with its hookEventName (gotocx/superpowers-trae@205a1ed's
   RunCommand guard). Not modelled: TRAE_ENV_FILE (SessionStart; sandboxrun's env file
-  is CLAUDE_ENV_FILE's, `_envfile`), a matcher group's `loop_limit` (Trae's own Stop
+  is CLAUDE_ENV_FILE's, `_sandbox.envfile`), a matcher group's `loop_limit` (Trae's own Stop
   follow-up cap, default 5: Trae enforces it, not sandboxrun), and whether Trae asks
   the user to enable a project's hooks (Settings > Hooks) before it runs them.
 """

@@ -17,7 +17,7 @@ other files, `--plugin-dir` sessions, managed (enterprise) plugin settings, and
 Each hook runs with the plugin root mounted read-only, `CLAUDE_PLUGIN_ROOT` set to it (and
 `${CLAUDE_PLUGIN_ROOT}` replaced in the command, as the agent does), and
 `CLAUDE_PLUGIN_DATA` naming `~/.claude/plugins/data/<id>` (letters, digits, `_` and `-`
-kept, the rest `-`), a private folder inside (`_state.plugin_data`).
+kept, the rest `-`), a private folder inside (`_sandbox.state.plugin_data`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..._log import logger
-from ..._mounts import under
+from ..._sandbox.mounts import under
 from ..._types import HookSpec
 from ..base import ExecPlugin
 from ..files import Note, read_json
@@ -77,7 +77,7 @@ def plugins(
 def installed(home: str, user_dir: str, load: Loader) -> list[tuple[str, str]]:
     """(id, root) for every install of every plugin installed_plugins.json lists (each
     scope's), whose install path is usable (`_unusable`): the only folders of the
-    plugins tree a hook command may have mounted (`_exec`). Roots are normalised."""
+    plugins tree a hook command may have mounted (`_runner.exec`). Roots are normalised."""
     folder = os.path.join(home, user_dir, "plugins")
     installs, _problem = _plugin_paths(folder, load)
     return [

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..._errors import ConfigError
-from ..._mounts import confined
+from ..._sandbox.mounts import confined
 from ..._types import Discovery, HookSpec, Skipped
 from ..._wrapped import Record, check_in, is_check
 from ..base import escape_name, source_of, unique_mounts
@@ -80,7 +80,7 @@ def project_root(start: str, home: str, marker: str) -> str:
     Found from the filesystem only, never from a variable (a repository's settings `env`
     block sets the hook's environment). The walk never reaches the user's home, its
     ancestors or `/`, nor leaves the allowed_roots of the server answering
-    (`_mounts.confined`: a tenant's folder never makes the platform's checkout above it
+    (`_sandbox.mounts.confined`: a tenant's folder never makes the platform's checkout above it
     its project), and stops at a folder owned by another user than `start`: a project is
     one user's folder tree.
     """
@@ -134,7 +134,7 @@ def config_levels(
     if explicit:
         found: list[tuple[str, str, str | None, str]] = []
         for given in explicit:
-            path = os.path.normpath(given)  # absolute (`_answer.absolute_paths`)
+            path = os.path.normpath(given)  # absolute (`_runner.reply.absolute_paths`)
             if os.path.isdir(path):
                 path = os.path.join(path, "settings.json")
             # A settings file inside the workspace is the project's, however it was named.

@@ -46,7 +46,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..._errors import ConfigError
-from ..._mounts import transcript_file
+from ..._sandbox.mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     EVENT_FIELD,

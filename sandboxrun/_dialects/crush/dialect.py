@@ -56,7 +56,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..._mounts import transcript_file
+from ..._sandbox.mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     AgentReply,

@@ -53,7 +53,7 @@ Cursor's environment would need a per-session record keyed by an id the docs do 
 tie across events (sessionStart's `session_id`, the others' `conversation_id`:
 unconfirmed), so a sandboxed hook does not see them. A repository's `env` is dropped
 (untrusted). Every root of a multi-root `workspace_roots` is mounted read-only
-(`exec` leaves out one `_mounts` refuses, naming it).
+(`exec` leaves out one `_sandbox.mounts` refuses, naming it).
 
 Payload: `beforeReadFile` and `beforeTabFileRead` carry the whole file in `content`.
 An event over `max_input` bytes is an error (a block under fail-closed), never cut:
@@ -69,7 +69,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError
-from ..._mounts import transcript_file
+from ..._sandbox.mounts import transcript_file
 from ..._types import Discovery, ExecResult, HookOutcome, HookSpec
 from ..base import (
     EVENT_FIELD,

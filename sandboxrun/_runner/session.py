@@ -23,16 +23,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from . import _audit
-from ._backends.base import Backend
-from ._dialects.base import Dialect
-from ._errors import RuntimeMissing, SandboxrunError
-from ._log import logger
-from ._types import CombinedResult, HookOutcome
+from .. import _audit
+from .._backends.base import Backend
+from .._dialects.base import Dialect
+from .._errors import RuntimeMissing, SandboxrunError
+from .._log import logger
+from .._types import CombinedResult, HookOutcome
 
 if TYPE_CHECKING:
-    from ._settings import Settings
-    from ._types import HookSpec
+    from .._settings import Settings
+    from .._types import HookSpec
 
 
 class CombinedHookRunner(Protocol):

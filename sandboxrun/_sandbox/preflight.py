@@ -39,13 +39,13 @@ import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ._backends.base import Backend
-from ._backends.image_tools import ImageTools
-from ._cache import cached
-from ._errors import SandboxrunError
-from ._mounts import under
-from ._text import printable
-from ._types import HookSpec
+from .._backends.base import Backend
+from .._backends.image_tools import ImageTools
+from .._cache import cached
+from .._errors import SandboxrunError
+from .._text import printable
+from .._types import HookSpec
+from .mounts import under
 
 SHEBANG_BYTES = 256  # the kernel reads no more of a script's first line
 _SHELL = """! { } ( ) [ [[ ]] : . alias bg break builtin case cd command continue declare do
@@ -86,7 +86,7 @@ _NOT_FOUND = (
     re.compile(rb"^[^\n:]+: \d+: ([^\s:]+): not found$", re.M),
     re.compile(rb": ([^\s:]+): bad interpreter: No such file or directory"),
 )
-_TAIL = 8192  # the end of stderr, where the error that stopped it is (`_hints.TAIL`)
+_TAIL = 8192  # the end of stderr, where the error that stopped it is (`_sandbox.hints.TAIL`)
 
 
 def missing_on_start(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._mounts import HOME_FOLDERS, sandbox_home
+from .mounts import HOME_FOLDERS, sandbox_home
 
 TAIL = 8192  # the bytes of stderr read: the end, where the error that stopped it is
 

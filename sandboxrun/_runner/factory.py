@@ -11,174 +11,33 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from . import _envfile, _review, _sessiontmp
-from ._backends.base import Backend
-from ._cache import cached
-from ._dialects.base import Dialect, from_repository, unique_mounts
-from ._dialects.files import unread_note
-from ._dialects.registry import dialect_of
-from ._dialects.registry import load as load_dialect
-from ._errors import ConfigError, PatternError
-from ._hook import HookRunner as HookRunner  # (the runner of one hook: `_hook`)
-from ._hook import hook_timeout as hook_timeout
-from ._log import logger
-from ._mounts import agent_transcript, check_root, for_tenant, git_folders, workspace_root
-from ._session import answer_event, blocks, closed
-from ._settings import Settings, account_home
-from ._types import Cancel, CombinedResult, Discovery, HookOutcome, HookSpec, Skipped
-
-# Seconds a run may take beyond its hook's deadline: the kill, the stream's end and the
-# container's removal (the backend's own grace is 10 s for a stream that hangs).
-RUN_GRACE = 25.0
-
-
-class CombinedHookRunner:
-    """Runs several hooks concurrently (at most `parallel` at once), all to completion,
-    and combines them with the outcomes of hooks that were `not_run`. `cancel`: set when
-    whoever asked has gone (`serve`: its client hung up): nothing reaches the env file."""
-
-    def __init__(
-        self,
-        runners: Sequence[HookRunner],
-        dialect: Dialect,
-        fail_closed: bool,
-        parallel: int = 4,
-        not_run: Sequence[HookOutcome] = (),
-        never_run: Sequence[Skipped] = (),
-        cancel: Cancel | None = None,
-        unread: Sequence[Skipped] = (),
-        hook_name: str = "",
-    ):
-        self.runners, self.dialect, self.fail_closed = list(runners), dialect, fail_closed
-        self.parallel, self.not_run = max(1, parallel), tuple(not_run)
-        self.never_run = tuple(never_run)  # handlers sandboxrun never runs (http...), reported
-        self.cancel = cancel
-        # Config files or entries that would hold `hook_name`'s hooks and could not be read
-        self.unread, self.hook_name = tuple(unread), hook_name
-
-    @property
-    def specs(self) -> list[HookSpec]:
-        return [r.spec for r in self.runners]
-
-    def budget(self) -> float:
-        """Seconds by which every hook has ended or been killed: the waves of parallel
-        runs, each as long as the longest hook deadline, plus the sandbox's grace."""
-        if not self.runners:
-            return 0.0
-        if self._sequential() or self._in_order():
-            return sum(r.timeout + RUN_GRACE for r in self.runners)
-        longest = max(r.timeout for r in self.runners)
-        waves = -(-len(self.runners) // self.parallel)
-        return waves * (longest + RUN_GRACE)
-
-    def _sequential(self) -> bool:
-        """Gemini: one entry of the event that says `sequential` makes all run in turn
-        (each reads what the earlier ones made of the event: `Dialect.next_input`)."""
-        return any(r.spec.sequential for r in self.runners)
-
-    def _in_order(self) -> bool:
-        """The agent runs this event's hooks one after another and starts none after a
-        block (`Dialect.sequential`: Copilot's preToolUse)."""
-        return len(self.runners) > 1 and self.dialect.sequential(self.hook_name)
-
-    def run(self, stdin: bytes) -> CombinedResult:
-        outcomes: tuple[HookOutcome, ...] = ()
-        stopped: tuple[Skipped, ...] = ()  # not started: an earlier hook blocked
-        if self._in_order():
-            ran: list[HookOutcome] = []
-            for i, runner in enumerate(self.runners):
-                ran.append(runner.run(stdin))
-                # As the agent reads them so far (with fail-closed: a failure blocks too)
-                if self.dialect.combine(ran, closed(self.fail_closed, ran)).get("blocked"):
-                    stopped = tuple(self._stopped(r, ran[-1]) for r in self.runners[i + 1 :])
-                    break
-            outcomes = tuple(ran)
-        elif self._sequential():
-            done: list[HookOutcome] = []
-            for runner in self.runners:  # each reads what the earlier ones made of it
-                done.append(runner.run(stdin))
-                stdin = self.dialect.next_input(stdin, done[-1])
-            outcomes = tuple(done)
-        elif len(self.runners) == 1:  # the usual event: no pool thread to start and join
-            outcomes = (self.runners[0].run(stdin),)
-        elif self.runners:
-            workers = min(self.parallel, len(self.runners))
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                outcomes = tuple(pool.map(lambda r: r.run(stdin), self.runners))
-        self._copy_env(outcomes)
-        outcomes += self.not_run
-        if outcomes:
-            slowest = max(outcomes, key=lambda o: o.duration_ms)
-            logger.info("slowest hook: {} ({} ms)", slowest.spec.name, slowest.duration_ms)
-        # Under fail-closed a handler that applies here but cannot be run (http, prompt...)
-        # is a hook that could not start: it blocks, naming itself; it stays in `notRun`.
-        unrun = tuple(
-            HookOutcome(spec=k.spec, status="error", error=f"not run: {k.reason}")
-            for k in self.never_run
-            if blocks(self.fail_closed) and k.spec is not None
-        )
-        # ... and so is a config file (or entry) that could not be read: the hooks it
-        # would hold are unknown, so it blocks in the agent's terms, naming the file.
-        lost = tuple(unread_outcome(k, self.hook_name) for k in self.unread
-                     if blocks(self.fail_closed))  # fmt: skip
-        answer = self.dialect.combine(outcomes + unrun + lost, closed(self.fail_closed, outcomes))
-        return CombinedResult(answer, outcomes, not_run=self.never_run + stopped,
-                              skipped=self.unread)  # fmt: skip
-
-    def _stopped(self, runner: HookRunner, blocker: HookOutcome) -> Skipped:
-        """A hook not started because `blocker` blocked before it (`_in_order`)."""
-        why = f"{blocker.spec.name} blocked first" if blocker.status == "completed" else (
-            f"{blocker.spec.name} {blocker.status} (fail-closed: a block)")  # fmt: skip
-        reason = (f"not run: {why}; the agent starts none of this event's hooks after a"
-                  " block")  # fmt: skip
-        logger.info("hook {} {}", runner.spec.name, reason)
-        return Skipped(runner.spec.name, runner.spec.source, reason, runner.spec)
-
-    def _copy_env(self, outcomes: Sequence[HookOutcome]) -> None:
-        """Append what the hooks handed on through CLAUDE_ENV_FILE to the agent's file,
-        in configuration order (`HookRunner._env_lines` kept only what may go there)."""
-        target = next((r.env_target for r in self.runners if r.env_target), None)
-        lines = [line for o in outcomes for line in o.env_lines]
-        # A run whose hooks ended before their client hung up: the hooks completed, but
-        # their answer goes nowhere, so neither do their lines (as `exec`'s, `run_exec`).
-        if self.cancel is not None and self.cancel.is_set():
-            if lines:
-                logger.info("CLAUDE_ENV_FILE not copied: the caller went away")
-            return
-        if target and lines:
-            try:
-                _envfile.append(target, lines)
-            except OSError as exc:
-                logger.error("could not append to {}: {}", target, exc)
-
-
-class NoOpHookRunner(CombinedHookRunner):
-    """Nothing to run: the answer of no hooks (and the report of handlers never run)."""
-
-    def __init__(
-        self, dialect: Dialect, fail_closed: bool = False, never_run: Sequence[Skipped] = (),
-        unread: Sequence[Skipped] = (), hook_name: str = "",
-    ) -> None:  # fmt: skip
-        super().__init__([], dialect, fail_closed, never_run=never_run, unread=unread,
-                         hook_name=hook_name)  # fmt: skip
-
-
-def unread_outcome(skipped: Skipped, hook_name: str) -> HookOutcome:
-    """A config file (or entry) that could not be read, as a hook of `hook_name` that
-    could not start in its place (what fail-closed blocks on: `Dialect.combine`)."""
-    spec = HookSpec(hook_name=hook_name, name=skipped.path, source=skipped.source, argv=(),
-                    workdir="", mounts=())  # fmt: skip
-    return HookOutcome(spec=spec, status="error", error=f"could not be read: {skipped.reason}")
+from .. import _review
+from .._backends.base import Backend
+from .._cache import cached
+from .._dialects.base import Dialect, from_repository, unique_mounts
+from .._dialects.files import unread_note
+from .._dialects.registry import dialect_of
+from .._dialects.registry import load as load_dialect
+from .._errors import ConfigError, PatternError
+from .._log import logger
+from .._sandbox import envfile as _envfile
+from .._sandbox import sessiontmp as _sessiontmp
+from .._sandbox.mounts import agent_transcript, check_root, for_tenant, git_folders, workspace_root
+from .._settings import Settings, account_home
+from .._types import Cancel, CombinedResult, Discovery, HookOutcome, HookSpec, Skipped
+from .combined import CombinedHookRunner, NoOpHookRunner
+from .hook import HookRunner as HookRunner  # (the runner of one hook: `_runner.hook`)
+from .hook import hook_timeout as hook_timeout
+from .session import answer_event
 
 
 def unread_of(discovery: Discovery) -> tuple[Skipped, ...]:
     """What `discovery` could not read (`Skipped.unreadable`), each said on stderr once per
     event: a policy is never turned off in silence (`exec` keeps stderr for the agent's
-    answer where it must: `_exec`)."""
+    answer where it must: `_runner.exec`)."""
     lost = tuple(s for s in discovery.skipped if s.unreadable)
     for s in lost:
         logger.warning("{}", unread_note(s))
@@ -195,13 +54,13 @@ def resolve_workspaces(
 ) -> list[str]:
     """Workspace roots: the given ones, else the event's (`workspaceRoots` for Cline,
     `cwd` for Claude), else the caller's folder `cwd`; a relative root is taken from
-    `cwd` too. Each is checked by `_mounts.workspace_root` under `settings` (without
+    `cwd` too. Each is checked by `_sandbox.mounts.workspace_root` under `settings` (without
     them, `check_root`'s defaults): an event must not get a system folder, the home,
     its dot-folders, sandboxrun's own files or someone else's files mounted."""
     dialect = dialect or load_dialect("cline", "CLINE")  # imported only when asked for
     roots = list(given) or dialect.event_workspaces(event)
-    # No folder: removed under the caller (`_answer.current_folder`), or a hook whose
-    # workspace is the event's alone (`_answer.Caller.agent_hook`).
+    # No folder: removed under the caller (`_runner.reply.current_folder`), or a hook whose
+    # workspace is the event's alone (`_runner.reply.Caller.agent_hook`).
     if not roots and not cwd:
         raise ConfigError("no workspace: the event names none and there is no current folder"
                           " (removed?) to take (--workspace names one)")  # fmt: skip
@@ -244,11 +103,11 @@ class HookFactory:
         # Who asked, for the audit trail (`_audit`): run, check or the Python API, and
         # whether `serve` answered for a client.
         self.entry, self.served = entry, served
-        # Whether the transcript an event names may be mounted (`_mounts.transcript_file`):
+        # Whether the transcript an event names may be mounted (`_sandbox.mounts.transcript_file`):
         # not for a tenant of serve's TCP listener, whose event names the server user's.
         self.transcripts = transcripts and not tenant
         # A tenant of serve's TCP listener: its repository's hooks are given only what
-        # lies below the allowed_roots (`_mounts.for_tenant`); the server's own hooks
+        # lies below the allowed_roots (`_sandbox.mounts.for_tenant`); the server's own hooks
         # keep their folders (the platform's guards), with the tenant's roots beside them.
         self.tenant = tenant
         # Set when the caller has gone (`serve`: its client hung up): the env file is
@@ -360,7 +219,7 @@ class HookFactory:
             except ValueError as exc:
                 raise ConfigError(f"--env-file refused: {exc}") from None
         session = None
-        if workspaces:  # tmp = "session": whose /tmp the hooks share (`_sessiontmp`)
+        if workspaces:  # tmp = "session": whose /tmp the hooks share (`_sandbox.sessiontmp`)
             session = _sessiontmp.session_for(s.agent, workspaces[0], event or {}, self.dialect)
         runners = [
             HookRunner(h, self.backend, reader, s, target, session, git_notes)
@@ -415,6 +274,6 @@ class HookFactory:
         self, hook_name: str, event: Mapping[str, Any], workspaces: Sequence[str] = ()
     ) -> CombinedResult:
         """Discover, run and combine the hooks of one event, under the rules every entry
-        point shares (`_session`): a missing runtime blocks; under fail-closed so does
+        point shares (`_runner.session`): a missing runtime blocks; under fail-closed so does
         any failure of ours; the event has an overall deadline."""
         return answer_event(self, hook_name, event, workspaces)

@@ -4,7 +4,7 @@ Only the user's own settings turn it on (`state = ["glob", ...]`, matched agains
 hook's name as `list` shows it: a path or a command); never the workspace, never the
 environment. A hook with state gets, instead of an empty tmpfs, the host folder
 `<state_dir>/<key>` as its `$HOME`, bind-mounted read-write: at the user's home path
-when nothing is mounted below it, else at `/home/hook` (`_mounts.home_layout`: nothing is
+when nothing is mounted below it, else at `/home/hook` (`_sandbox.mounts.home_layout`: nothing is
 ever mounted inside a state, and Landlock never grants a tree with a workspace in it).
 `key` hashes the hook's source, its name and its workspace root: two hooks, or one
 hook in two workspaces, never share a state. sandboxrun makes that folder itself (mode
@@ -32,9 +32,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import _userconfig
-from ._errors import ConfigError, SandboxrunError
-from ._settings import Settings, account_home, parse_size
+from .. import _userconfig
+from .._errors import ConfigError, SandboxrunError
+from .._settings import Settings, account_home, parse_size
 
 NOBODY = 65534
 KEY_LENGTH = 32  # hex digits of the sha256 of (source, name, workspace)

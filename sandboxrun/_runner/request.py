@@ -1,23 +1,25 @@
 """One hook's run as the sandbox takes it: a `HookSpec` becomes an `ExecRequest` here,
-for `run` (`_runner.HookRunner`) and `exec` (`_exec.exec_request`) alike.
+for `run` (`_runner.HookRunner`) and `exec` (`_runner.exec.exec_request`) alike.
 
 What a run is given besides the hook's own mounts and variables is decided here once:
-its state (`_state.prepare`: a persistent home when `state` names it), its plugin's data
-folder (CLAUDE_PLUGIN_DATA: private inside, `_state.plugin_data`), the session's shared
-/tmp (`_sessiontmp`), and an empty CLAUDE_ENV_FILE of ours (`_envfile`) when the agent
-gives the hook one. What was asked for and could not be given comes back as notes.
+its state (`_sandbox.state.prepare`: a persistent home when `state` names it), its
+plugin's data folder (CLAUDE_PLUGIN_DATA: private inside, `_sandbox.state.plugin_data`),
+the session's shared /tmp (`_sandbox.sessiontmp`), and an empty CLAUDE_ENV_FILE of ours
+(`_sandbox.envfile`) when the agent gives the hook one. What was asked for and could not
+be given comes back as notes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import _envfile, _sessiontmp
-from ._dialects.claude.plugins import DATA_VAR
-from ._settings import Settings
-from ._state import hook_ids, plugin_data
-from ._state import prepare as prepare_state
-from ._types import ExecRequest, HookSpec
+from .._dialects.claude.plugins import DATA_VAR
+from .._sandbox import envfile as _envfile
+from .._sandbox import sessiontmp as _sessiontmp
+from .._sandbox.state import hook_ids, plugin_data
+from .._sandbox.state import prepare as prepare_state
+from .._settings import Settings
+from .._types import ExecRequest, HookSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +44,7 @@ def request_for(
     """The run of `spec` reading `stdin`, for at most `timeout` s. `workspace`: the root
     its state and plugin data belong to; `session`: whose /tmp it shares (tmp =
     "session"); `env_file`: the agent gives this hook a CLAUDE_ENV_FILE (then it gets an
-    empty one of ours, read back after the run: `_envfile.collect`)."""
+    empty one of ours, read back after the run: `_sandbox.envfile.collect`)."""
     state, state_note = prepare_state(settings, spec.source, spec.name, workspace)
     notes = [state_note]
     private: tuple[tuple[str, str | None], ...] = ()

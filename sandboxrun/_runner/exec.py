@@ -7,7 +7,7 @@ stdout, stderr and the exit code come back unchanged (2 stays 2).
 
 When the sandbox, not the hook, ends the run (deadline, out of memory, output cap,
 engine failure, a hook it could not start, an interpreter or script the sandbox lacks
-(`_preflight`); under fail-closed also exit 126/127, a command that could not be run
+(`_sandbox.preflight`); under fail-closed also exit 126/127, a command that could not be run
 or found), the agent gets a non-blocking error: exit 1 and one line on stderr. With
 fail-closed it gets a block in its own terms instead: exit 2 with the reason on stderr
 for the claude family, `{"cancel": true, ...}` on stdout for Cline's.
@@ -29,19 +29,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import _audit, _envfile, _sessiontmp
-from ._backends.base import Backend
-from ._cache import cached
-from ._dialects.base import Dialect, below_deadline, command_source, decides, unique_mounts
-from ._dialects.registry import (  # each agent's dialect is imported only when it runs
-    DIALECTS,
-    dialect_of,
-)
-from ._errors import ConfigError, EngineError, RuntimeMissing
-from ._hints import hint
-from ._hook import HookRunner
-from ._log import logger
-from ._mounts import (
+from .. import _audit
+from .._backends.base import Backend
+from .._cache import cached
+from .._dialects.base import Dialect, below_deadline, command_source, decides, unique_mounts
+from .._dialects.registry import DIALECTS, dialect_of
+from .._errors import ConfigError, EngineError, RuntimeMissing
+from .._log import logger
+from .._sandbox import envfile as _envfile
+from .._sandbox import sessiontmp as _sessiontmp
+from .._sandbox.hints import hint
+from .._sandbox.mounts import (
     HOOK_HOME,
     agent_transcript,
     for_tenant,
@@ -52,10 +50,11 @@ from ._mounts import (
     under,
     workspace_root,
 )
-from ._request import request_for
-from ._session import blocks
-from ._settings import Settings, account_home
-from ._types import ApprovedFile, Cancel, ExecRequest, ExecResult, HookOutcome, HookSpec, Skipped
+from .._settings import Settings, account_home
+from .._types import ApprovedFile, Cancel, ExecRequest, ExecResult, HookOutcome, HookSpec, Skipped
+from .hook import HookRunner
+from .request import request_for
+from .session import blocks
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +70,7 @@ class ExecOutput:
     # Why the sandbox ended it (`sandbox_failure`): the audit's reason, where the agent's
     # answer carries none (Copilot's: exit 0, the reason only on stderr).
     why: str = ""
-    # The agent's reading of the hook's run (`_hook.HookRunner`), when it ran: the audit's
+    # The agent's reading of the hook's run (`_runner.hook.HookRunner`), when it ran: the audit's
     outcome: HookOutcome | None = None
 
 
@@ -102,12 +101,12 @@ def exec_request(
 
     `tenant`: a request over serve's TCP listener. It is given nothing of the server's
     account: no trusted place (`trusted_places`) for the files its command names, and of
-    every mount, only what lies below the allowed_roots (`_mounts.for_tenant`: the
+    every mount, only what lies below the allowed_roots (`_sandbox.mounts.for_tenant`: the
     workspace, a Cursor root, a project plugin; never a user hook folder, a plugin root
     or a transcript of the server's user).
 
     `hook_name`: the event, when the caller knows it (`exec --event`), else the one the
-    event names. The run itself is prepared as `run` prepares one (`_request`).
+    event names. The run itself is prepared as `run` prepares one (`_runner.request`).
     """
     environ = os.environ if environ is None else environ
     if not command:
@@ -143,7 +142,7 @@ def exec_request(
     if plugin:  # `${CLAUDE_PLUGIN_ROOT}/hooks/x.py` means the same inside
         env.update(plugin.env)
         extra.append(plugin.root)
-    # A linked worktree's git folder, as `run` gives it (`_mounts.git_folders`).
+    # A linked worktree's git folder, as `run` gives it (`_sandbox.mounts.git_folders`).
     git, git_notes = git_folders([root, *others], settings)
     for git_note in git_notes:  # the agent shows stderr: say why git inside may fail
         logger.warning("{}", git_note)
@@ -153,7 +152,7 @@ def exec_request(
     label = " ".join(command)
     # `exec` hooks are known by their command: `state` globs in the user's config match
     # it. A plugin's hook is the plugin's, as in `run`: it keeps its own /tmp
-    # (`_sessiontmp`), and its data folder is the plugin's (`_state.plugin_data`).
+    # (`_sandbox.sessiontmp`), and its data folder is the plugin's (`_sandbox.state.plugin_data`).
     spec = HookSpec(
         hook_name=hook_name or dialect.event_name(event) or UNKNOWN_EVENT,
         name=label, source="plugin" if plugin else "exec", argv=run.argv,
@@ -162,8 +161,8 @@ def exec_request(
         mounts=mounts, env=env, plugin=plugin.id if plugin else None,
     )  # fmt: skip
     # The agent gave this hook its CLAUDE_ENV_FILE, for an event it reads the file after
-    # (`_envfile.EVENTS`, as `run`): the hook gets an empty one of ours; `run_exec` copies
-    # what may go to the agent's (`_envfile`).
+    # (`_sandbox.envfile.EVENTS`, as `run`): the hook gets an empty one of ours; `run_exec` copies
+    # what may go to the agent's (`_sandbox.envfile`).
     env_file = _envfile.given(dialect, spec.hook_name) and bool(environ.get(_envfile.VAR))
     session = _sessiontmp.session_for(settings.agent, root, event, dialect)
     prepared = request_for(
@@ -212,7 +211,7 @@ def exec_timeout(settings: Settings, event: Mapping[str, Any] | None = None) -> 
 def _files_named(command: Sequence[str], root: str, trusted: Sequence[str]) -> list[str]:
     """What to mount for the files a command names by absolute path outside the
     workspace (`~/.claude/hooks/g.sh`, `python3 /usr/local/lib/g.py`): each one's folder,
-    or the file alone where its folder is a system folder or the home (`_mounts`).
+    or the file alone where its folder is a system folder or the home (`_sandbox.mounts`).
 
     Only files under a `trusted` place are mounted (none for a tenant's request): the
     command may come from a repository's settings, and naming `~/.ssh/id_rsa` must not
@@ -311,7 +310,7 @@ def run_exec(
     approved: Sequence[ApprovedFile] = (),
     hook_name: str | None = None,
 ) -> ExecOutput:
-    """Run once, as `run` runs a hook (`_hook.HookRunner`); pass the hook's bytes
+    """Run once, as `run` runs a hook (`_runner.hook.HookRunner`); pass the hook's bytes
     through, or say why the sandbox ended it. A missing runtime always blocks; other
     engine failures block under fail-closed. `environ`: the agent's environment, as for
     `exec_request`. `untrusted` (`exec --untrusted`: a command from a repository's
@@ -405,7 +404,7 @@ def _run_exec(
     settings: Settings, backend: Backend, request: ExecRequest, untrusted: bool,
     approved: Sequence[ApprovedFile], hook_name: str | None,
 ) -> Answered:  # fmt: skip
-    """The hook's run (`_hook.HookRunner.execute`, `run`'s) as exec answers it: the
+    """The hook's run (`_runner.hook.HookRunner.execute`, `run`'s) as exec answers it: the
     hook's bytes, or the sandbox's failure in the agent's terms; and what it wrote to
     CLAUDE_ENV_FILE, checked."""
     stdin = request.stdin
@@ -469,7 +468,7 @@ def _runner_of(
 
 def _engine_failure(settings: Settings, exc: EngineError, stdin: bytes) -> ExecOutput:
     """The engine's failure before the run: a block when the runtime asked for is
-    missing, else as fail-closed says (`_session.blocks`)."""
+    missing, else as fail-closed says (`_runner.session.blocks`)."""
     return sandbox_failure(settings, f"the sandbox could not run the hook: {exc}", stdin=stdin,
                            runtime_missing=isinstance(exc, RuntimeMissing))  # fmt: skip
 
@@ -480,7 +479,7 @@ def sandbox_failure(
 ) -> ExecOutput:  # fmt: skip
     """The agent's answer when the sandbox, not the hook, ended the run: the dialect's
     `wrapper_failure` (`failure_dialect`), after what the hook itself wrote on stderr;
-    a block or not as `_session.blocks` says."""
+    a block or not as `_runner.session.blocks` says."""
     dialect = failure_dialect(settings.agent, stdin)
     closed = blocks(settings.fail_closed, runtime_missing=runtime_missing)
     stdout, stderr, code = dialect.wrapper_failure(why, closed)

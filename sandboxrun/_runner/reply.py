@@ -2,7 +2,7 @@
 
 The CLI answers in its own process (the cold path); `sandboxrun serve` answers the same
 command line for a client (`_server/`). Both call these functions, so every rule of the
-cold path (`_session` for events, `_exec` for commands, what a broken config file or a
+cold path (`_runner.session` for events, `_runner.exec` for commands, what a broken config file or a
 bug of ours means) comes out the same on both. What differs is only where the backend
 comes from (`backend_for`) and whose process the caller is (`Caller`).
 """
@@ -18,15 +18,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ._errors import ConfigError, SandboxrunError
-from ._log import logger
-from ._text import printable
+from .._errors import ConfigError, SandboxrunError
+from .._log import logger
+from .._text import printable
 
 if TYPE_CHECKING:
-    from ._backends.base import Backend
-    from ._dialects.base import Dialect
-    from ._settings import Settings
-    from ._types import Cancel, CombinedResult, HookOutcome
+    from .._backends.base import Backend
+    from .._dialects.base import Dialect
+    from .._settings import Settings
+    from .._types import Cancel, CombinedResult, HookOutcome
 
 # Heavy modules (settings, dialects, the runner) are imported by each function when it
 # runs: the CLI imports this module for every command.
@@ -42,7 +42,7 @@ class Caller:
     `gone`: set when the caller has gone (`serve`: its client hung up mid-request).
     `tenant`: a request over serve's TCP listener, from someone other than the server's
     user: it is given nothing of that user's account, only what lies below the server's
-    allowed_roots (`_mounts.for_tenant`), beside the server's own hooks' folders.
+    allowed_roots (`_sandbox.mounts.for_tenant`), beside the server's own hooks' folders.
     `served`: answered by `sandboxrun serve` (the audit trail says so).
     `if_killed`: where a cold `exec` leaves what to record should the agent kill this
     process before the answer is out (its own timeout, on a loaded machine, can fall
@@ -128,7 +128,7 @@ def absolute_paths(args: argparse.Namespace, cwd: str) -> None:
 @dataclass(frozen=True)
 class Reply:
     """What the command writes: stdout, then stderr, then it exits with `exit_code`.
-    `abandoned`: stuck work was left behind at the event's deadline (`_session`).
+    `abandoned`: stuck work was left behind at the event's deadline (`_runner.session`).
     `outcomes`: `run`'s hooks as the dialect read them (what `serve` counts)."""
 
     stdout: bytes
@@ -140,10 +140,10 @@ class Reply:
 
 def run_result(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> CombinedResult:
     """`sandboxrun run HOOK`: the combined answer of the event's hooks."""
-    from ._dialects.registry import DIALECTS, dialect_of
-    from ._runner import HookFactory
-    from ._session import failure_answer
-    from ._settings import env_fail_closed
+    from .._dialects.registry import DIALECTS, dialect_of
+    from .._settings import env_fail_closed
+    from .factory import HookFactory
+    from .session import failure_answer
 
     try:
         settings = load(args, caller, agent=args.agent, timeout=args.timeout, image=args.image,
@@ -183,7 +183,7 @@ def answer_run(args: argparse.Namespace, caller: Caller, backend_for: BackendFor
     `--answer agent`, the agent's own answer (`answer_agent`)."""
     if args.answer == "agent":
         return answer_agent(args, caller, backend_for)
-    from ._dialects.files import unread_note
+    from .._dialects.files import unread_note
 
     result = run_result(args, caller, backend_for)
     # What could not be read is said on the caller's stderr (`serve` logs it in its own)
@@ -206,8 +206,8 @@ def answer_agent(args: argparse.Namespace, caller: Caller, backend_for: BackendF
     ours (no engine, a bad config file, a bug) is the dialect's `wrapper_failure`:
     non-blocking, or a block under fail-closed (`error_answer`), one line, never a
     traceback on the agent."""
-    from ._dialects.registry import DIALECTS
-    from ._settings import env_fail_closed
+    from .._dialects.registry import DIALECTS
+    from .._settings import env_fail_closed
 
     dialect = DIALECTS[args.agent or "cline"]
     try:
@@ -264,11 +264,12 @@ def error_answer(dialect: Dialect, fail_closed: bool, why: str) -> Reply:
 
 def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFor) -> Reply:
     """`sandboxrun exec -- COMMAND`: the hook's stdout, stderr and exit code, unchanged,
-    or the sandbox's failure in the agent's terms (`_exec`)."""
-    from . import _review
-    from ._dialects.files import unread_note
-    from ._dialects.registry import DIALECTS
-    from ._exec import (
+    or the sandbox's failure in the agent's terms (`_runner.exec`)."""
+    from .. import _review
+    from .._dialects.files import unread_note
+    from .._dialects.registry import DIALECTS
+    from .._settings import env_fail_closed
+    from .exec import (
         audit_exec,
         ended_by_agent,
         exec_request,
@@ -278,8 +279,7 @@ def answer_exec(args: argparse.Namespace, caller: Caller, backend_for: BackendFo
         sandbox_failure,
         unread_configs,
     )
-    from ._session import blocks
-    from ._settings import env_fail_closed
+    from .session import blocks
 
     command = args.cmdline[1:] if args.cmdline[:1] == ["--"] else args.cmdline
     stdin = caller.read_stdin()
@@ -374,8 +374,8 @@ def error_reply(exc: Exception) -> Reply:
 def load(args: argparse.Namespace, caller: Caller | None = None, **overrides: Any) -> Settings:
     """The command's settings; under `serve`, kept while the config file stands
     (`_cache`: keyed on the file, the caller's variables and the command line)."""
-    from ._cache import cached
-    from ._settings import Settings
+    from .._cache import cached
+    from .._settings import Settings
 
     environ = caller.environ if caller else None
     if environ is None:  # this process's own environment: not a key

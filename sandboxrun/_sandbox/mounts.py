@@ -36,14 +36,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import _userconfig
-from ._errors import ConfigError
-from ._log import logger
-from ._settings import Settings, account_home
-from ._userconfig import default_socket
+from .. import _userconfig
+from .._errors import ConfigError
+from .._log import logger
+from .._settings import Settings, account_home
+from .._userconfig import default_socket
 
 if TYPE_CHECKING:
-    from ._dialects.base import Dialect
+    from .._dialects.base import Dialect
 
 # Folders that are the system's, whatever is below them: never a workspace, and never
 # mounted whole over the image's own.
@@ -137,7 +137,7 @@ def own_files(settings: Settings) -> tuple[str, ...]:
     """sandboxrun's own files and folders for these settings, never a workspace root nor
     inside one: the hook states (other workspaces' private homes), the data folder (what
     `install` recorded), the cache and config folders, the server's socket and token."""
-    from ._state import state_root
+    from .state import state_root
 
     home = account_home()
     return tuple(

@@ -7,7 +7,7 @@ pair). With the default `tmp = "run"` each run has its own empty tmpfs, so such 
 guard never blocks. Only the user's own settings turn sharing on, never the workspace or
 the environment.
 
-The shared /tmp is a hook state of its own kind (`_state.own_folder`): the host folder
+The shared /tmp is a hook state of its own kind (`_sandbox.state.own_folder`): the host folder
 `<state_dir>/<key>`, made by sandboxrun (0700, owned by the hook's uid), where `key`
 hashes the agent, the workspace root and the event's session id: two workspaces, two
 sessions or two agents never share one. The session id is only hashed, never a path, so
@@ -15,7 +15,7 @@ sessions or two agents never share one. The session id is only hashed, never a p
 (and `exec`'s) share it: plugin, managed and system hooks keep their own tmpfs.
 
 What the hooks leave there is hostile: the host never follows a link in it (sizes by
-`lstat`, removal without following links, `_state`), checks its size against
+`lstat`, removal without following links, `_sandbox.state`), checks its size against
 `tmpfs_size` before each run (over it: the run gets its own tmpfs, and its report says
 why) and removes it with `sandboxrun state clean` (any session /tmp unused for
 `tmp_max_age` too, also when a new session's is made). An event without a session id,
@@ -34,10 +34,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._dialects.base import SESSION_FIELDS, WORKSPACE_SOURCES, Dialect
-from ._log import logger
-from ._settings import Settings
-from ._state import KEY_LENGTH, SESSION_TMP, is_key, own_folder, remove, state_root
+from .._dialects.base import SESSION_FIELDS, WORKSPACE_SOURCES, Dialect
+from .._log import logger
+from .._settings import Settings
+from .state import KEY_LENGTH, SESSION_TMP, is_key, own_folder, remove, state_root
 
 TMP = "/tmp"
 # The hooks that share: the repository's, the user's own (Cline's "global"), and `exec`'s

@@ -38,10 +38,10 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._dialects.base import Dialect, from_repository
-from ._mounts import under
-from ._text import printable
-from ._types import ExecRequest
+from .._dialects.base import Dialect, from_repository
+from .._text import printable
+from .._types import ExecRequest
+from .mounts import under
 
 # Where the hook finds its file inside the sandbox (bound to a host file of ours).
 TARGET = "/run/sandboxrun/claude-env.sh"

@@ -1,5 +1,5 @@
 """One hook's run in the sandbox, for `run` (`_runner.CombinedHookRunner`) and `exec`
-(`_exec.run_exec`) alike: the approved version bound over changed files, the preflight,
+(`_runner.exec.run_exec`) alike: the approved version bound over changed files, the preflight,
 the engine's failure, the sandbox's own ending, the hint, the env file read back, and
 the dialect's reading of the answer. What differs between the entries is only the reply
 they build from it (`Ran`): `run` combines the outcomes, `exec` passes the hook's bytes
@@ -13,23 +13,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import _envfile, _sessiontmp
-from ._backends.base import Backend
-from ._dialects.base import (
-    Dialect,
-    from_repository,
-    outcome_fields,
-    sandbox_ending,
-)
-from ._errors import RuntimeMissing, SandboxrunError
-from ._hints import Hint, hint
-from ._log import logger
-from ._preflight import check_hook, missing_on_start
-from ._request import request_for
-from ._review.approved import NotFaithful, bound, cannot_run
-from ._settings import Settings
-from ._state import hook_ids
-from ._types import ApprovedFile, ExecRequest, ExecResult, HookOutcome, HookSpec
+from .._backends.base import Backend
+from .._dialects.base import Dialect, from_repository, outcome_fields, sandbox_ending
+from .._errors import RuntimeMissing, SandboxrunError
+from .._log import logger
+from .._review.approved import NotFaithful, bound, cannot_run
+from .._sandbox import envfile as _envfile
+from .._sandbox import sessiontmp as _sessiontmp
+from .._sandbox.hints import Hint, hint
+from .._sandbox.preflight import check_hook, missing_on_start
+from .._sandbox.state import hook_ids
+from .._settings import Settings
+from .._types import ApprovedFile, ExecRequest, ExecResult, HookOutcome, HookSpec
+from .request import request_for
 
 
 def hook_timeout(spec: HookSpec, limit: float) -> float:
@@ -72,10 +68,10 @@ class HookRunner:
         quiet: bool = False,
     ) -> None:
         self.spec, self.backend, self.dialect, self.settings = spec, backend, dialect, settings
-        self.env_target = env_target  # the agent's CLAUDE_ENV_FILE, checked (`_envfile`)
+        self.env_target = env_target  # the agent's CLAUDE_ENV_FILE, checked (`_sandbox.envfile`)
         self.session = session  # whose /tmp it shares under tmp = "session"
         self.notes = tuple(notes)  # what the run was not given, for its report (a git folder)
-        # `exec` says the sandbox's failure on stderr itself (`_exec.sandbox_failure`):
+        # `exec` says the sandbox's failure on stderr itself (`_runner.exec.sandbox_failure`):
         # the log's line would say it twice there.
         self.say = logger.debug if quiet else logger.error
 
@@ -110,7 +106,7 @@ class HookRunner:
         return outcome
 
     def execute(self, request: ExecRequest, approved: Sequence[ApprovedFile] = ()) -> Ran:
-        """Run `request` (this hook's, `_request.request_for`) once: with `approved`, the
+        """Run `request` (this hook's, `_runner.request.request_for`) once: with `approved`, the
         approved version of a changed hook bound over its changed files (`_review`)."""
         spec, started = self.spec, time.monotonic()
         try:
