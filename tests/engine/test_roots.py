@@ -191,7 +191,10 @@ def test_a_tcp_request_cannot_pick_its_settings_nor_the_servers_env_file(
             request = {**_request(ws, ws), "args": ["PreToolUse", *options]}
             status, reply = _tenant_post(port, "/v1/run", request)
             assert status == 400 and f"{options[0]} is not accepted" in reply["error"], reply
-        body = {"args": ["--", ENV_WRITER], "cwd": str(ws), "stdin": "",
+        # A SessionStart event: the events the agent gives an env file for (`_envfile.given`)
+        start = json.dumps({"hook_event_name": "SessionStart", "session_id": "s"}).encode()
+        body = {"args": ["--", ENV_WRITER], "cwd": str(ws),
+                "stdin": base64.b64encode(start).decode(),
                 "env": {"CLAUDE_ENV_FILE": str(target)}}  # fmt: skip
         status, reply = _tenant_post(port, "/v1/exec", body)
         assert status == 200, reply
